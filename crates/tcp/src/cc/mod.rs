@@ -1,0 +1,504 @@
+//! The congestion-control interface and the built-in algorithms.
+//!
+//! The sender owns reliability (what is outstanding, lost, to retransmit, the
+//! RTO); an algorithm owns *how much* and *when*. One trait serves three
+//! families:
+//!
+//! * ACK-clocked window algorithms (Tahoe, Reno, NewReno, later CUBIC,
+//!   Westwood+): [`CongestionControl::cwnd`], [`CongestionControl::on_ack`],
+//!   [`CongestionControl::on_congestion`]; everything else keeps its default.
+//! * Pacing algorithms (BBR): add [`CongestionControl::pacing_rate`] and
+//!   [`CongestionControl::on_rate_sample`]; the sender's pacer obeys the rate.
+//! * Timer-driven burst algorithms (TCP Wave): the four hooks of the TCP Wave
+//!   Linux patch map to [`CongestionControl::timer`] (get_send_timer_exp_time),
+//!   [`CongestionControl::on_timer`] (send_timer_expired),
+//!   [`CongestionControl::on_app_limited`] (no_data_to_transmit) and
+//!   [`CongestionControl::on_send_round`] (segment_sent); the algorithm releases
+//!   data through [`CongestionControl::send_gate`]. An algorithm that returns no
+//!   timer and an open gate is ACK-clocked, unchanged.
+//!
+//! Built-ins are variants of [`Cc`], dispatched by `match`; [`Cc::Custom`] boxes a
+//! user algorithm. [`CcConfig`] is the serde form, tagged by algorithm name.
+
+mod reno;
+
+pub use reno::{Reno, RenoParams, RenoVariant};
+
+use crate::rate::RateSample;
+use crate::time::{Duration, Instant, Rate};
+use core::fmt;
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+
+/// Linux's congestion-avoidance states, reported to the algorithm on change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaState {
+    /// No loss suspected.
+    Open,
+    /// Duplicate ACKs or SACKs seen, below the threshold.
+    Disorder,
+    /// Window reduced for ECN (reserved).
+    Cwr,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// Recovery after a retransmission timeout (or Tahoe's go-back-N).
+    Loss,
+}
+
+impl CaState {
+    /// Numeric code used in time series: Open 0, Disorder 1, Cwr 2, Recovery 3, Loss 4.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
+/// How the sender repairs losses found by duplicate ACKs when SACK is not in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryStyle {
+    /// Tahoe: fast retransmit, then go back to `snd_una` in slow start.
+    GoBackN,
+    /// Reno (RFC 5681): fast recovery ends on the first new ACK.
+    Reno,
+    /// NewReno (RFC 6582): fast recovery ends at the recovery point; partial ACKs
+    /// retransmit the next hole.
+    NewReno,
+}
+
+/// What the algorithm allows the sender to transmit now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendGate {
+    /// Limited only by the window and the pacer.
+    Open,
+    /// At most this many more segments until the algorithm says otherwise.
+    Quota {
+        /// Segments left.
+        segments: u32,
+    },
+    /// Nothing may be sent.
+    Closed,
+}
+
+/// Sent-segment report, for [`CongestionControl::on_packet_sent`].
+#[derive(Clone, Copy, Debug)]
+pub struct SentInfo {
+    /// Stream offset of the first byte.
+    pub offset: u64,
+    /// Payload length.
+    pub len: u32,
+    /// True for a retransmission.
+    pub retransmission: bool,
+    /// Bytes in flight after this segment.
+    pub in_flight: u64,
+}
+
+/// An ACK that carried news, for [`CongestionControl::on_ack`].
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// Sender MSS.
+    pub mss: u32,
+    /// Bytes newly covered by the cumulative ACK.
+    pub bytes_acked: u64,
+    /// Bytes newly delivered: newly SACKed plus newly cumulatively ACKed bytes
+    /// that were not SACKed before.
+    pub bytes_delivered: u64,
+    /// Bytes in flight before the ACK.
+    pub prior_in_flight: u64,
+    /// Bytes in flight after the ACK.
+    pub in_flight: u64,
+    /// RTT sample taken from this ACK, if any (Karn's rule applied).
+    pub rtt: Option<Duration>,
+    /// Smoothed RTT after this ACK.
+    pub srtt: Option<Duration>,
+    /// Minimum RTT seen.
+    pub min_rtt: Option<Duration>,
+    /// Recovery state while the ACK was processed.
+    pub state: CaState,
+    /// True if this was a duplicate ACK.
+    pub dupack: bool,
+    /// True if the sender was limited by the window (not by the application).
+    pub cwnd_limited: bool,
+    /// Cumulative ACK point after the ACK (stream offset).
+    pub snd_una: u64,
+}
+
+/// What triggered a congestion response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionKind {
+    /// Loss detected by duplicate ACKs or SACK.
+    FastRetransmit,
+    /// The retransmission timer expired. `repeated` is true when the segment at
+    /// `snd_una` had already been retransmitted by the timer: RFC 5681 section 3.1
+    /// then holds ssthresh constant.
+    Rto {
+        /// The same segment timed out again.
+        repeated: bool,
+    },
+    /// An ECN echo (reserved for later).
+    Ecn,
+}
+
+/// A congestion event, for [`CongestionControl::on_congestion`].
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    /// What happened.
+    pub kind: CongestionKind,
+    /// FlightSize of RFC 5681: bytes sent and not cumulatively acknowledged.
+    pub flight_size: u64,
+    /// Bytes in flight (pipe) at the event.
+    pub in_flight: u64,
+    /// Sender MSS.
+    pub mss: u32,
+}
+
+/// The end of a fast recovery, for [`CongestionControl::on_recovery_exit`].
+#[derive(Clone, Copy, Debug)]
+pub struct RecoveryExit {
+    /// Bytes still outstanding (FlightSize).
+    pub flight_size: u64,
+    /// Sender MSS.
+    pub mss: u32,
+    /// True if the recovery was SACK-based (RFC 6675), false for RFC 5681/6582.
+    pub sack: bool,
+}
+
+/// Characteristics of a (new) path, for cross-layer algorithms.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathInfo {
+    /// Bottleneck rate, if known.
+    pub rate: Option<Rate>,
+    /// One-way delay, if known.
+    pub delay: Option<Duration>,
+}
+
+/// A cross-layer notification delivered to the sender.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Notification {
+    /// A handoff happened (ETCP): old and new link and the number of flows sharing it.
+    Handoff {
+        /// Link before the handoff.
+        old: PathInfo,
+        /// Link after the handoff.
+        new: PathInfo,
+        /// Number of flows on the new link.
+        flows: u32,
+    },
+    /// The link layer retransmitted frames of this flow (WSC-TCP).
+    LinkRetransmissions {
+        /// Number of link-layer retransmissions.
+        count: u32,
+        /// Delay they added.
+        delay: Duration,
+    },
+}
+
+/// A congestion-control algorithm. Every input carries `now`; defaults make an
+/// algorithm ACK-clocked with an open gate, no pacing and no timer.
+pub trait CongestionControl: fmt::Debug {
+    /// Algorithm name as used in scenario files.
+    fn name(&self) -> &'static str;
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (`u64::MAX` when unset).
+    fn ssthresh(&self) -> u64;
+    /// Pacing rate the sender must not exceed, if any.
+    fn pacing_rate(&self) -> Option<Rate> {
+        None
+    }
+    /// Whether the algorithm lets data out now.
+    fn send_gate(&self, _now: Instant) -> SendGate {
+        SendGate::Open
+    }
+    /// The algorithm's own deadline (TCP Wave's next burst); folded into the
+    /// sender's `poll_timeout`.
+    fn timer(&self) -> Option<Instant> {
+        None
+    }
+    /// Repair style for duplicate-ACK losses without SACK.
+    fn recovery_style(&self) -> RecoveryStyle {
+        RecoveryStyle::NewReno
+    }
+    /// A segment left the sender.
+    fn on_packet_sent(&mut self, _now: Instant, _info: &SentInfo) {}
+    /// A transmit opportunity closed after `segments` segments went out.
+    fn on_send_round(&mut self, _now: Instant, _segments: u32) {}
+    /// The gate was open but the sender had nothing to send.
+    fn on_app_limited(&mut self, _now: Instant) {}
+    /// The algorithm's timer expired.
+    fn on_timer(&mut self, _now: Instant) {}
+    /// An ACK carried news.
+    fn on_ack(&mut self, now: Instant, ack: &AckEvent);
+    /// A delivery-rate sample (one per ACK that delivered data).
+    fn on_rate_sample(&mut self, _now: Instant, _sample: &RateSample) {}
+    /// Loss or congestion detected: set ssthresh and cwnd.
+    fn on_congestion(&mut self, now: Instant, event: &CongestionEvent);
+    /// Fast recovery ended.
+    fn on_recovery_exit(&mut self, _now: Instant, _exit: &RecoveryExit) {}
+    /// The recovery state changed.
+    fn on_state(&mut self, _now: Instant, _state: CaState) {}
+    /// DSACK showed a retransmission was unnecessary.
+    fn on_spurious(&mut self, _now: Instant) {}
+    /// The path under the connection changed.
+    fn on_path_change(&mut self, _now: Instant, _path: &PathInfo) {}
+    /// A cross-layer notification arrived.
+    fn on_notification(&mut self, _now: Instant, _n: &Notification) {}
+    /// Names of the algorithm's internal state variables, in [`Self::metrics`] order.
+    fn metric_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Writes the current internal state into `out` (`out.len() == metric_names().len()`).
+    fn metrics(&self, _out: &mut [f64]) {}
+}
+
+/// The algorithms wavelab ships, plus an escape hatch for user algorithms.
+#[derive(Debug)]
+pub enum Cc {
+    /// Tahoe, Reno and NewReno: one window arithmetic, three repair styles.
+    Reno(Reno),
+    /// A user algorithm.
+    Custom(Box<dyn CongestionControl + Send>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $cc:ident => $e:expr) => {
+        match $self {
+            Cc::Reno($cc) => $e,
+            Cc::Custom($cc) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    fn cwnd(&self) -> u64 {
+        dispatch!(self, c => c.cwnd())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    fn send_gate(&self, now: Instant) -> SendGate {
+        dispatch!(self, c => c.send_gate(now))
+    }
+    fn timer(&self) -> Option<Instant> {
+        dispatch!(self, c => c.timer())
+    }
+    fn recovery_style(&self) -> RecoveryStyle {
+        dispatch!(self, c => c.recovery_style())
+    }
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        dispatch!(self, c => c.on_packet_sent(now, info))
+    }
+    fn on_send_round(&mut self, now: Instant, segments: u32) {
+        dispatch!(self, c => c.on_send_round(now, segments))
+    }
+    fn on_app_limited(&mut self, now: Instant) {
+        dispatch!(self, c => c.on_app_limited(now))
+    }
+    fn on_timer(&mut self, now: Instant) {
+        dispatch!(self, c => c.on_timer(now))
+    }
+    fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
+        dispatch!(self, c => c.on_rate_sample(now, sample))
+    }
+    fn on_congestion(&mut self, now: Instant, event: &CongestionEvent) {
+        dispatch!(self, c => c.on_congestion(now, event))
+    }
+    fn on_recovery_exit(&mut self, now: Instant, exit: &RecoveryExit) {
+        dispatch!(self, c => c.on_recovery_exit(now, exit))
+    }
+    fn on_state(&mut self, now: Instant, state: CaState) {
+        dispatch!(self, c => c.on_state(now, state))
+    }
+    fn on_spurious(&mut self, now: Instant) {
+        dispatch!(self, c => c.on_spurious(now))
+    }
+    fn on_path_change(&mut self, now: Instant, path: &PathInfo) {
+        dispatch!(self, c => c.on_path_change(now, path))
+    }
+    fn on_notification(&mut self, now: Instant, n: &Notification) {
+        dispatch!(self, c => c.on_notification(now, n))
+    }
+    fn metric_names(&self) -> &'static [&'static str] {
+        dispatch!(self, c => c.metric_names())
+    }
+    fn metrics(&self, out: &mut [f64]) {
+        dispatch!(self, c => c.metrics(out))
+    }
+}
+
+/// An algorithm and its parameters, as written in a scenario: either a bare name
+/// (`cc = "newreno"`) or a table tagged by `algorithm`
+/// (`cc = { algorithm = "newreno" }`). Unknown names and parameters are errors.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "algorithm", rename_all = "lowercase")]
+pub enum CcConfig {
+    /// TCP Tahoe.
+    Tahoe(RenoParams),
+    /// TCP Reno (RFC 5681).
+    Reno(RenoParams),
+    /// TCP NewReno (RFC 6582).
+    NewReno(RenoParams),
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::NewReno(RenoParams::default())
+    }
+}
+
+/// Every algorithm name a scenario may use.
+pub const ALGORITHMS: &[&str] = &["tahoe", "reno", "newreno"];
+
+impl CcConfig {
+    /// The algorithm's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Tahoe(_) => "tahoe",
+            CcConfig::Reno(_) => "reno",
+            CcConfig::NewReno(_) => "newreno",
+        }
+    }
+
+    /// Builds the algorithm for a connection with this MSS, initial window (in
+    /// segments) and initial ssthresh (bytes, `None` for unlimited).
+    pub fn build(
+        &self,
+        mss: u32,
+        initial_cwnd: u32,
+        initial_ssthresh: Option<u64>,
+        abc_limit: u32,
+    ) -> Cc {
+        let start = WindowStart {
+            mss,
+            initial_cwnd,
+            initial_ssthresh,
+            abc_limit,
+        };
+        match self {
+            CcConfig::Tahoe(p) => Cc::Reno(Reno::new(RenoVariant::Tahoe, p, &start)),
+            CcConfig::Reno(p) => Cc::Reno(Reno::new(RenoVariant::Reno, p, &start)),
+            CcConfig::NewReno(p) => Cc::Reno(Reno::new(RenoVariant::NewReno, p, &start)),
+        }
+    }
+
+    fn from_parts(name: &str, params: serde_json::Value) -> Result<Self, String> {
+        fn parse<T: for<'a> Deserialize<'a>>(v: serde_json::Value) -> Result<T, String> {
+            serde_path_to_error::deserialize(v).map_err(|e| {
+                let path = e.path().to_string();
+                if path == "." {
+                    e.inner().to_string()
+                } else {
+                    format!("{path}: {}", e.inner())
+                }
+            })
+        }
+        match name {
+            "tahoe" => parse(params).map(CcConfig::Tahoe),
+            "reno" => parse(params).map(CcConfig::Reno),
+            "newreno" => parse(params).map(CcConfig::NewReno),
+            other => Err(format!(
+                "\"{other}\" is not a congestion-control algorithm, choose one of {}",
+                ALGORITHMS.join(", ")
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CcConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match v {
+            serde_json::Value::String(name) => {
+                CcConfig::from_parts(&name, serde_json::Value::Object(Default::default()))
+                    .map_err(de::Error::custom)
+            }
+            serde_json::Value::Object(mut map) => {
+                let name = match map.remove("algorithm") {
+                    Some(serde_json::Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(de::Error::custom(format!(
+                            "algorithm: {other} is not an algorithm name, choose one of {}",
+                            ALGORITHMS.join(", ")
+                        )))
+                    }
+                    None => {
+                        return Err(de::Error::custom(format!(
+                            "missing field `algorithm` (one of {})",
+                            ALGORITHMS.join(", ")
+                        )))
+                    }
+                };
+                CcConfig::from_parts(&name, serde_json::Value::Object(map)).map_err(de::Error::custom)
+            }
+            other => Err(de::Error::custom(format!(
+                "{other} is not an algorithm: write a name such as \"newreno\" or a table with `algorithm`"
+            ))),
+        }
+    }
+}
+
+/// Initial window settings shared by every window-based algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowStart {
+    /// MSS in bytes.
+    pub mss: u32,
+    /// Initial window in segments.
+    pub initial_cwnd: u32,
+    /// Initial ssthresh in bytes (`None`: unlimited).
+    pub initial_ssthresh: Option<u64>,
+    /// Slow-start increase limit per ACK in segments (RFC 3465 L).
+    pub abc_limit: u32,
+}
+
+/// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
+pub fn half_flight(flight_size: u64, mss: u32) -> u64 {
+    (flight_size / 2).max(2 * mss as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_from_name_or_table() {
+        let c: CcConfig = serde_json::from_str("\"reno\"").unwrap();
+        assert_eq!(c.name(), "reno");
+        let c: CcConfig = serde_json::from_str(r#"{"algorithm": "tahoe"}"#).unwrap();
+        assert_eq!(c.name(), "tahoe");
+        let e = serde_json::from_str::<CcConfig>("\"vegas\"").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"vegas\" is not a congestion-control algorithm"),
+            "{e}"
+        );
+        let e =
+            serde_json::from_str::<CcConfig>(r#"{"algorithm": "reno", "bogus": 1}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `bogus`"), "{e}");
+        let e = serde_json::from_str::<CcConfig>(r#"{"beta": 1}"#).unwrap_err();
+        assert!(e.to_string().contains("missing field `algorithm`"), "{e}");
+    }
+
+    #[test]
+    fn half_flight_has_floor() {
+        assert_eq!(half_flight(100_000, 1000), 50_000);
+        assert_eq!(half_flight(1000, 1000), 2000);
+    }
+}

@@ -1,0 +1,266 @@
+//! Tahoe, Reno and NewReno (RFC 5681, RFC 6582): slow start and additive
+//! increase with byte counting (RFC 3465), multiplicative decrease to
+//! max(FlightSize / 2, 2 MSS). The three differ in how the sender repairs a loss
+//! found by duplicate ACKs, which they declare through
+//! [`CongestionControl::recovery_style`]:
+//!
+//! * Tahoe: fast retransmit, then cwnd = 1 MSS and slow start from `snd_una`
+//!   (go-back-N), as after a timeout;
+//! * Reno: fast recovery with cwnd = ssthresh, ended by the first new ACK;
+//! * NewReno: fast recovery until the recovery point; on exit
+//!   cwnd = min(ssthresh, max(FlightSize, MSS) + MSS) (RFC 6582 option 1).
+//!
+//! The dup-ACK window inflation of RFC 5681 is done by the sender, which counts
+//! each duplicate ACK as a segment that left the network (the same arithmetic),
+//! so the window reported here is the algorithm's, without inflation.
+
+use super::{
+    half_flight, AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind,
+    RecoveryExit, RecoveryStyle, WindowStart,
+};
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+
+/// Which member of the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenoVariant {
+    /// TCP Tahoe.
+    Tahoe,
+    /// TCP Reno.
+    Reno,
+    /// TCP NewReno.
+    NewReno,
+}
+
+/// Parameters of the Reno family (none beyond the connection's window settings).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenoParams {}
+
+/// The Reno-family window.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    variant: RenoVariant,
+    mss: u64,
+    abc_limit: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// Bytes acknowledged since the last additive increase (RFC 3465).
+    ca_acked: u64,
+}
+
+impl Reno {
+    /// A window starting at `start.initial_cwnd` segments.
+    pub fn new(variant: RenoVariant, _params: &RenoParams, start: &WindowStart) -> Self {
+        let mss = start.mss as u64;
+        Reno {
+            variant,
+            mss,
+            abc_limit: start.abc_limit as u64,
+            cwnd: start.initial_cwnd as u64 * mss,
+            ssthresh: start.initial_ssthresh.unwrap_or(u64::MAX),
+            ca_acked: 0,
+        }
+    }
+
+    /// Which member of the family this is.
+    pub fn variant(&self) -> RenoVariant {
+        self.variant
+    }
+
+    /// True while cwnd is below ssthresh.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        match self.variant {
+            RenoVariant::Tahoe => "tahoe",
+            RenoVariant::Reno => "reno",
+            RenoVariant::NewReno => "newreno",
+        }
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn recovery_style(&self) -> RecoveryStyle {
+        match self.variant {
+            RenoVariant::Tahoe => RecoveryStyle::GoBackN,
+            RenoVariant::Reno => RecoveryStyle::Reno,
+            RenoVariant::NewReno => RecoveryStyle::NewReno,
+        }
+    }
+
+    fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
+        // Growth only on ACKs of new data (RFC 5681: duplicate ACKs, even with
+        // new SACK information, do not open the window), never during fast
+        // recovery (section 3.2), nor while the application rather than the
+        // window limits the sender (RFC 7661's spirit).
+        if ack.state == CaState::Recovery || !ack.cwnd_limited || ack.bytes_acked == 0 {
+            return;
+        }
+        if self.in_slow_start() {
+            // RFC 5681 equation 2 with RFC 3465's limit L, which is one segment
+            // in the slow start that follows a timeout (RFC 3465 section 2.3).
+            let limit = if ack.state == CaState::Loss {
+                1
+            } else {
+                self.abc_limit
+            };
+            self.cwnd += ack.bytes_acked.min(limit * self.mss);
+        } else {
+            // RFC 3465 byte counting: one MSS per cwnd bytes acknowledged.
+            self.ca_acked += ack.bytes_acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    fn on_congestion(&mut self, _now: Instant, ev: &CongestionEvent) {
+        self.ca_acked = 0;
+        match ev.kind {
+            CongestionKind::FastRetransmit | CongestionKind::Ecn => {
+                self.ssthresh = half_flight(ev.flight_size, ev.mss);
+                self.cwnd = match self.variant {
+                    RenoVariant::Tahoe => self.mss,
+                    _ => self.ssthresh,
+                };
+            }
+            CongestionKind::Rto { repeated } => {
+                if !repeated {
+                    self.ssthresh = half_flight(ev.flight_size, ev.mss);
+                }
+                // RFC 5681: the loss window is one segment.
+                self.cwnd = self.mss;
+            }
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant, exit: &RecoveryExit) {
+        let mss = exit.mss as u64;
+        self.cwnd = match self.variant {
+            // RFC 6582 option 1 guards against a burst when little is outstanding;
+            // RFC 6675 recovery ends with cwnd = ssthresh.
+            RenoVariant::NewReno if !exit.sack => {
+                self.ssthresh.min(exit.flight_size.max(mss) + mss)
+            }
+            _ => self.ssthresh,
+        };
+    }
+
+    fn metric_names(&self) -> &'static [&'static str] {
+        &["slow_start", "ca_acked"]
+    }
+    fn metrics(&self, out: &mut [f64]) {
+        out[0] = self.in_slow_start() as u8 as f64;
+        out[1] = self.ca_acked as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> WindowStart {
+        WindowStart {
+            mss: 1000,
+            initial_cwnd: 1,
+            initial_ssthresh: None,
+            abc_limit: 2,
+        }
+    }
+
+    fn ack(bytes: u64) -> AckEvent {
+        AckEvent {
+            mss: 1000,
+            bytes_acked: bytes,
+            bytes_delivered: bytes,
+            prior_in_flight: 0,
+            in_flight: 0,
+            rtt: None,
+            srtt: None,
+            min_rtt: None,
+            state: CaState::Open,
+            dupack: false,
+            cwnd_limited: true,
+            snd_una: 0,
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round_and_respects_abc_limit() {
+        let mut r = Reno::new(RenoVariant::NewReno, &RenoParams::default(), &start());
+        r.on_ack(Instant::ZERO, &ack(1000));
+        assert_eq!(r.cwnd(), 2000);
+        r.on_ack(Instant::ZERO, &ack(5000)); // stretch ACK: at most L = 2 MSS
+        assert_eq!(r.cwnd(), 4000);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_mss_per_window() {
+        let mut r = Reno::new(RenoVariant::Reno, &RenoParams::default(), &start());
+        r.ssthresh = 4000;
+        r.cwnd = 4000;
+        for _ in 0..3 {
+            r.on_ack(Instant::ZERO, &ack(1000));
+        }
+        assert_eq!(r.cwnd(), 4000);
+        r.on_ack(Instant::ZERO, &ack(1000));
+        assert_eq!(r.cwnd(), 5000);
+    }
+
+    #[test]
+    fn no_growth_when_application_limited_or_in_recovery() {
+        let mut r = Reno::new(RenoVariant::NewReno, &RenoParams::default(), &start());
+        let mut a = ack(1000);
+        a.cwnd_limited = false;
+        r.on_ack(Instant::ZERO, &a);
+        a.cwnd_limited = true;
+        a.state = CaState::Recovery;
+        r.on_ack(Instant::ZERO, &a);
+        assert_eq!(r.cwnd(), 1000);
+    }
+
+    #[test]
+    fn responses_to_loss() {
+        let ev = |kind| CongestionEvent {
+            kind,
+            flight_size: 20_000,
+            in_flight: 20_000,
+            mss: 1000,
+        };
+        let mut reno = Reno::new(RenoVariant::Reno, &RenoParams::default(), &start());
+        reno.on_congestion(Instant::ZERO, &ev(CongestionKind::FastRetransmit));
+        assert_eq!((reno.cwnd(), reno.ssthresh()), (10_000, 10_000));
+
+        let mut tahoe = Reno::new(RenoVariant::Tahoe, &RenoParams::default(), &start());
+        tahoe.on_congestion(Instant::ZERO, &ev(CongestionKind::FastRetransmit));
+        assert_eq!((tahoe.cwnd(), tahoe.ssthresh()), (1000, 10_000));
+
+        let mut nr = Reno::new(RenoVariant::NewReno, &RenoParams::default(), &start());
+        nr.on_congestion(Instant::ZERO, &ev(CongestionKind::Rto { repeated: false }));
+        assert_eq!((nr.cwnd(), nr.ssthresh()), (1000, 10_000));
+        // The same segment times out again with a smaller flight: ssthresh held.
+        let mut again = ev(CongestionKind::Rto { repeated: true });
+        again.flight_size = 2000;
+        nr.on_congestion(Instant::ZERO, &again);
+        assert_eq!((nr.cwnd(), nr.ssthresh()), (1000, 10_000));
+        // NewReno's exit: min(ssthresh, max(FlightSize, MSS) + MSS)
+        let exit = |sack| RecoveryExit {
+            flight_size: 3000,
+            mss: 1000,
+            sack,
+        };
+        nr.on_recovery_exit(Instant::ZERO, &exit(false));
+        assert_eq!(nr.cwnd(), 4000);
+        nr.on_recovery_exit(Instant::ZERO, &exit(true));
+        assert_eq!(nr.cwnd(), 10_000);
+    }
+}

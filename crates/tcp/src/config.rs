@@ -1,0 +1,148 @@
+//! Per-connection TCP parameters shared by the sender and the receiver.
+
+use crate::time::Duration;
+use crate::units::{optional_duration, ByteSize};
+use serde::{Deserialize, Serialize};
+
+/// TCP parameters of one connection. Every field has a default; a scenario sets
+/// only what it changes. Unknown fields are rejected when deserialising.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Maximum segment size in bytes of payload (default 1460: a 1500-byte packet
+    /// without options).
+    pub mss: u32,
+    /// Initial congestion window in segments (default 10, RFC 6928).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold; `None` (default) means unlimited.
+    pub initial_ssthresh: Option<ByteSize>,
+    /// Negotiate SACK (RFC 2018) and use SACK-based loss recovery (RFC 6675) when
+    /// the peer agrees (default true).
+    pub sack: bool,
+    /// Receiver reports duplicate segments with DSACK (RFC 2883) (default true).
+    pub dsack: bool,
+    /// Negotiate timestamps (RFC 7323) and take RTT samples from them (default false).
+    pub timestamps: bool,
+    /// Duplicate-ACK threshold for fast retransmit (default 3).
+    pub dupthresh: u32,
+    /// Limited transmit, RFC 3042 (default false).
+    pub limited_transmit: bool,
+    /// Initial retransmission timeout (default 1 s, RFC 6298).
+    pub initial_rto: Duration,
+    /// Lower bound on the RTO (default 1 s, RFC 6298; Linux uses 200 ms).
+    pub min_rto: Duration,
+    /// Upper bound on the RTO, also the cap of exponential backoff (default 60 s).
+    pub max_rto: Duration,
+    /// Receiver delayed ACKs: `false` (an ACK per segment) or the maximum delay
+    /// (default `"200ms"`; an ACK is also sent for every second full segment).
+    #[serde(with = "optional_duration")]
+    pub delayed_ack: Option<Duration>,
+    /// Receive buffer, advertised as the window (default 64 MiB).
+    pub rcv_window: ByteSize,
+    /// Slow-start increase limit per ACK in segments, RFC 3465's L (default 2).
+    pub abc_limit: u32,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            initial_cwnd: 10,
+            initial_ssthresh: None,
+            sack: true,
+            dsack: true,
+            timestamps: false,
+            dupthresh: 3,
+            limited_transmit: false,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            delayed_ack: Some(Duration::from_millis(200)),
+            rcv_window: ByteSize(64 << 20),
+            abc_limit: 2,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks the values; the message names the field and the bad value.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(64..=65_495).contains(&self.mss) {
+            return Err(format!(
+                "mss: {} is out of range 64..=65495 bytes",
+                self.mss
+            ));
+        }
+        if self.initial_cwnd == 0 {
+            return Err("initial_cwnd: must be at least 1 segment".into());
+        }
+        if self.dupthresh == 0 {
+            return Err("dupthresh: must be at least 1".into());
+        }
+        if self.abc_limit == 0 {
+            return Err("abc_limit: must be at least 1 segment".into());
+        }
+        if self.min_rto.is_zero() {
+            return Err("min_rto: must be above zero".into());
+        }
+        if self.max_rto < self.min_rto {
+            return Err(format!(
+                "max_rto: {} is below min_rto {}",
+                self.max_rto, self.min_rto
+            ));
+        }
+        if self.initial_rto.is_zero() {
+            return Err("initial_rto: must be above zero".into());
+        }
+        let max_window = 65_535u64 << 14;
+        if self.rcv_window.0 < self.mss as u64 || self.rcv_window.0 > max_window {
+            return Err(format!(
+                "rcv_window: {} must be between one MSS and {} (window scale 14)",
+                self.rcv_window,
+                ByteSize(max_window)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The window-scale shift needed to advertise `rcv_window` (RFC 7323).
+    pub fn window_shift(&self) -> u8 {
+        let mut shift = 0u8;
+        while (self.rcv_window.0 >> shift) > 65_535 && shift < 14 {
+            shift += 1;
+        }
+        shift
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_shift_fits() {
+        let c = TcpConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.rcv_window.0 >> c.window_shift(), 65_536 >> 1);
+        assert!(c.rcv_window.0 >> c.window_shift() <= 65_535);
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let e = serde_json::from_str::<TcpConfig>(r#"{"msss": 1000}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `msss`"), "{e}");
+        let c: TcpConfig =
+            serde_json::from_str(r#"{"delayed_ack": false, "min_rto": "200ms"}"#).unwrap();
+        assert_eq!(c.delayed_ack, None);
+        assert_eq!(c.min_rto, Duration::from_millis(200));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let c = TcpConfig {
+            mss: 10,
+            ..TcpConfig::default()
+        };
+        assert!(c.validate().unwrap_err().starts_with("mss: 10"));
+    }
+}

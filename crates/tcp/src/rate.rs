@@ -1,0 +1,211 @@
+//! Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation): each
+//! sent segment is stamped with the connection's delivered count and times; when
+//! it is acknowledged (cumulatively or by SACK) the stamp gives one rate sample
+//! over the interval max(send_elapsed, ack_elapsed). BBR consumes the samples,
+//! TCP Wave uses them as a fallback for its ACK-train dispersion.
+
+use crate::time::{Duration, Instant, Rate};
+
+/// What the sampler records on a segment when it is (re)transmitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxStamp {
+    /// Bytes delivered when the segment was sent.
+    pub delivered: u64,
+    /// When `delivered` last changed, as of the send.
+    pub delivered_time: Instant,
+    /// Send time of the segment whose ACK started the current sampling interval.
+    pub first_sent_time: Instant,
+    /// The send time of this segment.
+    pub sent_time: Instant,
+    /// True if the connection was application-limited at the send.
+    pub app_limited: bool,
+}
+
+/// One delivery-rate sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    /// Bytes delivered over the interval.
+    pub delivered: u64,
+    /// The sampling interval.
+    pub interval: Duration,
+    /// Delivery rate (delivered / interval).
+    pub rate: Rate,
+    /// RTT of the most recently sent segment acknowledged by this ACK.
+    pub rtt: Duration,
+    /// True if the sample may under-estimate the path because the sender was
+    /// application-limited.
+    pub app_limited: bool,
+    /// Connection-wide delivered count before the newest acknowledged segment was sent.
+    pub prior_delivered: u64,
+    /// Bytes newly acknowledged or SACKed by this ACK.
+    pub newly_delivered: u64,
+    /// Bytes newly marked lost by this ACK.
+    pub newly_lost: u64,
+    /// Bytes in flight before this ACK.
+    pub prior_in_flight: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Pending {
+    prior_delivered: u64,
+    prior_time: Option<Instant>,
+    send_elapsed: Duration,
+    ack_elapsed: Duration,
+    rtt: Duration,
+    app_limited: bool,
+    newly_delivered: u64,
+}
+
+/// The connection-wide delivery state.
+#[derive(Clone, Debug, Default)]
+pub struct RateSampler {
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    /// Non-zero while application-limited: the delivered count at which the
+    /// limitation ends.
+    app_limited_until: u64,
+    pending: Pending,
+}
+
+impl RateSampler {
+    /// A sampler with nothing delivered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Total bytes delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Stamps a segment being sent at `now`; `in_flight` is the bytes in flight before it.
+    pub fn on_send(&mut self, now: Instant, in_flight: u64) -> TxStamp {
+        if in_flight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        TxStamp {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            sent_time: now,
+            app_limited: self.app_limited_until != 0,
+        }
+    }
+
+    /// Records that a segment with `stamp` and `len` bytes was delivered at `now`.
+    pub fn on_delivered(&mut self, now: Instant, stamp: &TxStamp, len: u64) {
+        self.delivered += len;
+        self.delivered_time = now;
+        self.pending.newly_delivered += len;
+        let p = &mut self.pending;
+        if p.prior_time.is_none() || stamp.delivered >= p.prior_delivered {
+            p.prior_delivered = stamp.delivered;
+            p.prior_time = Some(stamp.delivered_time);
+            p.app_limited = stamp.app_limited;
+            p.send_elapsed = stamp.sent_time - stamp.first_sent_time;
+            p.ack_elapsed = self.delivered_time - stamp.delivered_time;
+            p.rtt = now - stamp.sent_time;
+            self.first_sent_time = stamp.sent_time;
+        }
+    }
+
+    /// Marks the connection application-limited with `in_flight` bytes outstanding.
+    pub fn on_app_limited(&mut self, in_flight: u64) {
+        self.app_limited_until = (self.delivered + in_flight).max(1);
+    }
+
+    /// Closes the ACK's sample. Returns `None` if nothing was delivered or the
+    /// interval is shorter than `min_rtt` (the draft discards those as too noisy).
+    pub fn finish(
+        &mut self,
+        min_rtt: Option<Duration>,
+        newly_lost: u64,
+        prior_in_flight: u64,
+    ) -> Option<RateSample> {
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let p = core::mem::take(&mut self.pending);
+        p.prior_time?;
+        let interval = p.send_elapsed.max(p.ack_elapsed);
+        if interval.is_zero() || min_rtt.is_some_and(|m| interval < m) {
+            return None;
+        }
+        let delivered = self.delivered - p.prior_delivered;
+        Some(RateSample {
+            delivered,
+            interval,
+            rate: Rate::from_bytes_per(delivered, interval),
+            rtt: p.rtt,
+            app_limited: p.app_limited,
+            prior_delivered: p.prior_delivered,
+            newly_delivered: p.newly_delivered,
+            newly_lost,
+            prior_in_flight,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    #[test]
+    fn ack_clocked_window_measures_cwnd_per_rtt() {
+        // A window of 10 segments of 1000 B, RTT 100 ms, ACK-clocked: each ACK of
+        // segment i (at 100 + i ms) releases segment 10 + i. From the second
+        // round on, every sample is 10 000 B per 100 ms = 800 kbit/s.
+        let mut s = RateSampler::new();
+        let mut stamps = Vec::new();
+        for i in 0..10 {
+            stamps.push(s.on_send(t(i), i * 1000));
+        }
+        let mut samples = Vec::new();
+        for i in 0..30u64 {
+            let now = t(100 + (i / 10) * 100 + i % 10);
+            let st = stamps[i as usize];
+            s.on_delivered(now, &st, 1000);
+            samples.push(s.finish(Some(Duration::from_millis(1)), 0, 0).unwrap());
+            stamps.push(s.on_send(now, 9000));
+        }
+        for r in &samples[10..] {
+            assert_eq!(r.delivered, 10_000);
+            assert_eq!(r.interval, Duration::from_millis(100));
+            assert_eq!(r.rate, Rate::from_bps(800_000));
+            assert_eq!(r.rtt, Duration::from_millis(100));
+            assert!(!r.app_limited);
+        }
+        // First round: the interval is the ACK's elapsed time since the start.
+        assert_eq!(samples[0].interval, Duration::from_millis(100));
+        assert_eq!(samples[0].delivered, 1000);
+    }
+
+    #[test]
+    fn app_limited_marks_until_delivered() {
+        let mut s = RateSampler::new();
+        s.on_app_limited(0);
+        let st = s.on_send(t(0), 0);
+        assert!(st.app_limited);
+        s.on_delivered(t(50), &st, 1000);
+        let r = s.finish(None, 0, 1000);
+        // interval is ack_elapsed = 50 ms
+        assert!(r.unwrap().app_limited);
+        let st2 = s.on_send(t(60), 0);
+        assert!(
+            !st2.app_limited,
+            "limitation ends once its data is delivered"
+        );
+    }
+
+    #[test]
+    fn no_sample_without_delivery() {
+        let mut s = RateSampler::new();
+        assert!(s.finish(None, 0, 0).is_none());
+    }
+}

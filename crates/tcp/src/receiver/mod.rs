@@ -1,0 +1,488 @@
+//! The sans-IO TCP receiver: the passive end of a one-directional connection.
+//!
+//! It accepts the SYN, reassembles data, and acknowledges it:
+//! * cumulative ACKs; an immediate ACK (a duplicate ACK) for out-of-order
+//!   data and for a segment that fills a gap (RFC 5681 section 4.2);
+//! * delayed ACKs: off, or an ACK once two full-sized segments are unacknowledged
+//!   or when the delay timer fires (default 200 ms);
+//! * SACK blocks (RFC 2018: the first block holds the segment that triggered the
+//!   ACK, then the most recently reported blocks) and DSACK (RFC 2883: a
+//!   duplicate is reported in the first block);
+//! * a receive window of the configured size, scaled (RFC 7323).
+//!
+//! Payload bytes are optional: a simulation passes `None` and only the delivered
+//! count advances; a real driver passes the bytes and reads them back in order.
+
+use crate::config::TcpConfig;
+use crate::ranges::RangeSet;
+use crate::sender::ts_clock;
+use crate::seq::SeqNum;
+use crate::time::Instant;
+use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
+use crate::{Transmit, TxKind};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Connection state of the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    /// Waiting for a SYN.
+    Listen,
+    /// SYN-ACK sent, waiting for the handshake's ACK or the first data.
+    SynReceived,
+    /// Receiving data.
+    Established,
+    /// The FIN arrived and everything before it was delivered.
+    Finished,
+    /// Reset by the peer.
+    Closed,
+}
+
+/// Counters of one receiver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Segments received (all kinds).
+    pub segments_received: u64,
+    /// Segments that carried data.
+    pub data_segments: u64,
+    /// Payload bytes received, duplicates included.
+    pub bytes_received: u64,
+    /// Data segments entirely already received.
+    pub duplicate_segments: u64,
+    /// Data segments that arrived above a hole.
+    pub out_of_order_segments: u64,
+    /// Segments outside the receive window (dropped).
+    pub out_of_window_segments: u64,
+    /// ACKs sent (the SYN-ACK excluded).
+    pub acks_sent: u64,
+    /// ACKs that carried a DSACK block.
+    pub dsacks_sent: u64,
+    /// When the FIN was received in order.
+    pub finished_at: Option<Instant>,
+}
+
+/// Reassembly of real payload bytes.
+#[derive(Debug, Default)]
+struct ByteStore {
+    /// In-order bytes not yet read by the application.
+    ready: VecDeque<u8>,
+    /// Offset of the next byte to append to `ready`.
+    pos: u64,
+    /// Received segments not yet in order, by offset.
+    pending: BTreeMap<u64, Vec<u8>>,
+}
+
+impl ByteStore {
+    fn insert(&mut self, off: u64, bytes: &[u8]) {
+        if off + bytes.len() as u64 <= self.pos || bytes.is_empty() {
+            return;
+        }
+        let e = self.pending.entry(off).or_default();
+        if bytes.len() > e.len() {
+            *e = bytes.to_vec();
+        }
+    }
+    /// Moves every contiguous byte below `upto` into `ready`.
+    fn advance(&mut self, upto: u64) {
+        while let Some((&k, _)) = self.pending.first_key_value() {
+            if k > self.pos || self.pos >= upto {
+                break;
+            }
+            let v = self.pending.remove(&k).expect("key exists");
+            let end = k + v.len() as u64;
+            if end > self.pos {
+                self.ready.extend(&v[(self.pos - k) as usize..]);
+                self.pos = end;
+            }
+        }
+    }
+}
+
+/// The receiving endpoint of a connection.
+#[derive(Debug)]
+pub struct Receiver {
+    cfg: TcpConfig,
+    state: ReceiverState,
+    iss: SeqNum,
+    irs: SeqNum,
+    mss: u32,
+    sack_ok: bool,
+    ts_ok: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
+
+    /// Next expected stream offset (includes the FIN once received).
+    rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Most recently reported SACK blocks, newest first.
+    recent: Vec<(u64, u64)>,
+    fin_at: Option<u64>,
+    dsack: Option<(u64, u64)>,
+
+    unacked_bytes: u64,
+    delack_deadline: Option<Instant>,
+    ack_now: bool,
+    synack_pending: bool,
+
+    bytes: Option<ByteStore>,
+    stats: ReceiverStats,
+}
+
+impl Receiver {
+    /// A listening receiver that will answer a SYN with initial sequence number
+    /// `iss`. `cfg` must be valid.
+    pub fn new(cfg: TcpConfig, iss: SeqNum) -> Self {
+        debug_assert!(cfg.validate().is_ok());
+        Receiver {
+            mss: cfg.mss,
+            cfg,
+            state: ReceiverState::Listen,
+            iss,
+            irs: SeqNum(0),
+            sack_ok: false,
+            ts_ok: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            rcv_nxt: 0,
+            ooo: RangeSet::new(),
+            recent: Vec::with_capacity(4),
+            fin_at: None,
+            dsack: None,
+            unacked_bytes: 0,
+            delack_deadline: None,
+            ack_now: false,
+            synack_pending: false,
+            bytes: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Keep received payload bytes for [`Receiver::read`] (a real driver). Without
+    /// this only the delivered count advances.
+    pub fn keep_bytes(&mut self) {
+        self.bytes.get_or_insert_with(ByteStore::default);
+    }
+
+    /// Reads in-order bytes (only when [`Receiver::keep_bytes`] was called).
+    pub fn read(&mut self, out: &mut [u8]) -> usize {
+        let Some(b) = &mut self.bytes else { return 0 };
+        let n = out.len().min(b.ready.len());
+        for (o, v) in out.iter_mut().zip(b.ready.drain(..n)) {
+            *o = v;
+        }
+        n
+    }
+
+    /// Connection state.
+    pub fn state(&self) -> ReceiverState {
+        self.state
+    }
+    /// Counters.
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+    /// Payload bytes delivered in order.
+    pub fn delivered(&self) -> u64 {
+        match self.fin_at {
+            Some(f) if self.rcv_nxt > f => f,
+            _ => self.rcv_nxt,
+        }
+    }
+    /// Bytes received above a hole and held for reassembly.
+    pub fn out_of_order_bytes(&self) -> u64 {
+        self.ooo.covered()
+    }
+
+    /// The earliest instant the receiver wants [`Receiver::handle_timeout`] called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.delack_deadline
+    }
+
+    /// Runs the delayed-ACK timer.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.delack_deadline.is_some_and(|d| d <= now) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// The next segment to send (a SYN-ACK or an ACK), if any.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if self.synack_pending {
+            self.synack_pending = false;
+            return Some(self.make_synack(now));
+        }
+        if self.ack_now {
+            self.ack_now = false;
+            return Some(self.make_ack(now));
+        }
+        None
+    }
+
+    fn window_bytes(&self) -> u64 {
+        let buffered = self.bytes.as_ref().map_or(0, |b| b.ready.len() as u64);
+        self.cfg.rcv_window.0.saturating_sub(buffered)
+    }
+
+    fn make_synack(&self, now: Instant) -> Transmit {
+        Transmit {
+            segment: Segment {
+                seq: self.iss,
+                ack: self.irs + 1,
+                flags: Flags::SYN.with(Flags::ACK),
+                window: self.cfg.rcv_window.0.min(65_535) as u16,
+                len: 0,
+                options: Options {
+                    mss: Some(self.cfg.mss.min(65_535) as u16),
+                    window_scale: Some(self.cfg.window_shift()),
+                    sack_permitted: self.sack_ok,
+                    timestamps: self.ts_ok.then(|| Timestamps {
+                        val: ts_clock(now),
+                        ecr: self.ts_recent,
+                    }),
+                    ..Options::default()
+                },
+            },
+            kind: TxKind::SynAck,
+            offset: 0,
+        }
+    }
+
+    fn make_ack(&mut self, now: Instant) -> Transmit {
+        let base = self.irs + 1;
+        let mut sack = SackBlocks::default();
+        if self.sack_ok {
+            let max = if self.ts_ok { 3 } else { 4 };
+            if let Some((s, e)) = self.dsack.take() {
+                sack.push(block(base, s, e));
+                self.stats.dsacks_sent += 1;
+            }
+            for &(s, e) in &self.recent {
+                if sack.len() >= max {
+                    break;
+                }
+                sack.push(block(base, s, e));
+            }
+        }
+        self.dsack = None;
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_bytes = 0;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        let window = (self.window_bytes() >> self.cfg.window_shift()).min(65_535) as u16;
+        Transmit {
+            segment: Segment {
+                seq: self.iss + 1,
+                ack: SeqNum::from_offset(base, self.rcv_nxt),
+                flags: Flags::ACK,
+                window,
+                len: 0,
+                options: Options {
+                    timestamps: self.ts_ok.then(|| Timestamps {
+                        val: ts_clock(now),
+                        ecr: self.ts_recent,
+                    }),
+                    sack,
+                    ..Options::default()
+                },
+            },
+            kind: TxKind::Ack,
+            offset: self.rcv_nxt,
+        }
+    }
+
+    /// Processes a segment from the sender; `payload` holds its bytes when the
+    /// driver carries real data.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment, payload: Option<&[u8]>) {
+        self.stats.segments_received += 1;
+        if seg.flags.contains(Flags::RST) {
+            self.state = ReceiverState::Closed;
+            return;
+        }
+        if seg.flags.contains(Flags::SYN) {
+            self.on_syn(seg);
+            return;
+        }
+        match self.state {
+            ReceiverState::Listen | ReceiverState::Closed => return,
+            ReceiverState::SynReceived if seg.flags.contains(Flags::ACK) => {
+                self.state = ReceiverState::Established;
+            }
+            _ => {}
+        }
+        let has_fin = seg.flags.contains(Flags::FIN);
+        if seg.len == 0 && !has_fin {
+            return; // a pure ACK
+        }
+        let base = self.irs + 1;
+        let off = seg.seq.to_offset(base, self.rcv_nxt);
+        if self.ts_ok {
+            if let Some(ts) = seg.options.timestamps {
+                // RFC 7323 section 4.3: update TS.Recent from segments at or below
+                // the last ACK sent, so TSecr echoes the earliest unacknowledged one.
+                if off <= self.last_ack_sent && ts.val.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                    self.ts_recent = ts.val;
+                }
+            }
+        }
+        if seg.len > 0 {
+            self.on_data(now, off, seg.len, payload);
+        }
+        if has_fin {
+            let fin = off + seg.len as u64;
+            if self.fin_at.is_none() && fin >= self.rcv_nxt {
+                self.fin_at = Some(fin);
+            }
+            if self.fin_at.is_some_and(|f| f != self.rcv_nxt) {
+                // A FIN above a hole, or a retransmitted FIN already
+                // acknowledged: acknowledge at once.
+                self.ack_now = true;
+            }
+        }
+        if self.fin_at == Some(self.rcv_nxt) && self.state != ReceiverState::Finished {
+            self.rcv_nxt += 1;
+            self.state = ReceiverState::Finished;
+            self.stats.finished_at = Some(now);
+            self.ack_now = true;
+        }
+    }
+
+    fn on_syn(&mut self, seg: &Segment) {
+        let fresh = self.state == ReceiverState::Listen;
+        let retransmitted = self.state == ReceiverState::SynReceived && seg.seq == self.irs;
+        if fresh {
+            self.irs = seg.seq;
+            let o = &seg.options;
+            self.mss = self.cfg.mss.min(o.mss.map_or(536, u32::from));
+            self.sack_ok = self.cfg.sack && o.sack_permitted;
+            self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+            if let Some(ts) = o.timestamps {
+                self.ts_recent = ts.val;
+            }
+            self.state = ReceiverState::SynReceived;
+        }
+        if fresh || retransmitted || seg.seq == self.irs {
+            self.synack_pending = true;
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, off: u64, len: u32, payload: Option<&[u8]>) {
+        self.stats.data_segments += 1;
+        self.stats.bytes_received += len as u64;
+        let mut end = off + len as u64;
+        let right_edge = self.rcv_nxt + self.window_bytes();
+        if off >= right_edge {
+            self.stats.out_of_window_segments += 1;
+            self.ack_now = true;
+            return;
+        }
+        end = end.min(right_edge);
+        if let (Some(store), Some(p)) = (&mut self.bytes, payload) {
+            let n = ((end - off) as usize).min(p.len());
+            store.insert(off, &p[..n]);
+        }
+        if end <= self.rcv_nxt {
+            // Entirely old: a duplicate (a spurious retransmission, or a
+            // duplicated packet). Report it (DSACK) at once.
+            self.stats.duplicate_segments += 1;
+            if self.cfg.dsack {
+                self.dsack = Some((off, end));
+            }
+            self.ack_now = true;
+            return;
+        }
+        if off <= self.rcv_nxt {
+            if off < self.rcv_nxt && self.cfg.dsack {
+                self.dsack = Some((off, self.rcv_nxt));
+            }
+            let had_hole = !self.ooo.is_empty();
+            self.rcv_nxt = end;
+            if let Some((s, e)) = self.ooo.first() {
+                if s <= self.rcv_nxt {
+                    self.rcv_nxt = self.rcv_nxt.max(e);
+                }
+            }
+            self.ooo.remove_below(self.rcv_nxt);
+            self.refresh_recent();
+            let data_end = self.data_end(self.rcv_nxt);
+            if let Some(store) = &mut self.bytes {
+                store.advance(data_end);
+            }
+            self.unacked_bytes += end - off;
+            if had_hole || self.dsack.is_some() {
+                self.ack_now = true; // the segment filled (part of) a gap
+            } else {
+                self.delayed_ack_policy(now);
+            }
+        } else {
+            let newly = self.ooo.insert(off, end);
+            if newly == 0 {
+                self.stats.duplicate_segments += 1;
+                if self.cfg.dsack {
+                    self.dsack = Some((off, end));
+                }
+            } else {
+                self.stats.out_of_order_segments += 1;
+            }
+            self.report_block(off);
+            self.ack_now = true;
+        }
+    }
+
+    /// Offset where data ends (the FIN is not a byte).
+    fn data_end(&self, upto: u64) -> u64 {
+        self.fin_at.map_or(upto, |f| upto.min(f))
+    }
+
+    fn delayed_ack_policy(&mut self, now: Instant) {
+        match self.cfg.delayed_ack {
+            None => self.ack_now = true,
+            Some(delay) => {
+                if self.unacked_bytes >= 2 * self.mss as u64 {
+                    self.ack_now = true;
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + delay);
+                }
+            }
+        }
+    }
+
+    /// Puts the block containing `off` first, then the previously reported ones.
+    fn report_block(&mut self, off: u64) {
+        let Some(cur) = self.ooo.range_containing(off) else {
+            return;
+        };
+        let mut next = Vec::with_capacity(4);
+        next.push(cur);
+        for &(s, _) in &self.recent {
+            if let Some(r) = self.ooo.range_containing(s) {
+                if !next.contains(&r) && next.len() < 4 {
+                    next.push(r);
+                }
+            }
+        }
+        self.recent = next;
+    }
+
+    /// Drops blocks now below `rcv_nxt` and refreshes merged ones.
+    fn refresh_recent(&mut self) {
+        let mut next = Vec::with_capacity(4);
+        for &(s, _) in &self.recent {
+            if let Some(r) = self.ooo.range_containing(s.max(self.rcv_nxt)) {
+                if !next.contains(&r) {
+                    next.push(r);
+                }
+            }
+        }
+        self.recent = next;
+    }
+}
+
+fn block(base: SeqNum, s: u64, e: u64) -> SackBlock {
+    SackBlock {
+        left: SeqNum::from_offset(base, s),
+        right: SeqNum::from_offset(base, e),
+    }
+}
+
+#[cfg(test)]
+mod tests;

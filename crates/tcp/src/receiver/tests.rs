@@ -1,0 +1,191 @@
+//! Receiver behaviour against hand-written data segments.
+
+use crate::config::TcpConfig;
+use crate::seq::SeqNum;
+use crate::time::Instant;
+use crate::wire::{Flags, Options, Segment};
+use crate::{Receiver, ReceiverState, Transmit, TxKind};
+
+const MSS: u32 = 1000;
+const IRS: SeqNum = SeqNum(u32::MAX - 2_500); // data crosses the 32-bit wrap
+const ISS: SeqNum = SeqNum(9);
+
+fn t(ms: u64) -> Instant {
+    Instant::from_nanos(ms * 1_000_000)
+}
+
+fn connected(cfg: TcpConfig) -> Receiver {
+    let mut rx = Receiver::new(cfg, ISS);
+    let syn = Segment {
+        seq: IRS,
+        flags: Flags::SYN,
+        window: 65_535,
+        options: Options {
+            mss: Some(MSS as u16),
+            sack_permitted: true,
+            window_scale: Some(7),
+            ..Options::default()
+        },
+        ..Segment::default()
+    };
+    rx.handle_segment(t(0), &syn, None);
+    let synack = rx.poll_transmit(t(0)).unwrap();
+    assert_eq!(synack.kind, TxKind::SynAck);
+    assert_eq!(synack.segment.ack, IRS + 1);
+    assert!(synack.segment.options.sack_permitted);
+    rx
+}
+
+fn data(off: u64, len: u32, fin: bool) -> Segment {
+    let mut flags = Flags::ACK;
+    if fin {
+        flags = flags.with(Flags::FIN);
+    }
+    Segment {
+        seq: SeqNum::from_offset(IRS + 1, off),
+        ack: ISS + 1,
+        flags,
+        window: 512,
+        len,
+        options: Options::default(),
+    }
+}
+
+/// (ack offset, SACK blocks as offsets) of an ACK.
+fn decode(t: &Transmit) -> (u64, Vec<(u64, u64)>) {
+    let base = IRS + 1;
+    let ack = t.segment.ack.to_offset(base, 0);
+    let blocks = t
+        .segment
+        .options
+        .sack
+        .as_slice()
+        .iter()
+        .map(|b| (b.left.to_offset(base, 0), b.right.to_offset(base, 0)))
+        .collect();
+    (ack, blocks)
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig {
+        mss: MSS,
+        ..TcpConfig::default()
+    }
+}
+
+#[test]
+fn delayed_ack_every_second_full_segment_or_after_the_delay() {
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    assert!(rx.poll_transmit(t(10)).is_none());
+    assert_eq!(rx.poll_timeout(), Some(t(210)));
+    rx.handle_segment(t(11), &data(1000, MSS, false), None);
+    let a = rx.poll_transmit(t(11)).unwrap();
+    assert_eq!(decode(&a), (2000, vec![]));
+    assert_eq!(rx.poll_timeout(), None);
+    rx.handle_segment(t(12), &data(2000, MSS, false), None);
+    assert!(rx.poll_transmit(t(12)).is_none());
+    rx.handle_timeout(t(212));
+    assert_eq!(decode(&rx.poll_transmit(t(212)).unwrap()), (3000, vec![]));
+    assert_eq!(rx.state(), ReceiverState::Established);
+}
+
+#[test]
+fn no_delay_when_delayed_acks_are_off() {
+    let mut rx = connected(TcpConfig {
+        delayed_ack: None,
+        ..cfg()
+    });
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    assert_eq!(decode(&rx.poll_transmit(t(10)).unwrap()), (1000, vec![]));
+}
+
+#[test]
+fn out_of_order_data_gets_an_immediate_duplicate_ack_with_sack_blocks() {
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    rx.handle_segment(t(11), &data(2000, MSS, false), None);
+    assert_eq!(
+        decode(&rx.poll_transmit(t(11)).unwrap()),
+        (1000, vec![(2000, 3000)])
+    );
+    rx.handle_segment(t(12), &data(5000, MSS, false), None);
+    // the newest block first, then the previously reported one
+    assert_eq!(
+        decode(&rx.poll_transmit(t(12)).unwrap()),
+        (1000, vec![(5000, 6000), (2000, 3000)])
+    );
+    rx.handle_segment(t(13), &data(3000, MSS, false), None);
+    assert_eq!(
+        decode(&rx.poll_transmit(t(13)).unwrap()),
+        (1000, vec![(2000, 4000), (5000, 6000)])
+    );
+    // the hole is filled: immediate cumulative ACK, remaining block reported
+    rx.handle_segment(t(14), &data(1000, MSS, false), None);
+    assert_eq!(
+        decode(&rx.poll_transmit(t(14)).unwrap()),
+        (4000, vec![(5000, 6000)])
+    );
+    assert_eq!(rx.delivered(), 4000);
+    assert_eq!(rx.stats().out_of_order_segments, 3);
+}
+
+#[test]
+fn duplicates_are_reported_with_dsack() {
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    rx.handle_segment(t(11), &data(1000, MSS, false), None);
+    rx.poll_transmit(t(11)).unwrap();
+    rx.handle_segment(t(12), &data(0, MSS, false), None);
+    assert_eq!(
+        decode(&rx.poll_transmit(t(12)).unwrap()),
+        (2000, vec![(0, 1000)])
+    );
+    // a duplicate above a hole: DSACK first, then the block it lies in (RFC 2883)
+    rx.handle_segment(t(13), &data(3000, MSS, false), None);
+    rx.poll_transmit(t(13)).unwrap();
+    rx.handle_segment(t(14), &data(3000, MSS, false), None);
+    assert_eq!(
+        decode(&rx.poll_transmit(t(14)).unwrap()),
+        (2000, vec![(3000, 4000), (3000, 4000)])
+    );
+    assert_eq!(rx.stats().duplicate_segments, 2);
+    assert_eq!(rx.stats().dsacks_sent, 2);
+}
+
+#[test]
+fn fin_is_acknowledged_and_finishes() {
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(10), &data(0, 500, true), None);
+    let (ack, _) = decode(&rx.poll_transmit(t(10)).unwrap());
+    assert_eq!(ack, 501, "the FIN takes one sequence number");
+    assert_eq!(rx.state(), ReceiverState::Finished);
+    assert_eq!(rx.delivered(), 500);
+    assert_eq!(rx.stats().finished_at, Some(t(10)));
+}
+
+#[test]
+fn real_bytes_are_reassembled_in_order() {
+    let mut rx = connected(cfg());
+    rx.keep_bytes();
+    let msg: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
+    rx.handle_segment(t(1), &data(2000, MSS, false), Some(&msg[2000..]));
+    rx.handle_segment(t(2), &data(1000, MSS, false), Some(&msg[1000..2000]));
+    rx.handle_segment(t(3), &data(1000, MSS, false), Some(&msg[1000..2000]));
+    let mut out = vec![0u8; 4000];
+    assert_eq!(rx.read(&mut out), 0, "nothing in order yet");
+    rx.handle_segment(t(4), &data(0, MSS, false), Some(&msg[..1000]));
+    assert_eq!(rx.read(&mut out), 3000);
+    assert_eq!(&out[..3000], &msg[..]);
+}
+
+#[test]
+fn data_beyond_the_window_is_dropped() {
+    let mut rx = connected(TcpConfig {
+        rcv_window: crate::ByteSize(4000),
+        ..cfg()
+    });
+    rx.handle_segment(t(1), &data(4000, MSS, false), None);
+    assert_eq!(rx.stats().out_of_window_segments, 1);
+    assert_eq!(decode(&rx.poll_transmit(t(1)).unwrap()), (0, vec![]));
+}

@@ -1,0 +1,665 @@
+//! The sans-IO TCP sender: the active opener of a connection that carries data
+//! in one direction.
+//!
+//! The driver feeds it segments ([`Sender::handle_segment`]) and timeouts
+//! ([`Sender::handle_timeout`]), then drains [`Sender::poll_transmit`] until it
+//! returns `None` and sleeps until [`Sender::poll_timeout`]. The sender never
+//! reads a clock: every entry point takes `now`.
+//!
+//! Reliability is the sender's: the retransmission queue and SACK scoreboard
+//! ([`scoreboard`]), RTT and RTO (RFC 6298), loss detection and repair
+//! ([`recovery`]). The congestion-control algorithm decides how much and when.
+
+mod recovery;
+pub(crate) mod scoreboard;
+mod stream;
+
+pub use stream::SendBuffer;
+
+use crate::cc::{CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SentInfo};
+use crate::config::TcpConfig;
+use crate::rate::RateSampler;
+use crate::rtt::RttEstimator;
+use crate::seq::SeqNum;
+use crate::time::{Duration, Instant, Rate};
+use crate::wire::{Flags, Options, Segment, Timestamps};
+use crate::{Transmit, TxKind};
+use scoreboard::{Scoreboard, SentSeg, FIN};
+
+/// Connection state of the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    /// SYN sent (or about to be), waiting for the SYN-ACK.
+    SynSent,
+    /// Transferring data.
+    Established,
+    /// Everything, including the FIN, was acknowledged; or the peer reset.
+    Closed,
+}
+
+/// Counters of one sender.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Segments retransmitted.
+    pub retransmissions: u64,
+    /// New payload bytes sent (each byte once).
+    pub bytes_sent: u64,
+    /// Payload bytes retransmitted.
+    pub bytes_retransmitted: u64,
+    /// Fast retransmits (entries into loss recovery by duplicate ACKs or SACK).
+    pub fast_retransmits: u64,
+    /// Retransmission-timer expiries with data outstanding.
+    pub rto_expiries: u64,
+    /// SYN retransmissions.
+    pub syn_retransmissions: u64,
+    /// ACK segments received.
+    pub acks_received: u64,
+    /// Duplicate ACKs received.
+    pub dupacks_received: u64,
+    /// DSACK blocks received.
+    pub dsacks_received: u64,
+    /// Retransmissions that DSACK showed to be unnecessary.
+    pub spurious_retransmissions: u64,
+    /// ACKs ignored because they acknowledged data never sent.
+    pub invalid_acks: u64,
+    /// When the connection became established.
+    pub established_at: Option<Instant>,
+    /// When the last byte (and the FIN) was acknowledged.
+    pub completed_at: Option<Instant>,
+}
+
+/// A snapshot of the sender's state, for tracing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderSnapshot {
+    /// Connection state.
+    pub state: SenderState,
+    /// Recovery state.
+    pub ca_state: CaState,
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Slow-start threshold (bytes; `u64::MAX` when unset).
+    pub ssthresh: u64,
+    /// Pipe: bytes believed in flight.
+    pub in_flight: u64,
+    /// Bytes sent and not cumulatively acknowledged.
+    pub outstanding: u64,
+    /// Bytes SACKed above `snd_una`.
+    pub sacked: u64,
+    /// Bytes marked lost and not yet repaired.
+    pub lost: u64,
+    /// Cumulatively acknowledged payload bytes.
+    pub bytes_acked: u64,
+    /// Highest stream offset sent.
+    pub snd_nxt: u64,
+    /// Smoothed RTT.
+    pub srtt: Option<Duration>,
+    /// RTT variation.
+    pub rttvar: Duration,
+    /// Latest RTT sample.
+    pub latest_rtt: Option<Duration>,
+    /// Minimum RTT.
+    pub min_rtt: Option<Duration>,
+    /// Current retransmission timeout (with backoff).
+    pub rto: Duration,
+    /// The peer's receive window (bytes).
+    pub snd_wnd: u64,
+    /// Pacing rate, if the algorithm paces.
+    pub pacing_rate: Option<Rate>,
+}
+
+/// The sending endpoint of a connection.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: TcpConfig,
+    cc: Cc,
+    state: SenderState,
+    iss: SeqNum,
+    irs: SeqNum,
+    mss: u32,
+    sack_ok: bool,
+    ts_ok: bool,
+    /// The peer's window-scale shift.
+    snd_wscale: u8,
+    /// Timestamp to echo (TS.Recent).
+    ts_recent: u32,
+
+    buf: SendBuffer,
+    snd_una: u64,
+    snd_nxt: u64,
+    fin_sent: bool,
+    snd_wnd: u64,
+
+    sb: Scoreboard,
+    rtt: RttEstimator,
+    rate: RateSampler,
+
+    ca_state: CaState,
+    /// Recovery point: recovery ends when `snd_una` reaches it.
+    recover: u64,
+    /// A new fast retransmit may start only once `snd_una` reaches this.
+    fr_guard: u64,
+    dupacks: u32,
+    /// Retransmissions allowed regardless of the window (one per loss event).
+    forced_rtx: u32,
+    partial_acks: u32,
+    /// `snd_una` at the last timeout, to detect a repeated timeout (RFC 5681 3.1).
+    rto_head: Option<u64>,
+    cwnd_limited: bool,
+
+    rto_deadline: Option<Instant>,
+    syn_pending: bool,
+    syn_sent_at: Option<Instant>,
+    syn_retransmitted: bool,
+    ack_pending: bool,
+    pacer_next: Instant,
+    pacer_blocked: bool,
+    round_sent: u32,
+    stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender that will open the connection with initial sequence number `iss`
+    /// on its first [`Sender::poll_transmit`]. `cfg` must be valid
+    /// ([`TcpConfig::validate`]); `cc` is usually built by
+    /// [`crate::CcConfig::build`].
+    pub fn new(cfg: TcpConfig, cc: Cc, iss: SeqNum) -> Self {
+        debug_assert!(cfg.validate().is_ok());
+        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        Sender {
+            mss: cfg.mss,
+            cc,
+            state: SenderState::SynSent,
+            iss,
+            irs: SeqNum(0),
+            sack_ok: false,
+            ts_ok: false,
+            snd_wscale: 0,
+            ts_recent: 0,
+            buf: SendBuffer::default(),
+            snd_una: 0,
+            snd_nxt: 0,
+            fin_sent: false,
+            snd_wnd: 65_535,
+            sb: Scoreboard::default(),
+            rtt,
+            rate: RateSampler::new(),
+            ca_state: CaState::Open,
+            recover: 0,
+            fr_guard: 0,
+            dupacks: 0,
+            forced_rtx: 0,
+            partial_acks: 0,
+            rto_head: None,
+            cwnd_limited: true,
+            rto_deadline: None,
+            syn_pending: true,
+            syn_sent_at: None,
+            syn_retransmitted: false,
+            ack_pending: false,
+            pacer_next: Instant::ZERO,
+            pacer_blocked: false,
+            round_sent: 0,
+            stats: SenderStats::default(),
+            cfg,
+        }
+    }
+
+    // ----- application side -------------------------------------------------
+
+    /// Queues real bytes for transmission; returns how many were accepted (all).
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        self.buf.write(data)
+    }
+
+    /// Makes `len` more bytes of a virtual stream available (no payload is
+    /// stored; [`Sender::payload`] fills a deterministic pattern).
+    pub fn write_virtual(&mut self, len: u64) {
+        self.buf.write_virtual(len);
+    }
+
+    /// Makes the virtual stream unlimited (a bulk transfer).
+    pub fn write_unlimited(&mut self) {
+        self.buf.write_virtual(u64::MAX);
+    }
+
+    /// No more data will be written: a FIN follows the last byte.
+    pub fn close(&mut self) {
+        self.buf.close();
+    }
+
+    /// Ends the stream at what has been sent so far (the application stops
+    /// writing now) and sends the FIN.
+    pub fn finish_now(&mut self) {
+        self.buf.truncate(self.data_sent());
+        self.buf.close();
+    }
+
+    /// Copies the payload of the segment starting at stream offset `offset` into
+    /// `out` (real bytes, or the virtual stream's pattern `offset % 251`).
+    pub fn payload(&self, offset: u64, out: &mut [u8]) {
+        self.buf.read_at(offset, out);
+    }
+
+    // ----- driver side -------------------------------------------------------
+
+    /// The earliest instant the sender wants [`Sender::handle_timeout`] called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = self.rto_deadline;
+        if self.pacer_blocked {
+            t = Some(t.map_or(self.pacer_next, |d| d.min(self.pacer_next)));
+        }
+        if let Some(c) = self.cc.timer() {
+            t = Some(t.map_or(c, |d| d.min(c)));
+        }
+        t
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.rto_deadline = None;
+            self.on_rto(now);
+        }
+        if self.cc.timer().is_some_and(|t| t <= now) {
+            self.cc.on_timer(now);
+        }
+    }
+
+    /// The next segment to put on the wire, if any.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if self.syn_pending {
+            self.syn_pending = false;
+            return Some(self.make_syn(now));
+        }
+        if self.state != SenderState::Established {
+            return None;
+        }
+        if let Some(t) = self.next_data(now) {
+            self.ack_pending = false;
+            self.round_sent += 1;
+            return Some(t);
+        }
+        if self.ack_pending {
+            self.ack_pending = false;
+            return Some(self.make_pure_ack(now));
+        }
+        if self.round_sent > 0 {
+            let n = self.round_sent;
+            self.round_sent = 0;
+            self.cc.on_send_round(now, n);
+        }
+        None
+    }
+
+    /// A path change reported by the driver (handover); passed to the algorithm.
+    pub fn handle_path_change(&mut self, now: Instant, path: &PathInfo) {
+        self.cc.on_path_change(now, path);
+    }
+
+    /// A cross-layer notification; passed to the algorithm.
+    pub fn handle_notification(&mut self, now: Instant, n: &Notification) {
+        self.cc.on_notification(now, n);
+    }
+
+    // ----- inspection --------------------------------------------------------
+
+    /// Connection state.
+    pub fn state(&self) -> SenderState {
+        self.state
+    }
+    /// Recovery state.
+    pub fn ca_state(&self) -> CaState {
+        self.ca_state
+    }
+    /// Counters.
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    /// The congestion-control algorithm.
+    pub fn cc(&self) -> &Cc {
+        &self.cc
+    }
+    /// The configuration.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// Negotiated MSS.
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    /// True if SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
+    }
+    /// Pipe: bytes believed in flight.
+    pub fn in_flight(&self) -> u64 {
+        self.sb.in_flight()
+    }
+    /// Payload bytes cumulatively acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.min(self.buf.end())
+    }
+    /// Payload bytes handed to the network at least once.
+    pub fn data_sent(&self) -> u64 {
+        self.snd_nxt - self.fin_sent as u64
+    }
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// The peer's receive window in bytes.
+    pub fn send_window(&self) -> u64 {
+        self.snd_wnd
+    }
+    /// The state at this moment, for tracing.
+    pub fn snapshot(&self) -> SenderSnapshot {
+        SenderSnapshot {
+            state: self.state,
+            ca_state: self.ca_state,
+            cwnd: self.cc.cwnd(),
+            ssthresh: self.cc.ssthresh(),
+            in_flight: self.sb.in_flight(),
+            outstanding: self.sb.outstanding(),
+            sacked: self.sb.sacked_bytes(),
+            lost: self.sb.lost_bytes(),
+            bytes_acked: self.bytes_acked(),
+            snd_nxt: self.snd_nxt,
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            latest_rtt: self.rtt.latest(),
+            min_rtt: self.rtt.min_rtt(),
+            rto: self.rtt.rto(),
+            snd_wnd: self.snd_wnd,
+            pacing_rate: self.cc.pacing_rate(),
+        }
+    }
+
+    // ----- segment construction ---------------------------------------------
+
+    fn ts_option(&self, now: Instant) -> Option<Timestamps> {
+        self.ts_ok.then(|| Timestamps {
+            val: ts_clock(now),
+            ecr: self.ts_recent,
+        })
+    }
+
+    fn own_window_field(&self) -> u16 {
+        (self.cfg.rcv_window.0 >> self.cfg.window_shift()).min(65_535) as u16
+    }
+
+    fn make_syn(&mut self, now: Instant) -> Transmit {
+        self.syn_sent_at = Some(now);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        let seg = Segment {
+            seq: self.iss,
+            ack: SeqNum(0),
+            flags: Flags::SYN,
+            window: self.cfg.rcv_window.0.min(65_535) as u16,
+            len: 0,
+            options: Options {
+                mss: Some(self.cfg.mss.min(65_535) as u16),
+                window_scale: Some(self.cfg.window_shift()),
+                sack_permitted: self.cfg.sack,
+                timestamps: self.cfg.timestamps.then(|| Timestamps {
+                    val: ts_clock(now),
+                    ecr: 0,
+                }),
+                ..Options::default()
+            },
+        };
+        Transmit {
+            segment: seg,
+            kind: TxKind::Syn,
+            offset: 0,
+        }
+    }
+
+    fn make_pure_ack(&self, now: Instant) -> Transmit {
+        Transmit {
+            segment: Segment {
+                seq: SeqNum::from_offset(self.iss + 1, self.snd_nxt),
+                ack: self.irs + 1,
+                flags: Flags::ACK,
+                window: self.own_window_field(),
+                len: 0,
+                options: Options {
+                    timestamps: self.ts_option(now),
+                    ..Options::default()
+                },
+            },
+            kind: TxKind::Ack,
+            offset: self.snd_nxt,
+        }
+    }
+
+    fn data_segment(&self, now: Instant, seg: &SentSeg, kind: TxKind) -> Transmit {
+        let mut flags = Flags::ACK;
+        if seg.has(FIN) {
+            flags = flags.with(Flags::FIN);
+        }
+        Transmit {
+            segment: Segment {
+                seq: SeqNum::from_offset(self.iss + 1, seg.start),
+                ack: self.irs + 1,
+                flags,
+                window: self.own_window_field(),
+                len: seg.payload_len(),
+                options: Options {
+                    timestamps: self.ts_option(now),
+                    ..Options::default()
+                },
+            },
+            kind,
+            offset: seg.start,
+        }
+    }
+
+    // ----- transmission ------------------------------------------------------
+
+    fn pacing_active(&self) -> bool {
+        self.cc.pacing_rate().is_some()
+    }
+
+    /// Picks the next data segment: a retransmission (RFC 6675 NextSeg rule 1)
+    /// before new data (rule 2), within the window, the gate and the pacer.
+    fn next_data(&mut self, now: Instant) -> Option<Transmit> {
+        self.pacer_blocked = false;
+        if self.pacing_active() && now < self.pacer_next {
+            self.pacer_blocked = true;
+            return None;
+        }
+        let gate = self.cc.send_gate(now);
+        if gate == SendGate::Closed || gate == (SendGate::Quota { segments: 0 }) {
+            return None;
+        }
+        let cwnd = self.cc.cwnd();
+        let pipe = self.sb.in_flight();
+        if let Some(idx) = self.sb.next_retransmit() {
+            let len = self.sb.seg(idx).len as u64;
+            if pipe + len <= cwnd || self.forced_rtx > 0 {
+                self.forced_rtx = self.forced_rtx.saturating_sub(1);
+                return Some(self.retransmit(now, idx, pipe));
+            }
+            self.cwnd_limited = true;
+            return None;
+        }
+        let available = self.buf.end().saturating_sub(self.data_sent());
+        let fin_due = self.buf.closed() && !self.fin_sent;
+        if available == 0 && !fin_due {
+            if pipe < cwnd {
+                self.cwnd_limited = false;
+                self.rate.on_app_limited(pipe);
+                self.cc.on_app_limited(now);
+            }
+            return None;
+        }
+        let len = available.min(self.mss as u64) as u32;
+        let fin = self.buf.closed() && self.data_sent() + len as u64 == self.buf.end();
+        let seq_len = len as u64 + fin as u64;
+        if self.snd_nxt + seq_len > self.snd_una + self.snd_wnd.max(1) {
+            // Receiver-window limited (zero-window probing is not modelled).
+            self.cwnd_limited = false;
+            return None;
+        }
+        // Before loss recovery the window bounds FlightSize (RFC 5681, with
+        // RFC 3042's allowance); during recovery it bounds the pipe (RFC 6675).
+        let used = match self.ca_state {
+            CaState::Recovery | CaState::Loss => pipe,
+            _ => self.sb.outstanding(),
+        };
+        let fits = used + seq_len <= cwnd;
+        if !(fits || self.limited_transmit_allows(seq_len, cwnd)) {
+            self.cwnd_limited = true;
+            return None;
+        }
+        Some(self.send_new(now, len, fin, pipe))
+    }
+
+    /// RFC 3042: on the first and second duplicate ACK, one new segment each,
+    /// while FlightSize stays within cwnd + 2 MSS.
+    fn limited_transmit_allows(&self, seq_len: u64, cwnd: u64) -> bool {
+        self.cfg.limited_transmit
+            && matches!(self.ca_state, CaState::Open | CaState::Disorder)
+            && (1..self.cfg.dupthresh).contains(&self.dupacks)
+            && self.sb.outstanding() + seq_len
+                <= cwnd + self.dupacks.min(2) as u64 * self.mss as u64
+    }
+
+    fn after_send(&mut self, now: Instant, ip_len: u64, info: SentInfo) {
+        self.stats.segments_sent += 1;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if let Some(rate) = self.cc.pacing_rate() {
+            self.pacer_next = self.pacer_next.max(now) + rate.tx_time(ip_len);
+        }
+        self.cc.on_packet_sent(now, &info);
+    }
+
+    fn send_new(&mut self, now: Instant, len: u32, fin: bool, pipe: u64) -> Transmit {
+        let stamp = self.rate.on_send(now, pipe);
+        let seg = SentSeg {
+            start: self.snd_nxt,
+            len: len + fin as u32,
+            flags: if fin { FIN } else { 0 },
+            tx_count: 1,
+            stamp,
+        };
+        self.sb.push(seg);
+        self.snd_nxt += seg.len as u64;
+        self.fin_sent |= fin;
+        self.stats.bytes_sent += len as u64;
+        let t = self.data_segment(now, &seg, TxKind::Data);
+        let info = SentInfo {
+            offset: seg.start,
+            len,
+            retransmission: false,
+            in_flight: self.sb.in_flight(),
+        };
+        self.after_send(now, t.segment.ip_len() as u64, info);
+        t
+    }
+
+    fn retransmit(&mut self, now: Instant, idx: usize, pipe: u64) -> Transmit {
+        let stamp = self.rate.on_send(now, pipe);
+        self.sb.on_retransmit(idx, stamp);
+        let seg = *self.sb.seg(idx);
+        self.stats.retransmissions += 1;
+        self.stats.bytes_retransmitted += seg.payload_len() as u64;
+        let t = self.data_segment(now, &seg, TxKind::Retransmission);
+        let info = SentInfo {
+            offset: seg.start,
+            len: seg.payload_len(),
+            retransmission: true,
+            in_flight: self.sb.in_flight(),
+        };
+        self.after_send(now, t.segment.ip_len() as u64, info);
+        t
+    }
+
+    // ----- input ------------------------------------------------------------
+
+    /// Processes a segment from the receiver.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        if seg.flags.contains(Flags::RST) {
+            self.state = SenderState::Closed;
+            self.rto_deadline = None;
+            return;
+        }
+        match self.state {
+            SenderState::SynSent => {
+                if seg.flags.contains(Flags::SYN.with(Flags::ACK)) && seg.ack == self.iss + 1 {
+                    self.establish(now, seg);
+                }
+                return;
+            }
+            SenderState::Closed => return,
+            SenderState::Established => {}
+        }
+        if seg.flags.contains(Flags::SYN) {
+            // Our ACK of the SYN-ACK was lost: acknowledge again.
+            self.ack_pending = true;
+            return;
+        }
+        if !seg.flags.contains(Flags::ACK) {
+            return;
+        }
+        self.on_ack(now, seg);
+    }
+
+    fn establish(&mut self, now: Instant, seg: &Segment) {
+        self.state = SenderState::Established;
+        self.stats.established_at = Some(now);
+        self.irs = seg.seq;
+        let o = &seg.options;
+        self.mss = self.cfg.mss.min(o.mss.map_or(536, u32::from));
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        if let Some(ts) = o.timestamps {
+            self.ts_recent = ts.val;
+        }
+        // Window scaling applies only if both sides sent the option (RFC 7323).
+        self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
+        self.snd_wnd = (seg.window as u64) << self.snd_wscale;
+        if self.syn_retransmitted {
+            // RFC 6298 (5.7) and Karn: no sample; start data with RTO >= 3 s.
+            self.rtt.raise_initial_rto(Duration::from_secs(3));
+        } else if let Some(t) = self.syn_sent_at {
+            self.rtt.on_sample(now - t);
+        }
+        self.rtt.reset_backoff();
+        self.rto_deadline = None;
+        self.ack_pending = true; // replaced by the first data segment if any
+    }
+
+    fn on_rto(&mut self, now: Instant) {
+        if self.state == SenderState::SynSent {
+            self.stats.syn_retransmissions += 1;
+            self.syn_retransmitted = true;
+            self.rtt.back_off();
+            self.rto_deadline = Some(now + self.rtt.rto());
+            self.syn_pending = true;
+            return;
+        }
+        if self.sb.is_empty() || self.state != SenderState::Established {
+            return;
+        }
+        self.stats.rto_expiries += 1;
+        self.enter_loss(now);
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.pacer_next = now;
+    }
+}
+
+/// The RFC 7323 timestamp clock: milliseconds since the driver's origin.
+pub(crate) fn ts_clock(now: Instant) -> u32 {
+    (now.as_nanos() / 1_000_000) as u32
+}
+
+#[cfg(test)]
+mod tests;

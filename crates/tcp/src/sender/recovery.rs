@@ -1,0 +1,339 @@
+//! ACK processing, loss detection and loss recovery.
+//!
+//! * Duplicate ACKs (RFC 5681 section 2) or, with SACK, RFC 6675's `IsLost`
+//!   start a fast retransmit once `snd_una` has passed the previous recovery
+//!   point (RFC 6582's `recover`, also set by a timeout).
+//! * Without SACK the repair follows the algorithm's [`RecoveryStyle`]:
+//!   Tahoe goes back to `snd_una` in slow start, Reno leaves fast recovery on the
+//!   first new ACK, NewReno retransmits the next hole on each partial ACK and
+//!   leaves at the recovery point (RFC 6582). The dup-ACK window inflation of
+//!   RFC 5681 is implemented as Linux does it: each duplicate ACK counts as one
+//!   segment that left the network, reducing the pipe; a partial ACK removes
+//!   the segments it covers minus one (RFC 6582's "deflate by the amount acked,
+//!   add back one MSS").
+//! * With SACK, RFC 6675: the scoreboard marks holes lost, `NextSeg` picks them,
+//!   and the sender transmits while `pipe < cwnd`; recovery ends at the
+//!   recovery point.
+//! * A retransmission timeout marks everything un-SACKed lost and restarts
+//!   from `snd_una` with the algorithm's loss window (RFC 5681 section 3.1,
+//!   RFC 6298 section 5).
+
+use super::scoreboard::Acked;
+use super::Sender;
+use crate::cc::{
+    AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
+    RecoveryStyle,
+};
+use crate::time::{Duration, Instant};
+use crate::wire::{Flags, SackBlock, Segment};
+
+impl Sender {
+    pub(super) fn on_ack(&mut self, now: Instant, seg: &Segment) {
+        self.stats.acks_received += 1;
+        let base = self.iss + 1;
+        let ack = seg.ack.to_offset(base, self.snd_una);
+        if ack > self.snd_nxt {
+            self.stats.invalid_acks += 1;
+            return;
+        }
+        if ack < self.snd_una {
+            return; // an old, reordered ACK
+        }
+        if self.ts_ok {
+            if let Some(ts) = seg.options.timestamps {
+                if ts.val.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                    self.ts_recent = ts.val;
+                }
+            }
+        }
+        let window = (seg.window as u64) << self.snd_wscale;
+        let prior_una = self.snd_una;
+        let prior_in_flight = self.sb.in_flight();
+        let state_before = self.ca_state;
+        let had_outstanding = !self.sb.is_empty();
+
+        let advanced = ack > prior_una;
+        let acked = if advanced {
+            let a = self.sb.ack(ack, now, &mut self.rate);
+            self.snd_una = ack;
+            self.buf.release(ack);
+            a
+        } else {
+            Acked::default()
+        };
+        let newly_sacked = if self.sack_ok {
+            self.process_sack_blocks(now, seg.options.sack.as_slice(), ack)
+        } else {
+            0
+        };
+        let classic_dup = !advanced
+            && had_outstanding
+            && seg.len == 0
+            && !seg.flags.contains(Flags::FIN)
+            && window == self.snd_wnd;
+        let dupack = classic_dup && (!self.sack_ok || newly_sacked > 0);
+        self.snd_wnd = window;
+        if dupack {
+            self.stats.dupacks_received += 1;
+        }
+
+        let rtt_sample = self.rtt_sample(now, seg, advanced, &acked);
+        if let Some(r) = rtt_sample {
+            self.rtt.on_sample(r);
+        }
+        if advanced {
+            self.rtt.reset_backoff();
+            self.rto_head = None;
+        }
+
+        let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes);
+
+        let ev = AckEvent {
+            mss: self.mss,
+            bytes_acked: acked.bytes,
+            bytes_delivered: acked.delivered + newly_sacked,
+            prior_in_flight,
+            in_flight: self.sb.in_flight(),
+            rtt: rtt_sample,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            state: state_before,
+            dupack,
+            cwnd_limited: self.cwnd_limited,
+            snd_una: self.snd_una,
+        };
+        self.cc.on_ack(now, &ev);
+        if let Some(rs) = self
+            .rate
+            .finish(self.rtt.min_rtt(), newly_lost, prior_in_flight)
+        {
+            self.cc.on_rate_sample(now, &rs);
+        }
+
+        if self.sb.is_empty() {
+            self.rto_deadline = None;
+        } else if advanced && self.restart_timer_on_ack() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if acked.fin {
+            self.state = super::SenderState::Closed;
+            self.stats.completed_at = Some(now);
+            self.rto_deadline = None;
+        }
+    }
+
+    /// RFC 6298 (5.3) restarts the timer on every ACK of new data; NewReno
+    /// without SACK does so only for the first partial ACK of a recovery
+    /// (RFC 6582's "Impatient" variant), so that many losses end in a timeout.
+    fn restart_timer_on_ack(&self) -> bool {
+        !(self.ca_state == CaState::Recovery && !self.sack_ok && self.partial_acks > 1)
+    }
+
+    fn rtt_sample(
+        &self,
+        now: Instant,
+        seg: &Segment,
+        advanced: bool,
+        acked: &Acked,
+    ) -> Option<Duration> {
+        if !advanced {
+            return None;
+        }
+        if self.ts_ok {
+            if let Some(ts) = seg.options.timestamps {
+                if ts.ecr != 0 {
+                    let ms = super::ts_clock(now).wrapping_sub(ts.ecr);
+                    return Some(Duration::from_millis(ms as u64));
+                }
+            }
+        }
+        // Karn's rule: no sample when the ACK covers retransmitted data.
+        if acked.retransmitted {
+            return None;
+        }
+        acked.oldest_clean_send.map(|t| now - t)
+    }
+
+    fn process_sack_blocks(&mut self, now: Instant, blocks: &[SackBlock], ack: u64) -> u64 {
+        let base = self.iss + 1;
+        let mut newly = 0;
+        for (i, b) in blocks.iter().enumerate() {
+            let s = b.left.to_offset(base, self.snd_una);
+            let e = b.right.to_offset(base, self.snd_una);
+            if s >= e || e > self.snd_nxt {
+                continue; // invalid block: ignore it
+            }
+            // RFC 2883 section 4: a first block below the cumulative ACK, or
+            // inside the second block, reports a duplicate.
+            let inside_second = blocks.get(1).is_some_and(|b2| {
+                let s2 = b2.left.to_offset(base, self.snd_una);
+                let e2 = b2.right.to_offset(base, self.snd_una);
+                s2 <= s && e <= e2
+            });
+            if i == 0 && (e <= ack || inside_second) {
+                self.stats.dsacks_received += 1;
+                if self.sb.was_retransmitted(s, e) {
+                    self.stats.spurious_retransmissions += 1;
+                    self.cc.on_spurious(now);
+                }
+                continue;
+            }
+            let s = s.max(self.snd_una);
+            if s < e {
+                newly += self.sb.sack(s, e, now, &mut self.rate);
+            }
+        }
+        newly
+    }
+
+    fn set_state(&mut self, now: Instant, s: CaState) {
+        if self.ca_state != s {
+            self.ca_state = s;
+            self.cc.on_state(now, s);
+        }
+    }
+
+    /// Advances the recovery state machine for one ACK; returns bytes newly
+    /// marked lost.
+    fn update_recovery(
+        &mut self,
+        now: Instant,
+        advanced: bool,
+        dupack: bool,
+        acked_bytes: u64,
+    ) -> u64 {
+        let mss = self.mss as u64;
+        let dupthresh = self.cfg.dupthresh;
+        let sack_threshold = (dupthresh as u64 - 1) * mss;
+        let style = self.cc.recovery_style();
+        let mut newly_lost = 0;
+        if advanced {
+            self.dupacks = 0;
+        }
+        if dupack {
+            self.dupacks += 1;
+        }
+        match self.ca_state {
+            CaState::Recovery => {
+                let reno_exit = advanced && style == RecoveryStyle::Reno && !self.sack_ok;
+                if self.snd_una >= self.recover || reno_exit {
+                    self.exit_recovery(now);
+                } else if advanced {
+                    self.partial_acks += 1;
+                    if !self.sack_ok {
+                        // RFC 6582 partial ACK: retransmit the first unacknowledged
+                        // segment at once; deflate by the amount acked, add back one MSS.
+                        self.sb.dup_emul = self
+                            .sb
+                            .dup_emul
+                            .saturating_sub(acked_bytes.saturating_sub(mss));
+                        newly_lost += self.sb.mark_head_lost();
+                        self.forced_rtx = 1;
+                    }
+                }
+                if self.ca_state == CaState::Recovery {
+                    if self.sack_ok {
+                        newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+                    } else if dupack {
+                        self.sb.dup_emul += mss;
+                        self.sb.cap_dup_emul();
+                    }
+                }
+            }
+            CaState::Loss => {
+                if self.snd_una >= self.recover {
+                    self.set_state(now, CaState::Open);
+                } else if self.sack_ok {
+                    newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+                }
+            }
+            CaState::Open | CaState::Disorder | CaState::Cwr => {}
+        }
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            if self.sack_ok {
+                newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+            }
+            let loss = self.dupacks >= dupthresh || (self.sack_ok && self.sb.head_lost());
+            if loss && self.snd_una >= self.fr_guard && !self.sb.is_empty() {
+                newly_lost += self.enter_recovery(now);
+            } else {
+                let s = if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
+                    CaState::Disorder
+                } else {
+                    CaState::Open
+                };
+                self.set_state(now, s);
+            }
+        }
+        newly_lost
+    }
+
+    /// Fast retransmit: the algorithm reduces its window, the head is marked lost
+    /// and retransmitted at once.
+    fn enter_recovery(&mut self, now: Instant) -> u64 {
+        let mss = self.mss as u64;
+        self.stats.fast_retransmits += 1;
+        let ev = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: self.snd_nxt - self.snd_una,
+            in_flight: self.sb.in_flight(),
+            mss: self.mss,
+        };
+        self.cc.on_congestion(now, &ev);
+        self.recover = self.snd_nxt;
+        let style = self.cc.recovery_style();
+        // Classic Reno has no recovery point: three more dupacks start another
+        // fast retransmit (and another window reduction).
+        if self.sack_ok || style != RecoveryStyle::Reno {
+            self.fr_guard = self.snd_nxt;
+        }
+        self.forced_rtx = 1;
+        self.partial_acks = 0;
+        if style == RecoveryStyle::GoBackN {
+            let n = self.sb.mark_all_lost();
+            self.set_state(now, CaState::Loss);
+            return n;
+        }
+        let n = self.sb.mark_head_lost();
+        if !self.sack_ok {
+            self.sb.dup_emul = self.dupacks as u64 * mss;
+            self.sb.cap_dup_emul();
+        }
+        self.set_state(now, CaState::Recovery);
+        n
+    }
+
+    fn exit_recovery(&mut self, now: Instant) {
+        self.dupacks = 0;
+        self.partial_acks = 0;
+        self.sb.dup_emul = 0;
+        let exit = RecoveryExit {
+            flight_size: self.snd_nxt - self.snd_una,
+            mss: self.mss,
+            sack: self.sack_ok,
+        };
+        self.cc.on_recovery_exit(now, &exit);
+        self.set_state(now, CaState::Open);
+    }
+
+    /// Retransmission timeout: the algorithm takes its loss window; every
+    /// un-SACKed segment is presumed lost; repair restarts from `snd_una`.
+    pub(super) fn enter_loss(&mut self, now: Instant) {
+        let repeated = self.rto_head == Some(self.snd_una);
+        self.rto_head = Some(self.snd_una);
+        let ev = CongestionEvent {
+            kind: CongestionKind::Rto { repeated },
+            flight_size: self.snd_nxt - self.snd_una,
+            in_flight: self.sb.in_flight(),
+            mss: self.mss,
+        };
+        self.cc.on_congestion(now, &ev);
+        self.sb.mark_all_lost();
+        self.recover = self.snd_nxt;
+        self.fr_guard = self.snd_nxt;
+        self.dupacks = 0;
+        self.partial_acks = 0;
+        self.forced_rtx = 1;
+        self.set_state(now, CaState::Loss);
+    }
+}

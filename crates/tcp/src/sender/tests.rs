@@ -1,0 +1,483 @@
+//! Sender behaviour against hand-written ACK sequences: each test plays the
+//! receiver's part segment by segment and checks the sender's exact reaction.
+
+use crate::cc::{CaState, CongestionControl};
+use crate::config::TcpConfig;
+use crate::seq::SeqNum;
+use crate::time::{Duration, Instant};
+use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment};
+use crate::{CcConfig, Sender, Transmit, TxKind};
+
+const MSS: u64 = 1000;
+/// Close to the wrap so every test also exercises 32-bit wrap-around.
+const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
+const IRS: SeqNum = SeqNum(77);
+
+struct Harness {
+    tx: Sender,
+    now: Instant,
+}
+
+fn cfg(sack: bool) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        sack,
+        ..TcpConfig::default()
+    }
+}
+
+impl Harness {
+    /// A sender with `cfg` and algorithm `cc`, connected at t = 100 ms (SYN RTT
+    /// 100 ms), with an unlimited stream.
+    fn new(cfg: TcpConfig, cc: &str) -> Self {
+        let algo: CcConfig = serde_json::from_value(serde_json::json!(cc)).unwrap();
+        let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
+        let sack = cfg.sack;
+        let mut tx = Sender::new(cfg, cc, ISS);
+        tx.write_unlimited();
+        let syn = tx.poll_transmit(Instant::ZERO).unwrap();
+        assert_eq!(syn.kind, TxKind::Syn);
+        assert_eq!(syn.segment.seq, ISS);
+        let mut h = Harness {
+            tx,
+            now: Instant::ZERO,
+        };
+        h.at(100);
+        let synack = Segment {
+            seq: IRS,
+            ack: ISS + 1,
+            flags: Flags::SYN.with(Flags::ACK),
+            window: 65_535,
+            len: 0,
+            options: Options {
+                mss: Some(MSS as u16),
+                window_scale: Some(7),
+                sack_permitted: sack,
+                ..Options::default()
+            },
+        };
+        h.tx.handle_segment(h.now, &synack);
+        h
+    }
+
+    fn at(&mut self, ms: u64) {
+        self.now = Instant::from_nanos(ms * 1_000_000);
+    }
+
+    /// Delivers an ACK for stream offset `off` with SACK blocks `sacks` (offsets).
+    fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
+        let base = ISS + 1;
+        let mut blocks = SackBlocks::default();
+        for &(s, e) in sacks {
+            blocks.push(SackBlock {
+                left: SeqNum::from_offset(base, s),
+                right: SeqNum::from_offset(base, e),
+            });
+        }
+        let seg = Segment {
+            seq: IRS + 1,
+            ack: SeqNum::from_offset(base, off),
+            flags: Flags::ACK,
+            window: 65_535,
+            len: 0,
+            options: Options {
+                sack: blocks,
+                ..Options::default()
+            },
+        };
+        self.tx.handle_segment(self.now, &seg);
+    }
+
+    /// Everything the sender transmits now.
+    fn drain(&mut self) -> Vec<Transmit> {
+        let mut out = Vec::new();
+        while let Some(t) = self.tx.poll_transmit(self.now) {
+            out.push(t);
+        }
+        out
+    }
+
+    /// Stream offsets of the data segments transmitted now, retransmissions marked.
+    fn sent(&mut self) -> Vec<(u64, bool)> {
+        self.drain()
+            .into_iter()
+            .filter(|t| matches!(t.kind, TxKind::Data | TxKind::Retransmission))
+            .map(|t| (t.offset, t.kind == TxKind::Retransmission))
+            .collect()
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.tx.cc().cwnd()
+    }
+    fn ssthresh(&self) -> u64 {
+        self.tx.cc().ssthresh()
+    }
+}
+
+fn new_data(range: std::ops::Range<u64>) -> Vec<(u64, bool)> {
+    range.map(|i| (i * MSS, false)).collect()
+}
+
+#[test]
+fn handshake_sends_initial_window_and_measures_syn_rtt() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    assert_eq!(h.sent(), new_data(0..10));
+    assert_eq!(h.tx.rtt().srtt(), Some(Duration::from_millis(100)));
+    assert!(!h.tx.sack_enabled());
+}
+
+#[test]
+fn slow_start_grows_one_mss_per_acked_segment() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    h.sent();
+    h.at(200);
+    h.ack(MSS, &[]);
+    assert_eq!(h.cwnd(), 11 * MSS);
+    // one ACK frees one segment and grows cwnd by one: two new segments
+    assert_eq!(h.sent(), new_data(10..12));
+}
+
+#[test]
+fn reno_halves_on_three_dupacks_inflates_and_deflates() {
+    let mut h = Harness::new(cfg(false), "reno");
+    assert_eq!(h.sent().len(), 10);
+    h.at(200);
+    // segment 0 lost: segments 1.. arrive and each produces a duplicate ACK
+    h.ack(0, &[]);
+    h.ack(0, &[]);
+    assert!(h.sent().is_empty(), "no limited transmit by default");
+    assert_eq!(h.tx.ca_state(), CaState::Disorder);
+    h.ack(0, &[]);
+    assert_eq!(h.tx.stats().fast_retransmits, 1);
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    assert_eq!(h.ssthresh(), 5 * MSS, "ssthresh = FlightSize / 2");
+    assert_eq!(h.cwnd(), 5 * MSS);
+    assert_eq!(
+        h.sent(),
+        vec![(0, true)],
+        "fast retransmit of the lost segment"
+    );
+    // Inflation: cwnd + 3 MSS + 1 MSS per further dupack; new data once the
+    // inflated window exceeds FlightSize (10 segments): after the 6th dupack.
+    h.ack(0, &[]);
+    h.ack(0, &[]);
+    assert!(h.sent().is_empty());
+    h.ack(0, &[]);
+    assert_eq!(h.sent(), new_data(10..11));
+    h.ack(0, &[]);
+    assert_eq!(h.sent(), new_data(11..12));
+    // The retransmission is acknowledged: Reno deflates to ssthresh and leaves.
+    h.at(300);
+    h.ack(10 * MSS, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 5 * MSS);
+}
+
+#[test]
+fn newreno_stays_in_recovery_on_partial_acks_and_leaves_at_recovery_point() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    h.sent();
+    h.at(200);
+    // segments 0 and 4 lost; 1-3 and 5-9 arrive: 8 duplicate ACKs
+    for _ in 0..3 {
+        h.ack(0, &[]);
+    }
+    assert_eq!(h.sent(), vec![(0, true)]);
+    for _ in 0..5 {
+        h.ack(0, &[]);
+    }
+    // inflated window ssthresh 5 + 8 dupacks = 13 > 10 outstanding: 3 new segments
+    assert_eq!(h.sent(), new_data(10..13));
+    // The retransmission of 0 arrives: the receiver has 0-3, ACKs 4000 (partial).
+    h.at(300);
+    h.ack(4 * MSS, &[]);
+    assert_eq!(
+        h.tx.ca_state(),
+        CaState::Recovery,
+        "partial ACK keeps NewReno in recovery"
+    );
+    // RFC 6582: retransmit the first unacknowledged segment at once; deflate by
+    // the 4 segments acked, add back one: in flight are 10-12 and the
+    // retransmission, so one new segment fits in ssthresh = 5.
+    assert_eq!(h.sent(), vec![(4 * MSS, true), (13 * MSS, false)]);
+    // ACK of everything sent before recovery started (the recovery point)
+    h.at(400);
+    h.ack(10 * MSS, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    // exit: cwnd = min(ssthresh, FlightSize + MSS), 4 segments outstanding
+    assert_eq!(h.cwnd(), 5 * MSS);
+    assert_eq!(h.tx.stats().fast_retransmits, 1);
+    assert_eq!(h.tx.stats().retransmissions, 2);
+}
+
+#[test]
+fn reno_leaves_recovery_on_partial_ack_and_halves_again() {
+    let mut h = Harness::new(cfg(false), "reno");
+    h.sent();
+    h.at(200);
+    for _ in 0..8 {
+        h.ack(0, &[]);
+    }
+    h.sent();
+    h.at(300);
+    h.ack(4 * MSS, &[]);
+    assert_eq!(
+        h.tx.ca_state(),
+        CaState::Open,
+        "Reno ends recovery on the first new ACK"
+    );
+    assert!(
+        h.sent().iter().all(|&(_, rtx)| !rtx),
+        "no retransmission on the partial ACK"
+    );
+    // three more duplicate ACKs for the second hole: a second window reduction
+    for _ in 0..3 {
+        h.ack(4 * MSS, &[]);
+    }
+    assert_eq!(h.tx.stats().fast_retransmits, 2);
+    assert_eq!(h.sent().first(), Some(&(4 * MSS, true)));
+}
+
+#[test]
+fn tahoe_returns_to_slow_start_from_snd_una() {
+    let mut h = Harness::new(cfg(false), "tahoe");
+    h.sent();
+    h.at(200);
+    for _ in 0..3 {
+        h.ack(0, &[]);
+    }
+    assert_eq!(h.tx.ca_state(), CaState::Loss);
+    assert_eq!(h.cwnd(), MSS, "cwnd back to one segment");
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    assert_eq!(h.sent(), vec![(0, true)]);
+    h.ack(0, &[]);
+    assert!(
+        h.sent().is_empty(),
+        "further dupacks do nothing (go-back-N)"
+    );
+    // The retransmission is acknowledged (receiver had 1..10 too: ACK 10 000
+    // would end it, but say only 0-1 were held): slow start resends from snd_una.
+    h.at(300);
+    h.ack(2 * MSS, &[]);
+    assert_eq!(h.cwnd(), 2 * MSS, "slow start");
+    assert_eq!(h.sent(), vec![(2 * MSS, true), (3 * MSS, true)]);
+}
+
+#[test]
+fn rto_doubles_on_each_expiry_and_resets_on_new_data() {
+    let mut c = cfg(false);
+    c.initial_cwnd = 2;
+    let mut h = Harness::new(c, "newreno");
+    assert_eq!(h.sent(), new_data(0..2));
+    // srtt 100 ms from the SYN: RTO = max(min_rto 1 s, 300 ms) = 1 s
+    assert_eq!(
+        h.tx.poll_timeout(),
+        Some(Instant::from_nanos(1_100_000_000))
+    );
+    let mut expiry = 1_100u64;
+    for (k, rto_after) in [2_000u64, 4_000, 8_000].into_iter().enumerate() {
+        h.at(expiry);
+        h.tx.handle_timeout(h.now);
+        assert_eq!(h.tx.stats().rto_expiries, k as u64 + 1);
+        assert_eq!(h.sent(), vec![(0, true)], "retransmit from snd_una");
+        assert_eq!(h.cwnd(), MSS);
+        // ssthresh set by the first timeout (FlightSize 2 MSS -> floor 2 MSS) and
+        // held by the repeats
+        assert_eq!(h.ssthresh(), 2 * MSS);
+        assert_eq!(
+            h.tx.poll_timeout(),
+            Some(h.now + Duration::from_millis(rto_after))
+        );
+        expiry += rto_after;
+    }
+    assert_eq!(h.tx.ca_state(), CaState::Loss);
+    // New data acknowledged: the backoff is cleared (Karn: no RTT sample).
+    h.at(expiry - 10);
+    h.ack(MSS, &[]);
+    assert_eq!(h.tx.rtt().backoff_count(), 0);
+    assert_eq!(h.tx.poll_timeout(), Some(h.now + Duration::from_secs(1)));
+    assert_eq!(h.tx.rtt().srtt(), Some(Duration::from_millis(100)));
+}
+
+#[test]
+fn repeated_timeout_holds_ssthresh_with_larger_flight() {
+    // RFC 5681 3.1: the second timeout of the same segment must not recompute
+    // ssthresh from the (now tiny) FlightSize.
+    let mut h = Harness::new(cfg(false), "newreno");
+    h.sent();
+    h.at(1_100);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    h.sent();
+    h.at(3_100);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.ssthresh(), 5 * MSS);
+}
+
+#[test]
+fn sack_recovery_retransmits_only_the_holes() {
+    let mut c = cfg(true);
+    c.initial_cwnd = 20;
+    let mut h = Harness::new(c, "newreno");
+    assert!(h.tx.sack_enabled());
+    assert_eq!(h.sent().len(), 20);
+    h.at(200);
+    // holes at segments 3, 7 and 12; everything else arrives in order
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
+    let mut retransmitted = Vec::new();
+    let mut recovery_point = None;
+    for seg in 0..20u64 {
+        if [3, 7, 12].contains(&seg) {
+            continue;
+        }
+        let cum = if seg < 3 { (seg + 1) * MSS } else { 3 * MSS };
+        if seg > 3 {
+            // merge into the block list as a receiver would (newest first)
+            let start = if seg > 12 {
+                13
+            } else if seg > 7 {
+                8
+            } else {
+                4
+            };
+            blocks.retain(|b| b.0 != start * MSS);
+            blocks.insert(0, (start * MSS, (seg + 1) * MSS));
+        }
+        let before = h.tx.snapshot().snd_nxt;
+        h.ack(cum, &blocks);
+        if h.tx.stats().fast_retransmits == 1 && recovery_point.is_none() {
+            recovery_point = Some(before);
+        }
+        let sent = h.sent();
+        if (4..6).contains(&seg) {
+            assert!(
+                sent.is_empty(),
+                "no new data before recovery: FlightSize bounds the window"
+            );
+        }
+        retransmitted.extend(sent.into_iter().filter(|s| s.1).map(|s| s.0));
+    }
+    assert_eq!(h.tx.stats().fast_retransmits, 1);
+    assert_eq!(retransmitted, vec![3 * MSS, 7 * MSS, 12 * MSS]);
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    // all holes repaired: an ACK up to the recovery point ends recovery with
+    // cwnd = ssthresh (RFC 6675)
+    h.at(300);
+    let recovery_point = recovery_point.unwrap();
+    h.ack(recovery_point - 2 * MSS, &[]);
+    assert_eq!(
+        h.tx.ca_state(),
+        CaState::Recovery,
+        "below the recovery point"
+    );
+    h.ack(recovery_point, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), h.ssthresh());
+}
+
+#[test]
+fn dsack_of_a_retransmission_counts_as_spurious() {
+    let mut h = Harness::new(cfg(true), "newreno");
+    h.sent();
+    h.at(1_100);
+    h.tx.handle_timeout(h.now); // spurious timeout: the data was merely late
+    assert_eq!(h.sent(), vec![(0, true)]);
+    h.at(1_150);
+    h.ack(10 * MSS, &[]);
+    // the retransmission arrives as a duplicate: DSACK below the cumulative ACK
+    h.ack(10 * MSS, &[(0, MSS)]);
+    assert_eq!(h.tx.stats().dsacks_received, 1);
+    assert_eq!(h.tx.stats().spurious_retransmissions, 1);
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+    let mut c = cfg(false);
+    c.limited_transmit = true;
+    let mut h = Harness::new(c, "newreno");
+    h.sent();
+    h.at(200);
+    h.ack(0, &[]);
+    assert_eq!(h.sent(), new_data(10..11));
+    h.ack(0, &[]);
+    assert_eq!(h.sent(), new_data(11..12));
+    h.ack(0, &[]);
+    assert_eq!(h.sent(), vec![(0, true)]);
+}
+
+#[test]
+fn acks_for_unsent_data_are_ignored() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    h.sent();
+    h.ack(50 * MSS, &[]);
+    assert_eq!(h.tx.stats().invalid_acks, 1);
+    assert_eq!(h.tx.bytes_acked(), 0);
+}
+
+#[test]
+fn finite_transfer_ends_with_fin_and_completes() {
+    let mut c = cfg(false);
+    c.initial_cwnd = 4;
+    let algo = CcConfig::default().build(c.mss, c.initial_cwnd, None, c.abc_limit);
+    let mut tx = Sender::new(c, algo, ISS);
+    tx.write_virtual(2_500);
+    tx.close();
+    let mut h = Harness {
+        tx,
+        now: Instant::ZERO,
+    };
+    h.drain();
+    h.at(100);
+    let synack = Segment {
+        seq: IRS,
+        ack: ISS + 1,
+        flags: Flags::SYN.with(Flags::ACK),
+        window: 65_535,
+        len: 0,
+        options: Options {
+            mss: Some(MSS as u16),
+            ..Options::default()
+        },
+    };
+    h.tx.handle_segment(h.now, &synack);
+    let segs = h.drain();
+    assert_eq!(segs.len(), 3);
+    assert_eq!(segs[2].segment.len, 500);
+    assert!(segs[2].segment.flags.contains(Flags::FIN));
+    h.at(200);
+    h.ack(2_501, &[]); // data plus the FIN
+    assert_eq!(h.tx.stats().completed_at, Some(h.now));
+    assert_eq!(h.tx.bytes_acked(), 2_500);
+    assert_eq!(h.tx.poll_timeout(), None);
+}
+
+#[test]
+fn syn_timeout_backs_off_and_data_starts_with_three_second_rto() {
+    let c = cfg(false);
+    let algo = CcConfig::default().build(c.mss, c.initial_cwnd, None, c.abc_limit);
+    let mut tx = Sender::new(c, algo, ISS);
+    tx.write_unlimited();
+    assert_eq!(tx.poll_transmit(Instant::ZERO).unwrap().kind, TxKind::Syn);
+    let t1 = tx.poll_timeout().unwrap();
+    assert_eq!(t1, Instant::from_nanos(1_000_000_000));
+    tx.handle_timeout(t1);
+    assert_eq!(tx.poll_transmit(t1).unwrap().kind, TxKind::Syn);
+    assert_eq!(tx.stats().syn_retransmissions, 1);
+    let synack = Segment {
+        seq: IRS,
+        ack: ISS + 1,
+        flags: Flags::SYN.with(Flags::ACK),
+        window: 65_535,
+        len: 0,
+        options: Options::default(),
+    };
+    let t2 = Instant::from_nanos(1_200_000_000);
+    tx.handle_segment(t2, &synack);
+    assert_eq!(
+        tx.rtt().srtt(),
+        None,
+        "Karn: no sample from a retransmitted SYN"
+    );
+    assert_eq!(tx.rtt().rto(), Duration::from_secs(3));
+    assert_eq!(tx.mss(), 536, "no MSS option: RFC 1122 default");
+}

@@ -1,0 +1,288 @@
+//! Property tests: over a channel that loses, duplicates, delays and reorders
+//! segments in both directions, the receiver delivers exactly the bytes written
+//! to the sender, in order, once; and the sender only adds data to the network
+//! when its algorithm's window allows it (plus the one immediate retransmission
+//! each loss event permits).
+
+use proptest::prelude::*;
+use std::collections::BinaryHeap;
+use wavelab_tcp::cc::CaState;
+use wavelab_tcp::{
+    ByteSize, CcConfig, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum, TcpConfig,
+    TxKind,
+};
+
+/// A small deterministic generator (xorshift64*), so the channel is reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Channel {
+    loss: f64,
+    dup: f64,
+    delay_ms: u64,
+    jitter_ms: u64,
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Arrival {
+    at: std::cmp::Reverse<(u64, u64)>,
+    to_receiver: bool,
+    idx: usize,
+}
+
+struct Outcome {
+    delivered: Vec<u8>,
+    window_violations: u64,
+    loss_events: u64,
+    finished: bool,
+}
+
+fn run(
+    cfg: TcpConfig,
+    algo: &str,
+    data: &[u8],
+    chan: Channel,
+    seed: u64,
+    chunked_writes: bool,
+) -> Outcome {
+    let cc: CcConfig = serde_json::from_value(serde_json::json!(algo)).unwrap();
+    let cc = cc.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
+    let mut tx = Sender::new(cfg.clone(), cc, SeqNum(seed as u32));
+    let mut rx = Receiver::new(cfg.clone(), SeqNum((seed >> 32) as u32));
+    rx.keep_bytes();
+    if chunked_writes {
+        for c in data.chunks(777) {
+            tx.write(c);
+        }
+    } else {
+        tx.write(data);
+    }
+    tx.close();
+    let mut rng = Rng(seed | 1);
+    // In-flight segments with their payload.
+    let mut store: Vec<(wavelab_tcp::Segment, Vec<u8>)> = Vec::new();
+    let mut heap: BinaryHeap<Arrival> = BinaryHeap::new();
+    let mut counter = 0u64;
+    let mut now = Instant::ZERO;
+    let mut delivered = Vec::new();
+    let mut window_violations = 0u64;
+    let mut partial_acks = 0u64;
+    let mss = cfg.mss as u64;
+    let lt_allowance = if cfg.limited_transmit { 2 * mss } else { 0 };
+    let limit = Instant::from_nanos(20_000 * 1_000_000_000);
+    let mut send = |to_receiver: bool,
+                    seg: wavelab_tcp::Segment,
+                    payload: Vec<u8>,
+                    now: Instant,
+                    rng: &mut Rng,
+                    heap: &mut BinaryHeap<Arrival>,
+                    store: &mut Vec<(wavelab_tcp::Segment, Vec<u8>)>| {
+        if rng.chance(chan.loss) {
+            return;
+        }
+        let copies = if rng.chance(chan.dup) { 2 } else { 1 };
+        for _ in 0..copies {
+            let d = chan.delay_ms * 1_000_000 + rng.below(chan.jitter_ms * 1_000_000 + 1);
+            counter += 1;
+            store.push((seg, payload.clone()));
+            heap.push(Arrival {
+                at: std::cmp::Reverse((now.as_nanos() + d, counter)),
+                to_receiver,
+                idx: store.len() - 1,
+            });
+        }
+    };
+    loop {
+        // Drain both endpoints.
+        loop {
+            let mut moved = false;
+            loop {
+                let pipe_before = tx.in_flight();
+                let outstanding_before = tx.snapshot().outstanding;
+                let state = tx.ca_state();
+                let Some(t) = tx.poll_transmit(now) else {
+                    break;
+                };
+                moved = true;
+                let cwnd = tx.cc().cwnd();
+                let len = t.segment.seq_len() as u64;
+                match t.kind {
+                    TxKind::Data => {
+                        let used = match state {
+                            CaState::Recovery | CaState::Loss => pipe_before,
+                            _ => outstanding_before,
+                        };
+                        if used + len > cwnd + lt_allowance {
+                            window_violations += 1;
+                        }
+                    }
+                    TxKind::Retransmission if pipe_before + len > cwnd => {
+                        window_violations += 1;
+                    }
+                    _ => {}
+                }
+                let mut payload = vec![0u8; t.segment.len as usize];
+                tx.payload(t.offset, &mut payload);
+                send(
+                    true, t.segment, payload, now, &mut rng, &mut heap, &mut store,
+                );
+            }
+            while let Some(t) = rx.poll_transmit(now) {
+                moved = true;
+                send(
+                    false,
+                    t.segment,
+                    Vec::new(),
+                    now,
+                    &mut rng,
+                    &mut heap,
+                    &mut store,
+                );
+            }
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = rx.read(&mut buf);
+                if n == 0 {
+                    break;
+                }
+                delivered.extend_from_slice(&buf[..n]);
+            }
+            if !moved {
+                break;
+            }
+        }
+        if tx.stats().completed_at.is_some() {
+            break;
+        }
+        let next_arrival = heap.peek().map(|a| Instant::from_nanos(a.at.0 .0));
+        let next = [next_arrival, tx.poll_timeout(), rx.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(next) = next else { break };
+        if next > limit {
+            break;
+        }
+        assert!(next >= now, "time never runs backwards");
+        now = next;
+        if let Some(a) = heap.peek() {
+            if Instant::from_nanos(a.at.0 .0) <= now {
+                let a = heap.pop().unwrap();
+                let (seg, payload) = &store[a.idx];
+                if a.to_receiver {
+                    rx.handle_segment(now, seg, Some(payload));
+                } else {
+                    let una = tx.bytes_acked();
+                    let in_recovery = tx.ca_state() == CaState::Recovery;
+                    tx.handle_segment(now, seg);
+                    if in_recovery && tx.bytes_acked() > una {
+                        partial_acks += 1;
+                    }
+                }
+                continue;
+            }
+        }
+        if tx.poll_timeout().is_some_and(|d| d <= now) {
+            tx.handle_timeout(now);
+        }
+        if rx.poll_timeout().is_some_and(|d| d <= now) {
+            rx.handle_timeout(now);
+        }
+    }
+    let s = tx.stats();
+    Outcome {
+        delivered,
+        window_violations,
+        loss_events: s.fast_retransmits + s.rto_expiries + partial_acks,
+        finished: s.completed_at.is_some(),
+    }
+}
+
+fn config_strategy() -> impl Strategy<Value = TcpConfig> {
+    (
+        500u32..1500,
+        1u32..12,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        1u32..5,
+        prop_oneof![Just(None), Just(Some(Duration::from_millis(40)))],
+    )
+        .prop_map(
+            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack)| TcpConfig {
+                mss,
+                initial_cwnd: iw,
+                sack,
+                timestamps: ts,
+                limited_transmit: lt,
+                dsack,
+                dupthresh,
+                delayed_ack: delack,
+                min_rto: Duration::from_millis(200),
+                max_rto: Duration::from_secs(4),
+                rcv_window: ByteSize(256 * 1024),
+                ..TcpConfig::default()
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn stream_arrives_intact_once_in_order(
+        cfg in config_strategy(),
+        algo in prop_oneof![Just("tahoe"), Just("reno"), Just("newreno")],
+        len in 1usize..150_000,
+        loss in 0.0f64..0.15,
+        dup in 0.0f64..0.05,
+        delay_ms in 1u64..60,
+        jitter_ms in 0u64..40,
+        seed in any::<u64>(),
+        chunked in any::<bool>(),
+    ) {
+        let data: Vec<u8> = (0..len).map(|i| (i as u64).wrapping_mul(2_654_435_761).wrapping_add(seed) as u8).collect();
+        let chan = Channel { loss, dup, delay_ms, jitter_ms };
+        let out = run(cfg, algo, &data, chan, seed, chunked);
+        prop_assert!(out.finished, "transfer did not complete");
+        prop_assert_eq!(out.delivered.len(), data.len());
+        prop_assert!(out.delivered == data, "delivered bytes differ from the written stream");
+        prop_assert!(out.window_violations <= out.loss_events,
+            "{} transmissions beyond the window for {} loss events", out.window_violations, out.loss_events);
+    }
+}
+
+#[test]
+fn clean_channel_has_no_window_violations_and_no_retransmissions() {
+    let data = vec![7u8; 300_000];
+    let chan = Channel {
+        loss: 0.0,
+        dup: 0.0,
+        delay_ms: 20,
+        jitter_ms: 0,
+    };
+    let out = run(TcpConfig::default(), "newreno", &data, chan, 42, false);
+    assert!(out.finished);
+    assert_eq!(out.delivered, data);
+    assert_eq!(out.window_violations, 0);
+    assert_eq!(out.loss_events, 0);
+}
