@@ -1,0 +1,317 @@
+//! One direction of a link: a drop-tail queue, a rate server, a loss model and
+//! a propagation pipe.
+//!
+//! A packet arriving at a direction waits in the queue (or is dropped if the
+//! queue is full), is serialised at the direction's rate, may be lost by the
+//! loss model once serialised, then propagates for the delay. The pipe is a
+//! first-in first-out ring: when the delay drops, later packets queue behind
+//! earlier ones instead of overtaking them. The direction keeps at most one
+//! pending transmission event and one pending arrival event.
+//!
+//! Outages: a packet is lost if any part of its time on the link (from the start
+//! of its serialisation to its arrival) overlaps an outage window. Packets
+//! queued when an outage starts keep being serialised at the link rate and are
+//! lost; so is everything that arrives during the outage.
+
+use crate::packet::PacketId;
+use crate::rng::Rng;
+use crate::scenario::{LossSpec, QueueLimit};
+use std::collections::VecDeque;
+use wavelab_tcp::{Duration, Instant, Rate};
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The queue was full.
+    Queue = 0,
+    /// The random loss model.
+    Random = 1,
+    /// An outage window.
+    Outage = 2,
+}
+
+impl DropCause {
+    /// Names, indexed by the cause's code.
+    pub const NAMES: [&'static str; 3] = ["queue", "random", "outage"];
+}
+
+/// Counters of one link direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    /// Packets offered to the direction.
+    pub arrived: u64,
+    /// Packets serialised.
+    pub sent_packets: u64,
+    /// Bytes serialised.
+    pub sent_bytes: u64,
+    /// Packets that reached the far end.
+    pub delivered_packets: u64,
+    /// Bytes that reached the far end.
+    pub delivered_bytes: u64,
+    /// Drops, indexed by [`DropCause`].
+    pub dropped: [u64; 3],
+    /// Largest number of packets waiting.
+    pub max_queue_packets: u64,
+    /// Largest number of bytes waiting.
+    pub max_queue_bytes: u64,
+}
+
+/// A loss model with its own random stream.
+#[derive(Clone, Debug)]
+pub struct LossModel {
+    spec: LossSpec,
+    bad: bool,
+    rng: Rng,
+}
+
+impl LossModel {
+    /// A model in its good state.
+    pub fn new(spec: LossSpec, rng: Rng) -> Self {
+        LossModel {
+            spec,
+            bad: false,
+            rng,
+        }
+    }
+    /// Replaces the model (the random stream continues).
+    pub fn set(&mut self, spec: LossSpec) {
+        self.spec = spec;
+        self.bad = false;
+    }
+    /// Decides the fate of one packet.
+    pub fn lose(&mut self) -> bool {
+        match self.spec {
+            LossSpec::None => false,
+            LossSpec::Bernoulli { p } => self.rng.chance(p),
+            LossSpec::GilbertElliott {
+                p_good_bad,
+                p_bad_good,
+                loss_good,
+                loss_bad,
+            } => {
+                let flip = if self.bad { p_bad_good } else { p_good_bad };
+                if self.rng.chance(flip) {
+                    self.bad = !self.bad;
+                }
+                self.rng.chance(if self.bad { loss_bad } else { loss_good })
+            }
+        }
+    }
+}
+
+/// Sorted, merged outage windows `[start, end)`.
+#[derive(Clone, Debug, Default)]
+pub struct Outages(Vec<(Instant, Instant)>);
+
+impl Outages {
+    /// Builds the set from possibly overlapping windows.
+    pub fn new(mut windows: Vec<(Instant, Instant)>) -> Self {
+        windows.sort();
+        let mut merged: Vec<(Instant, Instant)> = Vec::with_capacity(windows.len());
+        for (s, e) in windows {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        Outages(merged)
+    }
+    /// True if `[a, b]` overlaps a window.
+    pub fn overlaps(&self, a: Instant, b: Instant) -> bool {
+        let i = self.0.partition_point(|w| w.1 <= a);
+        self.0.get(i).is_some_and(|w| w.0 <= b)
+    }
+}
+
+/// The state of one link direction.
+#[derive(Debug)]
+pub struct LinkDir {
+    /// Serialisation rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Queue limit.
+    pub limit: QueueLimit,
+    /// Random loss.
+    pub loss: LossModel,
+    /// Outage windows of the link.
+    pub outages: Outages,
+    queue: VecDeque<(PacketId, u32)>,
+    queued_bytes: u64,
+    /// The packet being serialised.
+    pub busy: Option<PacketId>,
+    /// Packets propagating, in arrival order.
+    pub pipe: VecDeque<PacketId>,
+    last_arrival: Instant,
+    /// Counters.
+    pub counters: LinkCounters,
+}
+
+/// What happened to a packet offered to a direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// The direction was idle: serialisation starts now.
+    Start,
+    /// It waits in the queue.
+    Queued,
+    /// The queue was full.
+    Dropped,
+}
+
+impl LinkDir {
+    /// A direction with these settings.
+    pub fn new(
+        rate: Rate,
+        delay: Duration,
+        limit: QueueLimit,
+        loss: LossModel,
+        outages: Outages,
+    ) -> Self {
+        LinkDir {
+            rate,
+            delay,
+            limit,
+            loss,
+            outages,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            busy: None,
+            pipe: VecDeque::new(),
+            last_arrival: Instant::ZERO,
+            counters: LinkCounters::default(),
+        }
+    }
+
+    /// Packets waiting (not counting the one being serialised).
+    pub fn queued_packets(&self) -> usize {
+        self.queue.len()
+    }
+    /// Bytes waiting.
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    /// Offers a packet of `size` bytes.
+    pub fn admit(&mut self, id: PacketId, size: u32) -> Admit {
+        self.counters.arrived += 1;
+        if self.busy.is_none() {
+            self.busy = Some(id);
+            return Admit::Start;
+        }
+        let fits = match self.limit {
+            QueueLimit::Packets(n) => self.queue.len() < n as usize,
+            QueueLimit::Bytes(b) => self.queued_bytes + size as u64 <= b,
+        };
+        if !fits {
+            self.counters.dropped[DropCause::Queue as usize] += 1;
+            return Admit::Dropped;
+        }
+        self.queue.push_back((id, size));
+        self.queued_bytes += size as u64;
+        let c = &mut self.counters;
+        c.max_queue_packets = c.max_queue_packets.max(self.queue.len() as u64);
+        c.max_queue_bytes = c.max_queue_bytes.max(self.queued_bytes);
+        Admit::Queued
+    }
+
+    /// Takes the next waiting packet into service.
+    pub fn next_in_queue(&mut self) -> Option<PacketId> {
+        let (id, size) = self.queue.pop_front()?;
+        self.queued_bytes -= size as u64;
+        self.busy = Some(id);
+        Some(id)
+    }
+
+    /// Enters a serialised packet into the pipe; returns its arrival time.
+    pub fn propagate(&mut self, id: PacketId, now: Instant) -> Instant {
+        let arrival = (now + self.delay).max(self.last_arrival);
+        self.last_arrival = arrival;
+        self.pipe.push_back(id);
+        arrival
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    #[test]
+    fn outage_overlap() {
+        let o = Outages::new(vec![(t(100), t(200)), (t(150), t(300)), (t(500), t(600))]);
+        assert!(!o.overlaps(t(0), t(99)));
+        assert!(o.overlaps(t(90), t(100)));
+        assert!(o.overlaps(t(250), t(260)));
+        assert!(!o.overlaps(t(300), t(499)));
+        assert!(
+            o.overlaps(t(0), t(1000)),
+            "a packet in the air across the whole outage"
+        );
+    }
+
+    #[test]
+    fn drop_tail_in_packets_and_bytes() {
+        let loss = LossModel::new(LossSpec::None, Rng::derive(1, Stream::LinkLoss(0)));
+        let mut d = LinkDir::new(
+            Rate::from_mbps(1),
+            Duration::ZERO,
+            QueueLimit::Packets(2),
+            loss.clone(),
+            Outages::default(),
+        );
+        assert_eq!(d.admit(0, 1500), Admit::Start);
+        assert_eq!(d.admit(1, 1500), Admit::Queued);
+        assert_eq!(d.admit(2, 1500), Admit::Queued);
+        assert_eq!(d.admit(3, 1500), Admit::Dropped);
+        assert_eq!(d.counters.dropped[0], 1);
+        let mut b = LinkDir::new(
+            Rate::from_mbps(1),
+            Duration::ZERO,
+            QueueLimit::Bytes(3000),
+            loss,
+            Outages::default(),
+        );
+        b.admit(0, 1500);
+        assert_eq!(b.admit(1, 1500), Admit::Queued);
+        assert_eq!(b.admit(2, 1501), Admit::Dropped);
+        assert_eq!(b.admit(3, 1500), Admit::Queued);
+    }
+
+    #[test]
+    fn pipe_stays_fifo_when_delay_drops() {
+        let loss = LossModel::new(LossSpec::None, Rng::derive(1, Stream::LinkLoss(0)));
+        let mut d = LinkDir::new(
+            Rate::from_mbps(1),
+            Duration::from_millis(240),
+            QueueLimit::Packets(2),
+            loss,
+            Outages::default(),
+        );
+        assert_eq!(d.propagate(0, t(0)), t(240));
+        d.delay = Duration::from_millis(30);
+        assert_eq!(d.propagate(1, t(10)), t(240), "no overtaking");
+        assert_eq!(d.propagate(2, t(300)), t(330));
+    }
+
+    #[test]
+    fn gilbert_elliott_loses_in_bursts() {
+        let spec = LossSpec::GilbertElliott {
+            p_good_bad: 0.01,
+            p_bad_good: 0.2,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let mut m = LossModel::new(spec, Rng::derive(3, Stream::LinkLoss(0)));
+        let v: Vec<bool> = (0..100_000).map(|_| m.lose()).collect();
+        let rate = v.iter().filter(|x| **x).count() as f64 / v.len() as f64;
+        // stationary bad-state probability 0.01 / (0.01 + 0.2) = 4.8 %
+        assert!((rate - 0.0476).abs() < 0.006, "{rate}");
+        let runs = v.windows(2).filter(|w| w[0] && !w[1]).count() as f64;
+        let mean_burst = v.iter().filter(|x| **x).count() as f64 / runs;
+        assert!((mean_burst - 5.0).abs() < 0.6, "mean burst {mean_burst}");
+    }
+}

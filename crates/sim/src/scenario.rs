@@ -1,0 +1,678 @@
+//! The scenario schema: the one definition of what a scenario file may say.
+//!
+//! A scenario is data: links (each a duplex pair of directions with rate,
+//! delay, queue, loss, a schedule of changes and outage windows), flows
+//! (endpoints, algorithm, TCP parameters, start/stop/size), output settings and
+//! a seed. Unknown fields are rejected; every error names the field path and
+//! the bad value, e.g. `links[1].rate: "8 Mbps/s" is not a rate, write e.g.
+//! "8Mbit/s"`.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+use wavelab_tcp::units::{parse_size, ByteSize};
+use wavelab_tcp::{CcConfig, Duration, Rate, TcpConfig};
+
+/// A scenario error: where (a field path such as `links[1].rate`) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Field path; empty for file-level errors.
+    pub path: String,
+    /// What is wrong, quoting the bad value.
+    pub message: String,
+}
+
+impl ScenarioError {
+    fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+/// A whole scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in output file names.
+    #[serde(default)]
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time to run.
+    pub duration: Duration,
+    /// Seed of every random choice (loss, initial sequence numbers).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// What to record.
+    #[serde(default)]
+    pub output: OutputSpec,
+    /// Links; nodes are the names they connect.
+    pub links: Vec<LinkSpec>,
+    /// Flows.
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// What the run records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Sampling interval of the per-flow time series and queue series.
+    pub interval: Duration,
+    /// Record queue lengths at each sample.
+    pub queues: bool,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            interval: Duration::from_millis(100),
+            queues: true,
+        }
+    }
+}
+
+/// A drop-tail queue limit: packets (`"100pkt"`) or bytes (`"150KB"`). It
+/// counts packets waiting, not the one being transmitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// At most this many packets wait.
+    Packets(u32),
+    /// At most this many bytes wait.
+    Bytes(u64),
+}
+
+impl Default for QueueLimit {
+    fn default() -> Self {
+        QueueLimit::Packets(1000)
+    }
+}
+
+impl fmt::Display for QueueLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueLimit::Packets(n) => write!(f, "{n}pkt"),
+            QueueLimit::Bytes(b) => write!(f, "{}", ByteSize(*b)),
+        }
+    }
+}
+
+/// Parses `"100pkt"` or a size such as `"150KB"`.
+pub fn parse_queue(s: &str) -> Result<QueueLimit, String> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix("pkt").or_else(|| t.strip_suffix("packets")) {
+        return n
+            .trim()
+            .parse::<u32>()
+            .map(QueueLimit::Packets)
+            .map_err(|_| {
+                format!("\"{s}\" is not a queue size, write e.g. \"100pkt\" or \"150KB\"")
+            });
+    }
+    parse_size(t)
+        .map(|b| QueueLimit::Bytes(b.0))
+        .map_err(|_| format!("\"{s}\" is not a queue size, write e.g. \"100pkt\" or \"150KB\""))
+}
+
+impl<'de> Deserialize<'de> for QueueLimit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = QueueLimit;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a queue size such as \"100pkt\" or \"150KB\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<QueueLimit, E> {
+                parse_queue(v).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<QueueLimit, E> {
+                Err(E::custom(format!(
+                    "{v} has no unit; write a queue size with a unit, e.g. \"{v}pkt\" or \"150KB\""
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<QueueLimit, E> {
+                self.visit_i64(v as i64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for QueueLimit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Random loss on a link direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// No random loss.
+    #[default]
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+    },
+    /// Two-state Markov loss (Gilbert-Elliott), one transition per packet.
+    GilbertElliott {
+        /// Probability of moving from the good to the bad state.
+        p_good_bad: f64,
+        /// Probability of moving from the bad to the good state.
+        p_bad_good: f64,
+        /// Loss probability in the good state.
+        #[serde(default)]
+        loss_good: f64,
+        /// Loss probability in the bad state.
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Which direction(s) of a link a setting applies to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Both directions.
+    #[default]
+    Both,
+    /// From `between[0]` to `between[1]`.
+    Forward,
+    /// From `between[1]` to `between[0]`.
+    Reverse,
+}
+
+/// Per-direction overrides of a link's settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DirectionSpec {
+    /// Rate of this direction.
+    pub rate: Option<Rate>,
+    /// Propagation delay of this direction.
+    pub delay: Option<Duration>,
+    /// Queue limit of this direction.
+    pub queue: Option<QueueLimit>,
+    /// Random loss of this direction.
+    pub loss: Option<LossSpec>,
+}
+
+/// A change applied at a given time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleEntry {
+    /// When the change takes effect.
+    pub at: Duration,
+    /// Which direction(s) change (default both).
+    #[serde(default)]
+    pub direction: Direction,
+    /// New rate (applies to packets that start transmission afterwards).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// New propagation delay (applies to packets that leave afterwards; the
+    /// pipe stays first-in first-out).
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// New queue limit (applies to arrivals; packets already queued stay).
+    #[serde(default)]
+    pub queue: Option<QueueLimit>,
+    /// New loss model.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+}
+
+/// A window during which the link drops every packet in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageSpec {
+    /// Start of the outage.
+    pub start: Duration,
+    /// Its length.
+    pub duration: Duration,
+}
+
+/// A duplex point-to-point link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Name (default `link<i>`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The two nodes it connects; forward is from the first to the second.
+    pub between: [String; 2],
+    /// Rate of both directions.
+    pub rate: Rate,
+    /// One-way propagation delay of both directions.
+    pub delay: Duration,
+    /// Queue limit at the entrance of each direction (default 1000pkt).
+    #[serde(default)]
+    pub queue: QueueLimit,
+    /// Random loss of both directions (default none).
+    #[serde(default)]
+    pub loss: LossSpec,
+    /// Overrides for the forward direction.
+    #[serde(default)]
+    pub forward: DirectionSpec,
+    /// Overrides for the reverse direction.
+    #[serde(default)]
+    pub reverse: DirectionSpec,
+    /// Changes over time.
+    #[serde(default)]
+    pub schedule: Vec<ScheduleEntry>,
+    /// Outage windows (100 % loss in both directions).
+    #[serde(default)]
+    pub outages: Vec<OutageSpec>,
+}
+
+/// One flow (or `count` identical flows).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Name (default `flow<i>`; replicas get `#k`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Node of the sender.
+    pub from: String,
+    /// Node of the receiver.
+    pub to: String,
+    /// Congestion control (default NewReno).
+    #[serde(default)]
+    pub cc: CcConfig,
+    /// TCP parameters of both endpoints.
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// When the sender opens the connection (default 0 s).
+    #[serde(default)]
+    pub start: Duration,
+    /// When the application stops writing (default: never).
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// Bytes to transfer (default: unlimited).
+    #[serde(default)]
+    pub size: Option<ByteSize>,
+    /// Number of identical flows (default 1).
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    /// Explicit node path (default: the shortest path by hops).
+    #[serde(default)]
+    pub path: Option<Vec<String>>,
+    /// Record every packet of this flow in the packet log.
+    #[serde(default)]
+    pub log_packets: bool,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn locate<E>(e: serde_path_to_error::Error<E>, message: impl Fn(&E) -> String) -> ScenarioError {
+    let path = e.path().to_string();
+    let path = if path == "." { String::new() } else { path };
+    ScenarioError::at(path, message(e.inner()))
+}
+
+impl Scenario {
+    /// Parses and validates a scenario written as JSON (what the Python layer
+    /// passes after reading TOML).
+    pub fn from_json_str(s: &str) -> Result<Scenario, ScenarioError> {
+        let de = &mut serde_json::Deserializer::from_str(s);
+        let sc: Scenario =
+            serde_path_to_error::deserialize(de).map_err(|e| locate(e, |i| i.to_string()))?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// Parses and validates a scenario written as TOML.
+    pub fn from_toml_str(s: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(s).map_err(|e| {
+            ScenarioError::at("", format!("not valid TOML: {}", e.to_string().trim()))
+        })?;
+        let sc: Scenario = serde_path_to_error::deserialize(de)
+            .map_err(|e| locate(e, |i: &toml::de::Error| i.message().to_string()))?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// The scenario as JSON (normalised: every default filled in).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("scenario serialises")
+    }
+
+    /// Node names in order of first appearance in `links`.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for l in &self.links {
+            for n in &l.between {
+                if !v.contains(n) {
+                    v.push(n.clone());
+                }
+            }
+        }
+        v
+    }
+
+    /// Checks what the types cannot: ranges, references between fields, routes.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.duration.is_zero() {
+            return Err(ScenarioError::at("duration", "must be above zero"));
+        }
+        if self.output.interval.is_zero() {
+            return Err(ScenarioError::at("output.interval", "must be above zero"));
+        }
+        if self.links.is_empty() {
+            return Err(ScenarioError::at("links", "at least one link is needed"));
+        }
+        if self.flows.is_empty() {
+            return Err(ScenarioError::at("flows", "at least one flow is needed"));
+        }
+        let mut names = BTreeMap::new();
+        for (i, l) in self.links.iter().enumerate() {
+            let p = format!("links[{i}]");
+            if l.between[0].is_empty() || l.between[1].is_empty() {
+                return Err(ScenarioError::at(
+                    format!("{p}.between"),
+                    "node names must not be empty",
+                ));
+            }
+            if l.between[0] == l.between[1] {
+                return Err(ScenarioError::at(
+                    format!("{p}.between"),
+                    format!("\"{}\" is connected to itself", l.between[0]),
+                ));
+            }
+            let name = link_name(l, i);
+            if let Some(j) = names.insert(name.clone(), i) {
+                return Err(ScenarioError::at(
+                    format!("{p}.name"),
+                    format!("\"{name}\" is already the name of links[{j}]"),
+                ));
+            }
+            check_rate(&format!("{p}.rate"), l.rate)?;
+            check_loss(&format!("{p}.loss"), &l.loss)?;
+            check_queue(&format!("{p}.queue"), l.queue)?;
+            for (dname, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
+                if let Some(r) = d.rate {
+                    check_rate(&format!("{p}.{dname}.rate"), r)?;
+                }
+                if let Some(ls) = &d.loss {
+                    check_loss(&format!("{p}.{dname}.loss"), ls)?;
+                }
+                if let Some(q) = d.queue {
+                    check_queue(&format!("{p}.{dname}.queue"), q)?;
+                }
+            }
+            for (k, s) in l.schedule.iter().enumerate() {
+                let sp = format!("{p}.schedule[{k}]");
+                if s.rate.is_none() && s.delay.is_none() && s.queue.is_none() && s.loss.is_none() {
+                    return Err(ScenarioError::at(
+                        sp,
+                        "changes nothing: set rate, delay, queue or loss",
+                    ));
+                }
+                if let Some(r) = s.rate {
+                    check_rate(&format!("{sp}.rate"), r)?;
+                }
+                if let Some(ls) = &s.loss {
+                    check_loss(&format!("{sp}.loss"), ls)?;
+                }
+                if let Some(q) = s.queue {
+                    check_queue(&format!("{sp}.queue"), q)?;
+                }
+            }
+            for (k, o) in l.outages.iter().enumerate() {
+                if o.duration.is_zero() {
+                    return Err(ScenarioError::at(
+                        format!("{p}.outages[{k}].duration"),
+                        "must be above zero",
+                    ));
+                }
+            }
+        }
+        let nodes = self.node_names();
+        let topo = crate::topology::Topology::new(self);
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = format!("flows[{i}]");
+            for (field, n) in [("from", &f.from), ("to", &f.to)] {
+                if !nodes.contains(n) {
+                    return Err(ScenarioError::at(
+                        format!("{p}.{field}"),
+                        format!("\"{n}\" is not a node; nodes are {}", nodes.join(", ")),
+                    ));
+                }
+            }
+            if f.from == f.to {
+                return Err(ScenarioError::at(
+                    format!("{p}.to"),
+                    "sender and receiver are the same node",
+                ));
+            }
+            if f.count == 0 {
+                return Err(ScenarioError::at(
+                    format!("{p}.count"),
+                    "must be at least 1",
+                ));
+            }
+            f.tcp
+                .validate()
+                .map_err(|m| ScenarioError::at(format!("{p}.tcp.{}", field_of(&m)), rest_of(&m)))?;
+            if f.start >= self.duration {
+                return Err(ScenarioError::at(
+                    format!("{p}.start"),
+                    format!(
+                        "{} is not before the end of the run ({})",
+                        f.start, self.duration
+                    ),
+                ));
+            }
+            if let Some(stop) = f.stop {
+                if stop <= f.start {
+                    return Err(ScenarioError::at(
+                        format!("{p}.stop"),
+                        format!("{stop} is not after start ({})", f.start),
+                    ));
+                }
+            }
+            if f.size.is_some_and(|s| s.0 == 0) {
+                return Err(ScenarioError::at(format!("{p}.size"), "must be above zero"));
+            }
+            match &f.path {
+                Some(path) => {
+                    topo.route_along(path)
+                        .map_err(|m| ScenarioError::at(format!("{p}.path"), m))?;
+                    if path.first() != Some(&f.from) || path.last() != Some(&f.to) {
+                        return Err(ScenarioError::at(
+                            format!("{p}.path"),
+                            format!("must start at \"{}\" and end at \"{}\"", f.from, f.to),
+                        ));
+                    }
+                }
+                None => {
+                    for (a, b) in [(&f.from, &f.to), (&f.to, &f.from)] {
+                        if topo.shortest_route(a, b).is_none() {
+                            return Err(ScenarioError::at(
+                                format!("{p}.to"),
+                                format!("no route from \"{a}\" to \"{b}\""),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name of link `i` (its `name` or `link<i>`).
+pub fn link_name(l: &LinkSpec, i: usize) -> String {
+    l.name.clone().unwrap_or_else(|| format!("link{i}"))
+}
+
+fn field_of(m: &str) -> &str {
+    m.split(':').next().unwrap_or("")
+}
+fn rest_of(m: &str) -> String {
+    m.split_once(": ")
+        .map_or(m.to_string(), |(_, r)| r.to_string())
+}
+
+fn check_rate(path: &str, r: Rate) -> Result<(), ScenarioError> {
+    if r.as_bps() == 0 {
+        return Err(ScenarioError::at(
+            path,
+            "must be above zero (use an outage to stop a link)",
+        ));
+    }
+    Ok(())
+}
+
+fn check_queue(path: &str, q: QueueLimit) -> Result<(), ScenarioError> {
+    match q {
+        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
+            Err(ScenarioError::at(path, "must hold at least one packet"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_loss(path: &str, l: &LossSpec) -> Result<(), ScenarioError> {
+    let probs: Vec<(&str, f64)> = match *l {
+        LossSpec::None => vec![],
+        LossSpec::Bernoulli { p } => vec![("p", p)],
+        LossSpec::GilbertElliott {
+            p_good_bad,
+            p_bad_good,
+            loss_good,
+            loss_bad,
+        } => vec![
+            ("p_good_bad", p_good_bad),
+            ("p_bad_good", p_bad_good),
+            ("loss_good", loss_good),
+            ("loss_bad", loss_bad),
+        ],
+    };
+    for (name, p) in probs {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(ScenarioError::at(
+                format!("{path}.{name}"),
+                format!("{p} is not a probability (0 to 1)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+        duration = "10s"
+        [[links]]
+        between = ["a", "b"]
+        rate = "10Mbit/s"
+        delay = "25ms"
+        queue = "100pkt"
+        [[flows]]
+        from = "a"
+        to = "b"
+    "#;
+
+    fn err(toml_text: &str) -> String {
+        Scenario::from_toml_str(toml_text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn minimal_scenario_gets_defaults() {
+        let s = Scenario::from_toml_str(BASE).unwrap();
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.output.interval, Duration::from_millis(100));
+        assert_eq!(s.flows[0].cc.name(), "newreno");
+        assert_eq!(s.links[0].queue, QueueLimit::Packets(100));
+        // the JSON form round-trips
+        let again = Scenario::from_json_str(&s.to_json()).unwrap();
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn bad_rate_names_field_and_value() {
+        let t = BASE.replace("\"10Mbit/s\"", "\"8 Mbps/s\"");
+        assert_eq!(
+            err(&t),
+            "links[0].rate: \"8 Mbps/s\" is not a rate, write e.g. \"8Mbit/s\""
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_with_their_path() {
+        let t = BASE.replace("queue = \"100pkt\"", "queue = \"100pkt\"\nqeue = 3");
+        let e = err(&t);
+        assert!(e.starts_with("links[0].qeue: unknown field `qeue`"), "{e}");
+        let t = BASE.replace(
+            "to = \"b\"",
+            "to = \"b\"\n[flows.tcp]\nmss = 1000\nsak = true",
+        );
+        let e = err(&t);
+        assert!(
+            e.starts_with("flows[0].tcp.sak: unknown field `sak`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn semantic_errors_name_the_field() {
+        assert_eq!(
+            err(&BASE.replace("to = \"b\"", "to = \"c\"")),
+            "flows[0].to: \"c\" is not a node; nodes are a, b"
+        );
+        assert_eq!(
+            err(&BASE.replace("to = \"b\"", "to = \"b\"\ntcp = { mss = 10 }")),
+            "flows[0].tcp.mss: 10 is out of range 64..=65495 bytes"
+        );
+        assert_eq!(
+            err(&BASE.replace(
+                "queue = \"100pkt\"",
+                "queue = \"100pkt\"\nloss = { model = \"bernoulli\", p = 1.5 }"
+            )),
+            "links[0].loss.p: 1.5 is not a probability (0 to 1)"
+        );
+        assert_eq!(
+            err(&BASE.replace("delay = \"25ms\"", "delay = 25")),
+            "links[0].delay: 25 has no unit; write a duration with a unit, e.g. \"240ms\""
+        );
+        assert_eq!(
+            err(&BASE.replace("to = \"b\"", "to = \"b\"\ncc = \"vegas\"")),
+            "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno"
+        );
+        assert!(err("duration = ").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn queue_limits_parse() {
+        assert_eq!(parse_queue("100pkt").unwrap(), QueueLimit::Packets(100));
+        assert_eq!(parse_queue("150KB").unwrap(), QueueLimit::Bytes(150_000));
+        assert!(parse_queue("100").is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! Recorders of the sampled time series: per flow (bytes, window, RTT, state,
+//! the algorithm's own variables) and per link direction (queue length).
+
+use crate::link::LinkDir;
+use crate::trace::{ColumnData, Table};
+use wavelab_tcp::{CaState, CongestionControl, Instant, Receiver, Sender};
+
+const STATES: [CaState; 5] = [
+    CaState::Open,
+    CaState::Disorder,
+    CaState::Cwr,
+    CaState::Recovery,
+    CaState::Loss,
+];
+
+/// The per-flow time series.
+#[derive(Debug, Default)]
+pub struct Series {
+    time: Vec<f64>,
+    flow: Vec<u32>,
+    bytes_sent: Vec<u64>,
+    bytes_retransmitted: Vec<u64>,
+    bytes_acked: Vec<u64>,
+    bytes_delivered: Vec<u64>,
+    cwnd: Vec<u64>,
+    ssthresh: Vec<f64>,
+    in_flight: Vec<u64>,
+    outstanding: Vec<u64>,
+    sacked: Vec<u64>,
+    lost: Vec<u64>,
+    srtt: Vec<f64>,
+    rtt: Vec<f64>,
+    min_rtt: Vec<f64>,
+    rto: Vec<f64>,
+    state: Vec<u8>,
+    pacing_rate: Vec<f64>,
+    /// Names of the algorithm variables, the union over all flows.
+    metric_names: Vec<&'static str>,
+    metrics: Vec<Vec<f64>>,
+    scratch: Vec<f64>,
+}
+
+fn secs(d: Option<wavelab_tcp::Duration>) -> f64 {
+    d.map_or(f64::NAN, |d| d.as_secs_f64())
+}
+
+impl Series {
+    /// A recorder with a column for every algorithm variable any flow exposes.
+    pub fn new<'a>(names: impl Iterator<Item = &'a [&'static str]>) -> Self {
+        let mut metric_names: Vec<&'static str> = Vec::new();
+        for list in names {
+            for n in list {
+                if !metric_names.contains(n) {
+                    metric_names.push(n);
+                }
+            }
+        }
+        let metrics = vec![Vec::new(); metric_names.len()];
+        Series {
+            metric_names,
+            metrics,
+            ..Series::default()
+        }
+    }
+
+    /// Records one row for flow `flow`.
+    pub fn record(&mut self, now: Instant, flow: u32, tx: &Sender, rx: &Receiver) {
+        let s = tx.snapshot();
+        self.time.push(now.as_secs_f64());
+        self.flow.push(flow);
+        self.bytes_sent.push(tx.stats().bytes_sent);
+        self.bytes_retransmitted
+            .push(tx.stats().bytes_retransmitted);
+        self.bytes_acked.push(s.bytes_acked);
+        self.bytes_delivered.push(rx.delivered());
+        self.cwnd.push(s.cwnd);
+        self.ssthresh.push(if s.ssthresh == u64::MAX {
+            f64::NAN
+        } else {
+            s.ssthresh as f64
+        });
+        self.in_flight.push(s.in_flight);
+        self.outstanding.push(s.outstanding);
+        self.sacked.push(s.sacked);
+        self.lost.push(s.lost);
+        self.srtt.push(secs(s.srtt));
+        self.rtt.push(secs(s.latest_rtt));
+        self.min_rtt.push(secs(s.min_rtt));
+        self.rto.push(s.rto.as_secs_f64());
+        self.state.push(s.ca_state.code());
+        self.pacing_rate
+            .push(s.pacing_rate.map_or(f64::NAN, |r| r.as_bps() as f64));
+        let cc = tx.cc();
+        let names = cc.metric_names();
+        self.scratch.clear();
+        self.scratch.resize(names.len(), f64::NAN);
+        cc.metrics(&mut self.scratch);
+        for (col, name) in self.metric_names.iter().enumerate() {
+            let v = names
+                .iter()
+                .position(|n| n == name)
+                .map_or(f64::NAN, |k| self.scratch[k]);
+            self.metrics[col].push(v);
+        }
+    }
+
+    /// The series as a table; algorithm variables are columns `cc_<name>`.
+    pub fn to_table(&self) -> Table {
+        let mut t = Table::default();
+        t.push("time", ColumnData::F64(self.time.clone()));
+        t.push("flow", ColumnData::U32(self.flow.clone()));
+        t.push("bytes_sent", ColumnData::U64(self.bytes_sent.clone()));
+        t.push(
+            "bytes_retransmitted",
+            ColumnData::U64(self.bytes_retransmitted.clone()),
+        );
+        t.push("bytes_acked", ColumnData::U64(self.bytes_acked.clone()));
+        t.push(
+            "bytes_delivered",
+            ColumnData::U64(self.bytes_delivered.clone()),
+        );
+        t.push("cwnd", ColumnData::U64(self.cwnd.clone()));
+        t.push("ssthresh", ColumnData::F64(self.ssthresh.clone()));
+        t.push("in_flight", ColumnData::U64(self.in_flight.clone()));
+        t.push("outstanding", ColumnData::U64(self.outstanding.clone()));
+        t.push("sacked", ColumnData::U64(self.sacked.clone()));
+        t.push("lost", ColumnData::U64(self.lost.clone()));
+        t.push("srtt", ColumnData::F64(self.srtt.clone()));
+        t.push("rtt", ColumnData::F64(self.rtt.clone()));
+        t.push("min_rtt", ColumnData::F64(self.min_rtt.clone()));
+        t.push("rto", ColumnData::F64(self.rto.clone()));
+        t.push(
+            "state",
+            ColumnData::Category {
+                codes: self.state.clone(),
+                labels: STATES.iter().map(|s| s.name().to_string()).collect(),
+            },
+        );
+        t.push("pacing_rate", ColumnData::F64(self.pacing_rate.clone()));
+        for (name, col) in self.metric_names.iter().zip(&self.metrics) {
+            t.push(format!("cc_{name}"), ColumnData::F64(col.clone()));
+        }
+        t
+    }
+}
+
+/// Queue lengths of every link direction at each sample.
+#[derive(Debug, Default)]
+pub struct QueueSeries {
+    time: Vec<f64>,
+    dir: Vec<u32>,
+    packets: Vec<u64>,
+    bytes: Vec<u64>,
+}
+
+impl QueueSeries {
+    /// Records direction `dir`.
+    pub fn record(&mut self, now: Instant, dir: u32, d: &LinkDir) {
+        self.time.push(now.as_secs_f64());
+        self.dir.push(dir);
+        self.packets.push(d.queued_packets() as u64);
+        self.bytes.push(d.queued_bytes());
+    }
+
+    /// The series as a table (`dir` indexes the links table).
+    pub fn to_table(&self) -> Table {
+        let mut t = Table::default();
+        t.push("time", ColumnData::F64(self.time.clone()));
+        t.push("dir", ColumnData::U32(self.dir.clone()));
+        t.push("packets", ColumnData::U64(self.packets.clone()));
+        t.push("bytes", ColumnData::U64(self.bytes.clone()));
+        t
+    }
+}

@@ -1,0 +1,265 @@
+//! Columnar results: the per-flow time series, the queue series, the packet
+//! log and the counter tables. Columns are plain vectors, handed to Python as
+//! buffers without a Python object per sample.
+
+/// The values of one column.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    /// Floats (NaN for "not available").
+    F64(Vec<f64>),
+    /// Unsigned integers.
+    U64(Vec<u64>),
+    /// Signed integers.
+    I64(Vec<i64>),
+    /// Small unsigned integers.
+    U32(Vec<u32>),
+    /// Booleans.
+    Bool(Vec<bool>),
+    /// Strings.
+    Str(Vec<String>),
+    /// A categorical column: codes into `labels`.
+    Category {
+        /// Code of each row.
+        codes: Vec<u8>,
+        /// Label of each code.
+        labels: Vec<String>,
+    },
+}
+
+impl ColumnData {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::F64(v) => v.len(),
+            ColumnData::U64(v) => v.len(),
+            ColumnData::I64(v) => v.len(),
+            ColumnData::U32(v) => v.len(),
+            ColumnData::Bool(v) => v.len(),
+            ColumnData::Str(v) => v.len(),
+            ColumnData::Category { codes, .. } => codes.len(),
+        }
+    }
+    /// True if there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Values.
+    pub data: ColumnData,
+}
+
+/// A table: columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// The columns, in display order.
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    /// Appends a column.
+    pub fn push(&mut self, name: impl Into<String>, data: ColumnData) {
+        debug_assert!(self
+            .columns
+            .first()
+            .is_none_or(|c| c.data.len() == data.len()));
+        self.columns.push(Column {
+            name: name.into(),
+            data,
+        });
+    }
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.data.len())
+    }
+    /// The column called `name`.
+    pub fn column(&self, name: &str) -> Option<&ColumnData> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.data)
+    }
+    /// The float column `name` (panics if absent or of another type; for tests).
+    pub fn f64s(&self, name: &str) -> &[f64] {
+        match self.column(name) {
+            Some(ColumnData::F64(v)) => v,
+            other => panic!("no f64 column {name}: {other:?}"),
+        }
+    }
+    /// The u64 column `name` (panics if absent or of another type; for tests).
+    pub fn u64s(&self, name: &str) -> &[u64] {
+        match self.column(name) {
+            Some(ColumnData::U64(v)) => v,
+            other => panic!("no u64 column {name}: {other:?}"),
+        }
+    }
+    /// Renders the table as aligned text (for snapshots and the CLI).
+    pub fn to_text(&self) -> String {
+        let mut cells: Vec<Vec<String>> =
+            vec![self.columns.iter().map(|c| c.name.clone()).collect()];
+        for r in 0..self.rows() {
+            cells.push(
+                self.columns
+                    .iter()
+                    .map(|c| match &c.data {
+                        ColumnData::F64(v) => format_f64(v[r]),
+                        ColumnData::U64(v) => v[r].to_string(),
+                        ColumnData::I64(v) => v[r].to_string(),
+                        ColumnData::U32(v) => v[r].to_string(),
+                        ColumnData::Bool(v) => v[r].to_string(),
+                        ColumnData::Str(v) => v[r].clone(),
+                        ColumnData::Category { codes, labels } => labels[codes[r] as usize].clone(),
+                    })
+                    .collect(),
+            );
+        }
+        let widths: Vec<usize> = (0..self.columns.len())
+            .map(|c| cells.iter().map(|row| row[c].len()).max().unwrap_or(0))
+            .collect();
+        let mut out = String::new();
+        for row in cells {
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(s, w)| format!("{s:>w$}"))
+                .collect();
+            out += line.join("  ").trim_end();
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn format_f64(x: f64) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else if x == x.trunc() && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Codes of the packet-log `event` column.
+pub mod event {
+    /// The sender transmitted new data.
+    pub const SEND: u8 = 0;
+    /// The sender retransmitted data.
+    pub const RETRANSMIT: u8 = 1;
+    /// Data reached the receiver.
+    pub const DELIVER: u8 = 2;
+    /// An ACK reached the sender.
+    pub const ACK: u8 = 3;
+    /// A packet was dropped (see `cause`).
+    pub const DROP: u8 = 4;
+    /// Labels of the codes.
+    pub const NAMES: [&str; 5] = ["send", "retransmit", "deliver", "ack", "drop"];
+}
+
+/// The per-packet event log of the flows that asked for it.
+#[derive(Clone, Debug, Default)]
+pub struct PacketLog {
+    time: Vec<f64>,
+    flow: Vec<u32>,
+    event: Vec<u8>,
+    seq: Vec<u64>,
+    len: Vec<u32>,
+    is_ack: Vec<bool>,
+    link: Vec<i64>,
+    cause: Vec<u8>,
+}
+
+/// One packet-log row.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketEvent {
+    /// Seconds.
+    pub time: f64,
+    /// Flow index.
+    pub flow: u32,
+    /// One of [`event`].
+    pub event: u8,
+    /// Stream offset (data) or acknowledged offset (ACKs).
+    pub seq: u64,
+    /// Payload length.
+    pub len: u32,
+    /// True for an ACK packet.
+    pub is_ack: bool,
+    /// Link direction of a drop, or -1.
+    pub link: i64,
+    /// Drop cause code ([`crate::link::DropCause`]), or 255.
+    pub cause: u8,
+}
+
+impl PacketLog {
+    /// Appends a row.
+    pub fn push(&mut self, e: PacketEvent) {
+        self.time.push(e.time);
+        self.flow.push(e.flow);
+        self.event.push(e.event);
+        self.seq.push(e.seq);
+        self.len.push(e.len);
+        self.is_ack.push(e.is_ack);
+        self.link.push(e.link);
+        self.cause.push(e.cause);
+    }
+
+    /// Rows recorded.
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// True if nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// The log as a table (`link` is the link-direction index, -1 if none).
+    pub fn to_table(&self) -> Table {
+        let mut t = Table::default();
+        t.push("time", ColumnData::F64(self.time.clone()));
+        t.push("flow", ColumnData::U32(self.flow.clone()));
+        t.push(
+            "event",
+            ColumnData::Category {
+                codes: self.event.clone(),
+                labels: event::NAMES.iter().map(|s| s.to_string()).collect(),
+            },
+        );
+        t.push("seq", ColumnData::U64(self.seq.clone()));
+        t.push("len", ColumnData::U32(self.len.clone()));
+        t.push("is_ack", ColumnData::Bool(self.is_ack.clone()));
+        t.push("link", ColumnData::I64(self.link.clone()));
+        let mut causes: Vec<String> = crate::link::DropCause::NAMES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        causes.push("".into());
+        t.push(
+            "cause",
+            ColumnData::Category {
+                codes: self.cause.iter().map(|&c| c.min(3)).collect(),
+                labels: causes,
+            },
+        );
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_rendering_aligns_columns() {
+        let mut t = Table::default();
+        t.push("flow", ColumnData::Str(vec!["a".into(), "bbbb".into()]));
+        t.push("rate", ColumnData::F64(vec![1.5, f64::NAN]));
+        assert_eq!(t.to_text(), "flow    rate\n   a  1.5000\nbbbb       -\n");
+        assert_eq!(t.rows(), 2);
+    }
+}
