@@ -1,1 +1,159 @@
-//! placeholder
+//! `wavelab._native`: the thin PyO3 layer between the Python package and the
+//! Rust simulator. Scenarios come in as JSON text (the Python side reads
+//! TOML); results go out as columnar buffers, one `bytes` object per numeric
+//! column, so no Python object is created per sample.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use wavelab_sim::{ColumnData, Scenario, Table};
+use wavelab_tcp::Instant;
+
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario is invalid; the message names the field path and the bad value."
+);
+
+fn scenario_from_json(json: &str) -> PyResult<Scenario> {
+    Scenario::from_json_str(json).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Validates a scenario given as JSON; returns it normalised (defaults filled in) as JSON.
+#[pyfunction]
+fn normalize_scenario(json: &str) -> PyResult<String> {
+    Ok(scenario_from_json(json)?.to_json())
+}
+
+/// Names of the congestion-control algorithms.
+#[pyfunction]
+fn algorithms() -> Vec<&'static str> {
+    wavelab_tcp::cc::ALGORITHMS.to_vec()
+}
+
+fn seconds_to_instant(t: f64) -> PyResult<Instant> {
+    if !t.is_finite() || t < 0.0 {
+        return Err(PyValueError::new_err(format!("{t} is not a time in seconds")));
+    }
+    Ok(Instant::from_nanos((t * 1e9).round().min(u64::MAX as f64) as u64))
+}
+
+/// A simulation run driven from Python in steps (for progress bars).
+#[pyclass(module = "wavelab._native", unsendable)]
+struct Simulation {
+    inner: wavelab_sim::Simulation,
+}
+
+#[pymethods]
+impl Simulation {
+    /// Builds the network of a scenario given as JSON.
+    #[new]
+    fn new(json: &str) -> PyResult<Self> {
+        let sc = scenario_from_json(json)?;
+        let inner = wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(Simulation { inner })
+    }
+
+    /// Simulated seconds reached.
+    #[getter]
+    fn now(&self) -> f64 {
+        self.inner.now().as_secs_f64()
+    }
+
+    /// Simulated seconds at which the run ends.
+    #[getter]
+    fn end(&self) -> f64 {
+        self.inner.end().as_secs_f64()
+    }
+
+    /// True once the run reached its end.
+    #[getter]
+    fn done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    /// Runs every event up to `t` seconds (capped at the end), without the GIL.
+    fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
+        let until = seconds_to_instant(t)?;
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_until(until));
+        Ok(())
+    }
+
+    /// Figures about the run: simulated seconds, events, packet hops, peak packets.
+    fn run_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.inner.results().run;
+        let d = PyDict::new(py);
+        d.set_item("simulated", r.simulated.as_secs_f64())?;
+        d.set_item("events", r.events)?;
+        d.set_item("packet_hops", r.packet_hops)?;
+        d.set_item("peak_packets", r.peak_packets)?;
+        Ok(d)
+    }
+
+    /// The results so far: a dict of tables, each a list of
+    /// `(name, kind, data, labels)` columns. Numeric data are little-endian
+    /// `bytes` (`kind` is the numpy dtype); strings are lists; categories are
+    /// `uint8` codes with their labels.
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.inner.results();
+        let out = PyDict::new(py);
+        for (name, table) in [
+            ("series", &r.series),
+            ("queues", &r.queues),
+            ("flows", &r.flows),
+            ("links", &r.links),
+            ("packets", &r.packets),
+        ] {
+            out.set_item(name, table_to_py(py, table)?)?;
+        }
+        Ok(out)
+    }
+}
+
+fn le_bytes<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * N);
+    for &x in v {
+        out.extend_from_slice(&f(x));
+    }
+    out
+}
+
+fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+    let cols = PyList::empty(py);
+    for c in &t.columns {
+        let none = py.None().into_bound(py);
+        let (kind, data, labels): (&str, Bound<'py, PyAny>, Bound<'py, PyAny>) = match &c.data {
+            ColumnData::F64(v) => ("<f8", PyBytes::new(py, &le_bytes(v, f64::to_le_bytes)).into_any(), none),
+            ColumnData::U64(v) => ("<u8", PyBytes::new(py, &le_bytes(v, u64::to_le_bytes)).into_any(), none),
+            ColumnData::I64(v) => ("<i8", PyBytes::new(py, &le_bytes(v, i64::to_le_bytes)).into_any(), none),
+            ColumnData::U32(v) => ("<u4", PyBytes::new(py, &le_bytes(v, u32::to_le_bytes)).into_any(), none),
+            ColumnData::Bool(v) => {
+                let b: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+                ("bool", PyBytes::new(py, &b).into_any(), none)
+            }
+            ColumnData::Str(v) => ("str", PyList::new(py, v)?.into_any(), none),
+            ColumnData::Category { codes, labels } => (
+                "category",
+                PyBytes::new(py, codes).into_any(),
+                PyList::new(py, labels)?.into_any(),
+            ),
+        };
+        let item = PyTuple::new(py, [c.name.as_str().into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), data, labels])?;
+        cols.append(item)?;
+    }
+    Ok(cols)
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

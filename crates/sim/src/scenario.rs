@@ -339,8 +339,14 @@ impl Scenario {
     /// passes after reading TOML).
     pub fn from_json_str(s: &str) -> Result<Scenario, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let sc: Scenario =
-            serde_path_to_error::deserialize(de).map_err(|e| locate(e, |i| i.to_string()))?;
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            locate(e, |i: &serde_json::Error| {
+                // The JSON position means nothing to someone who wrote TOML.
+                let m = i.to_string();
+                let suffix = format!(" at line {} column {}", i.line(), i.column());
+                m.strip_suffix(&suffix).unwrap_or(&m).to_string()
+            })
+        })?;
         sc.validate()?;
         Ok(sc)
     }
@@ -577,7 +583,7 @@ fn check_loss(path: &str, l: &LossSpec) -> Result<(), ScenarioError> {
         if !(0.0..=1.0).contains(&p) {
             return Err(ScenarioError::at(
                 format!("{path}.{name}"),
-                format!("{p} is not a probability (0 to 1)"),
+                format!("{p:?} is not a probability (0 to 1)"),
             ));
         }
     }

@@ -14,7 +14,7 @@ use crate::rng::{Rng, Stream};
 use crate::scenario::{link_name, Direction, Scenario, ScenarioError, ScheduleEntry};
 use crate::series::{QueueSeries, Series};
 use crate::topology::{DirId, Topology};
-use crate::trace::{event, ColumnData, PacketEvent, PacketLog, Table};
+use crate::trace::{event, kind_code, ColumnData, PacketEvent, PacketLog, Table};
 use wavelab_tcp::{
     CongestionControl, Duration, Instant, Receiver, Sender, SeqNum, Transmit, TxKind,
 };
@@ -379,6 +379,7 @@ impl Simulation {
                 seq: p.offset,
                 len: p.seg.len,
                 is_ack: !p.to_receiver,
+                kind: kind_code(p.kind),
                 link: dir as i64,
                 cause: cause as u8,
             });
@@ -440,6 +441,7 @@ impl Simulation {
                 seq: p.offset,
                 len: p.seg.len,
                 is_ack: !p.to_receiver,
+                kind: kind_code(p.kind),
                 link: -1,
                 cause: 255,
             });
@@ -530,6 +532,7 @@ impl Simulation {
                 seq: t.offset,
                 len: t.segment.len,
                 is_ack: false,
+                kind: kind_code(t.kind),
                 link: -1,
                 cause: 255,
             });

@@ -161,6 +161,21 @@ pub mod event {
     pub const NAMES: [&str; 5] = ["send", "retransmit", "deliver", "ack", "drop"];
 }
 
+/// Labels of the packet-log `kind` column.
+pub const KIND_NAMES: [&str; 5] = ["syn", "synack", "ack", "data", "retransmission"];
+
+/// The code of a segment kind in the packet log's `kind` column.
+pub fn kind_code(k: wavelab_tcp::TxKind) -> u8 {
+    use wavelab_tcp::TxKind;
+    match k {
+        TxKind::Syn => 0,
+        TxKind::SynAck => 1,
+        TxKind::Ack => 2,
+        TxKind::Data => 3,
+        TxKind::Retransmission => 4,
+    }
+}
+
 /// The per-packet event log of the flows that asked for it.
 #[derive(Clone, Debug, Default)]
 pub struct PacketLog {
@@ -170,6 +185,7 @@ pub struct PacketLog {
     seq: Vec<u64>,
     len: Vec<u32>,
     is_ack: Vec<bool>,
+    kind: Vec<u8>,
     link: Vec<i64>,
     cause: Vec<u8>,
 }
@@ -189,6 +205,8 @@ pub struct PacketEvent {
     pub len: u32,
     /// True for an ACK packet.
     pub is_ack: bool,
+    /// What the packet carries ([`kind_code`]).
+    pub kind: u8,
     /// Link direction of a drop, or -1.
     pub link: i64,
     /// Drop cause code ([`crate::link::DropCause`]), or 255.
@@ -204,6 +222,7 @@ impl PacketLog {
         self.seq.push(e.seq);
         self.len.push(e.len);
         self.is_ack.push(e.is_ack);
+        self.kind.push(e.kind);
         self.link.push(e.link);
         self.cause.push(e.cause);
     }
@@ -233,6 +252,13 @@ impl PacketLog {
         t.push("seq", ColumnData::U64(self.seq.clone()));
         t.push("len", ColumnData::U32(self.len.clone()));
         t.push("is_ack", ColumnData::Bool(self.is_ack.clone()));
+        t.push(
+            "kind",
+            ColumnData::Category {
+                codes: self.kind.clone(),
+                labels: KIND_NAMES.iter().map(|s| s.to_string()).collect(),
+            },
+        );
         t.push("link", ColumnData::I64(self.link.clone()));
         let mut causes: Vec<String> = crate::link::DropCause::NAMES
             .iter()

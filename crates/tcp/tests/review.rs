@@ -1,0 +1,402 @@
+//! Review tests: each test pins one deviation from the RFCs the crate follows.
+//! They use only the public API.
+
+use wavelab_tcp::cc::CaState;
+use wavelab_tcp::wire::{Options, SackBlock, SackBlocks};
+use wavelab_tcp::{
+    ByteSize, CcConfig, CongestionControl, Duration, Flags, Instant, Receiver, Segment, Sender,
+    SeqNum, TcpConfig, Transmit, TxKind,
+};
+
+const MSS: u64 = 1000;
+const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
+const IRS: SeqNum = SeqNum(77);
+
+fn ms(t: u64) -> Instant {
+    Instant::from_nanos(t * 1_000_000)
+}
+
+fn cfg(sack: bool) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        sack,
+        ..TcpConfig::default()
+    }
+}
+
+fn synack(mss: Option<u16>, window_scale: Option<u8>, sack: bool, window: u16) -> Segment {
+    Segment {
+        seq: IRS,
+        ack: ISS + 1,
+        flags: Flags::SYN.with(Flags::ACK),
+        window,
+        len: 0,
+        options: Options {
+            mss,
+            window_scale,
+            sack_permitted: sack,
+            ..Options::default()
+        },
+    }
+}
+
+struct Harness {
+    tx: Sender,
+    now: Instant,
+}
+
+impl Harness {
+    /// A sender for `cc` with an unlimited stream, SYN at t = 0, the SYN-ACK
+    /// `sa` at t = 100 ms.
+    fn with_synack(cfg: TcpConfig, cc: &str, sa: Segment) -> Self {
+        let algo: CcConfig = serde_json::from_value(serde_json::json!(cc)).unwrap();
+        let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
+        let mut tx = Sender::new(cfg, cc, ISS);
+        tx.write_unlimited();
+        assert_eq!(tx.poll_transmit(ms(0)).unwrap().kind, TxKind::Syn);
+        tx.handle_segment(ms(100), &sa);
+        Harness { tx, now: ms(100) }
+    }
+
+    fn new(cfg: TcpConfig, cc: &str) -> Self {
+        let sack = cfg.sack;
+        Self::with_synack(cfg, cc, synack(Some(MSS as u16), Some(7), sack, 65_535))
+    }
+
+    fn at(&mut self, t: u64) {
+        self.now = ms(t);
+    }
+
+    fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
+        let base = ISS + 1;
+        let mut blocks = SackBlocks::default();
+        for &(s, e) in sacks {
+            blocks.push(SackBlock {
+                left: SeqNum::from_offset(base, s),
+                right: SeqNum::from_offset(base, e),
+            });
+        }
+        let seg = Segment {
+            seq: IRS + 1,
+            ack: SeqNum::from_offset(base, off),
+            flags: Flags::ACK,
+            window: 65_535,
+            len: 0,
+            options: Options {
+                sack: blocks,
+                ..Options::default()
+            },
+        };
+        self.tx.handle_segment(self.now, &seg);
+    }
+
+    fn drain(&mut self) -> Vec<Transmit> {
+        let mut out = Vec::new();
+        while let Some(t) = self.tx.poll_transmit(self.now) {
+            out.push(t);
+            assert!(out.len() < 10_000, "poll_transmit never returns None");
+        }
+        out
+    }
+
+    fn sent(&mut self) -> Vec<(u64, bool)> {
+        self.drain()
+            .into_iter()
+            .filter(|t| matches!(t.kind, TxKind::Data | TxKind::Retransmission))
+            .map(|t| (t.offset, t.kind == TxKind::Retransmission))
+            .collect()
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.tx.cc().cwnd()
+    }
+    fn ssthresh(&self) -> u64 {
+        self.tx.cc().ssthresh()
+    }
+}
+
+// ----- RFC 7323: window scaling -------------------------------------------
+
+/// RFC 7323 section 2.2: "The window field in a segment where the SYN bit is
+/// set MUST NOT be scaled." The sender shifts the SYN-ACK's window.
+#[test]
+fn synack_window_is_not_scaled() {
+    let h = Harness::with_synack(cfg(false), "newreno", synack(Some(1000), Some(7), false, 20_000));
+    assert_eq!(h.tx.send_window(), 20_000);
+}
+
+/// The same bug end to end: a receiver with a 100 000-byte buffer (shift 1)
+/// advertises 65 535 in its SYN-ACK; the sender reads 131 070 and overruns the
+/// receiver with its first flight.
+#[test]
+fn first_flight_respects_the_synack_window() {
+    let c = TcpConfig {
+        mss: 1000,
+        initial_cwnd: 200,
+        rcv_window: ByteSize(100_000),
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let algo = CcConfig::default().build(c.mss, c.initial_cwnd, None, c.abc_limit);
+    let mut tx = Sender::new(c.clone(), algo, ISS);
+    let mut rx = Receiver::new(c, IRS);
+    tx.write_unlimited();
+    let syn = tx.poll_transmit(ms(0)).unwrap();
+    rx.handle_segment(ms(0), &syn.segment, None);
+    let sa = rx.poll_transmit(ms(0)).unwrap();
+    tx.handle_segment(ms(10), &sa.segment);
+    // the receiver's buffer fills up: the application reads nothing
+    rx.keep_bytes();
+    let mut sent = 0u64;
+    while let Some(t) = tx.poll_transmit(ms(10)) {
+        let mut payload = vec![0u8; t.segment.len as usize];
+        tx.payload(t.offset, &mut payload);
+        sent += t.segment.len as u64;
+        rx.handle_segment(ms(10), &t.segment, Some(&payload));
+    }
+    assert!(sent <= 100_000, "{sent} B sent into a 100 000 B buffer");
+    assert_eq!(rx.stats().out_of_window_segments, 0);
+}
+
+/// RFC 7323 section 1.3/2.2: window scaling is in effect only if both SYNs
+/// carried the option, and the SYN-ACK may carry it only if the SYN did.
+#[test]
+fn receiver_does_not_scale_when_the_syn_had_no_window_scale() {
+    let c = TcpConfig {
+        mss: 1000,
+        rcv_window: ByteSize(256 * 1024), // shift 3 if scaling were in effect
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let mut rx = Receiver::new(c, ISS);
+    let syn = Segment {
+        seq: IRS,
+        flags: Flags::SYN,
+        window: 65_535,
+        options: Options {
+            mss: Some(1000),
+            window_scale: None,
+            ..Options::default()
+        },
+        ..Segment::default()
+    };
+    rx.handle_segment(ms(0), &syn, None);
+    let sa = rx.poll_transmit(ms(0)).unwrap();
+    assert_eq!(sa.segment.options.window_scale, None, "no WS without the peer's WS");
+    let data = Segment {
+        seq: IRS + 1,
+        ack: ISS + 1,
+        flags: Flags::ACK,
+        window: 65_535,
+        len: 1000,
+        options: Options::default(),
+    };
+    rx.handle_segment(ms(1), &data, None);
+    let a = rx.poll_transmit(ms(1)).unwrap();
+    // unscaled: min(256 KiB, 65 535); the peer would read 32 768 as 32 768 bytes
+    assert_eq!(a.segment.window, 65_535);
+}
+
+// ----- MSS -------------------------------------------------------------------
+
+/// RFC 5681 / RFC 6928: SMSS is the negotiated send MSS. The algorithm is built
+/// with the configured MSS and never learns the peer's smaller one: the
+/// initial window is 14 600 B = 27 segments of 536 B (RFC 6928 allows
+/// min(10 * 536, max(2 * 536, 14 600)) = 10 segments), and the loss window
+/// after a timeout is 1460 B (almost three segments) instead of one segment.
+#[test]
+fn congestion_window_uses_the_negotiated_mss() {
+    let c = TcpConfig {
+        mss: 1460,
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::with_synack(c, "newreno", synack(Some(536), None, false, 65_535));
+    assert_eq!(h.tx.mss(), 536);
+    let first = h.sent();
+    assert!(
+        first.len() <= 10,
+        "initial window of {} segments of 536 B",
+        first.len()
+    );
+    h.at(100 + 1_000);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.cwnd(), 536, "loss window is one (negotiated) segment");
+}
+
+/// A peer announcing MSS 0 (or any tiny value) is not clamped: the sender emits
+/// zero-length "data" segments forever and `poll_transmit` never returns None.
+#[test]
+fn zero_mss_option_does_not_spin() {
+    let mut h = Harness::with_synack(cfg(false), "newreno", synack(Some(0), None, false, 65_535));
+    let mut n = 0;
+    while let Some(t) = h.tx.poll_transmit(h.now) {
+        assert!(
+            !(t.kind == TxKind::Data && t.segment.len == 0 && !t.segment.flags.contains(Flags::FIN)),
+            "empty data segment sent (mss = {})",
+            h.tx.mss()
+        );
+        n += 1;
+        assert!(n < 1000, "poll_transmit never returns None");
+    }
+}
+
+// ----- RFC 5681 / RFC 3042 ----------------------------------------------------
+
+/// RFC 5681 section 3.2 step 2: "When [RFC3042] is in use, additional data sent
+/// in limited transmit MUST NOT be included in this calculation" (of
+/// ssthresh = max(FlightSize / 2, 2 SMSS)).
+#[test]
+fn ssthresh_excludes_limited_transmit_segments() {
+    let mut c = cfg(false);
+    c.limited_transmit = true;
+    let mut h = Harness::new(c, "newreno");
+    assert_eq!(h.sent().len(), 10);
+    h.at(200);
+    h.ack(0, &[]);
+    h.ack(0, &[]);
+    assert_eq!(h.sent().len(), 2, "two limited-transmit segments");
+    h.ack(0, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    assert_eq!(h.ssthresh(), 5 * MSS, "FlightSize before limited transmit was 10 MSS");
+}
+
+/// The window must not grow on the very ACK that starts a loss recovery: the
+/// algorithm is told the state *before* the ACK, so an ACK that advances
+/// snd_una and, through SACK, reveals a loss first sets cwnd = ssthresh and
+/// then adds growth on top (Linux decides growth on the state after the ACK).
+#[test]
+fn no_window_growth_on_the_ack_that_enters_recovery() {
+    let mut c = cfg(true);
+    c.initial_cwnd = 20;
+    let mut h = Harness::new(c, "newreno");
+    assert_eq!(h.sent().len(), 20);
+    h.at(200);
+    // segments 0-9 arrive, 10 is lost, 11-19 arrive: one (stretch) ACK
+    h.ack(10 * MSS, &[(11 * MSS, 20 * MSS)]);
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    assert_eq!(h.cwnd(), h.ssthresh(), "cwnd = ssthresh on entering recovery");
+}
+
+/// Same with Tahoe and SACK: the fast retransmit sets cwnd to one segment, then
+/// the same ACK slow-starts it to three.
+#[test]
+fn tahoe_loss_window_is_one_segment_even_when_the_ack_advances() {
+    let mut c = cfg(true);
+    c.initial_cwnd = 20;
+    let mut h = Harness::new(c, "tahoe");
+    assert_eq!(h.sent().len(), 20);
+    h.at(200);
+    h.ack(10 * MSS, &[(11 * MSS, 20 * MSS)]);
+    assert_eq!(h.tx.ca_state(), CaState::Loss);
+    assert_eq!(h.cwnd(), MSS);
+}
+
+// ----- RFC 6298 ----------------------------------------------------------------
+
+/// RFC 6298 section 5 (after 5.7) and RFC 9293 MUST-19 / Karn: the backed-off RTO
+/// is kept until a valid RTT sample "collapses" it; an ACK of retransmitted
+/// data gives no sample and must not clear the backoff.
+#[test]
+fn backoff_is_kept_until_a_valid_rtt_sample() {
+    let mut c = cfg(false);
+    c.initial_cwnd = 2;
+    let mut h = Harness::new(c, "newreno");
+    assert_eq!(h.sent().len(), 2);
+    h.at(1_100);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent(), vec![(0, true)]);
+    assert_eq!(h.tx.rtt().rto(), Duration::from_secs(2));
+    h.at(1_500);
+    h.ack(MSS, &[]); // covers the retransmitted segment: ambiguous, no sample
+    assert_eq!(h.tx.rtt().srtt(), Some(Duration::from_millis(100)));
+    assert_eq!(h.tx.rtt().rto(), Duration::from_secs(2), "backoff kept");
+}
+
+/// The consequence: when the path RTT jumps above the RTO, every timeout's
+/// retransmission is acknowledged (ambiguously), the backoff is cleared, the
+/// next segment times out again after the unbacked RTO, and the sender never
+/// takes a valid RTT sample: spurious timeouts forever.
+#[test]
+fn rtt_above_rto_is_eventually_learned() {
+    let c = TcpConfig {
+        mss: 1000,
+        initial_cwnd: 1,
+        sack: false,
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let algo = CcConfig::default().build(c.mss, c.initial_cwnd, None, c.abc_limit);
+    let mut tx = Sender::new(c.clone(), algo, ISS);
+    let mut rx = Receiver::new(c, IRS);
+    tx.write_unlimited();
+    // one-way delay 50 ms, then 1.5 s from t = 1 s (RTT 3 s > RTO 1 s)
+    let delay = |t: Instant| {
+        if t < ms(1_000) {
+            Duration::from_millis(50)
+        } else {
+            Duration::from_millis(1_500)
+        }
+    };
+    let mut to_rx: std::collections::VecDeque<(Instant, Segment)> = Default::default();
+    let mut to_tx: std::collections::VecDeque<(Instant, Segment)> = Default::default();
+    let mut now = Instant::ZERO;
+    let end = ms(120_000);
+    while now < end {
+        while let Some(t) = tx.poll_transmit(now) {
+            to_rx.push_back((now + delay(now), t.segment));
+        }
+        while let Some(t) = rx.poll_transmit(now) {
+            to_tx.push_back((now + delay(now), t.segment));
+        }
+        let next = [
+            to_rx.front().map(|x| x.0),
+            to_tx.front().map(|x| x.0),
+            tx.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap();
+        now = next;
+        if to_rx.front().is_some_and(|x| x.0 <= now) {
+            let (_, s) = to_rx.pop_front().unwrap();
+            rx.handle_segment(now, &s, None);
+        } else if to_tx.front().is_some_and(|x| x.0 <= now) {
+            let (_, s) = to_tx.pop_front().unwrap();
+            tx.handle_segment(now, &s);
+        } else {
+            tx.handle_timeout(now);
+        }
+    }
+    let srtt = tx.rtt().srtt().unwrap();
+    assert!(
+        srtt >= Duration::from_secs(1),
+        "after 2 minutes on a 3 s path: srtt {srtt}, {} timeouts, {} B delivered",
+        tx.stats().rto_expiries,
+        rx.delivered()
+    );
+}
+
+// ----- connection setup -------------------------------------------------------
+
+/// The SYN timer fires (a SYN retransmission is queued) and the SYN-ACK arrives
+/// before the driver polls: the sender, now established, still emits a SYN and
+/// re-arms the retransmission timer for it.
+#[test]
+fn no_syn_after_the_connection_is_established() {
+    let c = cfg(false);
+    let algo = CcConfig::default().build(c.mss, c.initial_cwnd, None, c.abc_limit);
+    let mut tx = Sender::new(c, algo, ISS);
+    tx.write_virtual(500);
+    tx.close();
+    assert_eq!(tx.poll_transmit(ms(0)).unwrap().kind, TxKind::Syn);
+    tx.handle_timeout(ms(1_000));
+    tx.handle_segment(ms(1_000), &synack(Some(1000), None, false, 65_535));
+    let mut kinds = Vec::new();
+    while let Some(t) = tx.poll_transmit(ms(1_000)) {
+        kinds.push(t.kind);
+    }
+    assert!(!kinds.contains(&TxKind::Syn), "sent {kinds:?}");
+}

@@ -1,0 +1,67 @@
+"""wavelab: transport protocols on hybrid networks.
+
+A sans-IO TCP core in Rust with pluggable congestion control, a deterministic
+packet-level simulator that drives it, and this Python layer: scenario files,
+runs, results as pandas DataFrames, plots and a CLI.
+
+>>> import wavelab
+>>> sc = wavelab.load_scenario("scenarios/newreno.toml")    # doctest: +SKIP
+>>> res = wavelab.run(sc)                                     # doctest: +SKIP
+>>> res.summary()                                             # doctest: +SKIP
+
+Submodules load on first use, so ``import wavelab._native`` (the benchmark's
+child processes) does not pull in pandas.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from wavelab._native import __version__, algorithms
+
+if TYPE_CHECKING:
+    from wavelab.errors import ScenarioFileError, WavelabError
+    from wavelab.results import Results
+    from wavelab.runner import run
+    from wavelab.scenario import (
+        Scenario,
+        demo_scenario,
+        from_dict,
+        from_toml,
+        load_scenario,
+    )
+
+_LAZY = {
+    "ScenarioFileError": "wavelab.errors",
+    "WavelabError": "wavelab.errors",
+    "Results": "wavelab.results",
+    "run": "wavelab.runner",
+    "Scenario": "wavelab.scenario",
+    "demo_scenario": "wavelab.scenario",
+    "from_dict": "wavelab.scenario",
+    "from_toml": "wavelab.scenario",
+    "load_scenario": "wavelab.scenario",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wavelab' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "Results",
+    "Scenario",
+    "ScenarioFileError",
+    "WavelabError",
+    "__version__",
+    "algorithms",
+    "demo_scenario",
+    "from_dict",
+    "from_toml",
+    "load_scenario",
+    "run",
+]

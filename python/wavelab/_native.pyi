@@ -1,0 +1,30 @@
+"""Type stubs of the Rust extension module (crates/py)."""
+
+from typing import Any
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario is invalid; the message names the field path and the bad value."""
+
+def normalize_scenario(json: str) -> str:
+    """Validate a scenario given as JSON; return it with every default filled in."""
+
+def algorithms() -> list[str]:
+    """Names of the congestion-control algorithms."""
+
+Column = tuple[str, str, Any, list[str] | None]
+
+class Simulation:
+    """A simulation run driven in steps."""
+
+    def __init__(self, json: str) -> None: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def end(self) -> float: ...
+    @property
+    def done(self) -> bool: ...
+    def run_until(self, t: float) -> None: ...
+    def run_stats(self) -> dict[str, float]: ...
+    def results(self) -> dict[str, list[Column]]: ...

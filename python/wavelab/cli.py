@@ -1,0 +1,202 @@
+"""The ``wavelab`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wavelab import __version__, algorithms
+from wavelab.errors import WavelabError
+from wavelab.results import Results
+from wavelab.runner import run
+from wavelab.scenario import Scenario, demo_scenario, demo_toml, load_scenario
+
+
+def _parse_value(text: str) -> Any:
+    """A ``--set`` value: a TOML value if it parses as one, else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
+    changes: dict[str, Any] = {}
+    for item in sets:
+        if "=" not in item:
+            raise WavelabError(
+                f"--set {item!r}: write PATH=VALUE, e.g. --set links[1].rate=8Mbit/s"
+            )
+        path, value = item.split("=", 1)
+        changes[path.strip()] = _parse_value(value.strip())
+    return sc.with_changes(changes) if changes else sc
+
+
+def _print_summary(res: Results) -> None:
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(res.summary().to_string(index=False))
+
+
+def _run_and_write(sc: Scenario, out: Path, plots: bool, quiet: bool) -> Results:
+    res = run(sc, progress=not quiet)
+    files = res.to_parquet(out)
+    if plots:
+        from wavelab.plots import plot_all
+
+        files += plot_all(res, out)
+    if not res.complete:
+        print(
+            f"interrupted at {res.run['simulated']:.3f} s of {sc.duration:g} s; "
+            f"the partial results were written to {out}",
+            file=sys.stderr,
+        )
+    if not quiet:
+        _print_summary(res)
+        print(
+            f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
+            f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
+        )
+    return res
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``wavelab run``."""
+    sc = _apply_sets(load_scenario(args.scenario), args.set)
+    out = Path(args.out) if args.out else Path("results") / sc.name
+    res = _run_and_write(sc, out, not args.no_plots, args.quiet)
+    return 0 if res.complete else 130
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``wavelab demo``."""
+    if args.show:
+        print(demo_toml(), end="")
+        return 0
+    sc = demo_scenario()
+    out = Path(args.out)
+    res = _run_and_write(sc, out, True, args.quiet)
+    return 0 if res.complete else 130
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``wavelab validate``."""
+    failed = 0
+    for path in args.scenarios:
+        try:
+            sc = load_scenario(path)
+            n_links, n_flows = len(sc.normalized["links"]), len(sc.normalized["flows"])
+            print(f"{path}: ok ({n_links} links, {n_flows} flows, {sc.duration:g} s)")
+        except WavelabError as e:
+            print(f"error: {e}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``wavelab plot``."""
+    from wavelab.plots import plot_all
+
+    d = Path(args.results)
+    if not (d / "run.json").exists():
+        raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
+    files = plot_all(Results.read_parquet(d), Path(args.out) if args.out else d)
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_algorithms(_args: argparse.Namespace) -> int:
+    """``wavelab algorithms``."""
+    for a in algorithms():
+        print(a)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``wavelab bench``."""
+    from wavelab.bench import CASES, format_table, run_case
+
+    cases = args.case or list(CASES)
+    rows = []
+    for case in cases:
+        if case not in CASES:
+            raise WavelabError(
+                f"--case {case!r} is not a benchmark; choose from {', '.join(CASES)}"
+            )
+        print(f"running {case}: {CASES[case][0]} ...", file=sys.stderr)
+        best = min((run_case(case) for _ in range(args.repeat)), key=lambda f: f.wall_s)
+        rows.append(best)
+    print(format_table(rows))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    p = argparse.ArgumentParser(
+        prog="wavelab",
+        description="Simulate TCP over changing links: run scenarios, plot and benchmark.",
+    )
+    p.add_argument("--version", action="version", version=f"wavelab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", help="run a scenario file; write results and plots")
+    r.add_argument("scenario", help="scenario file (TOML)")
+    r.add_argument("--out", help="output directory (default results/NAME)")
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="change a field before running, e.g. --set flows[0].cc=reno (repeatable)",
+    )
+    r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    r.set_defaults(func=cmd_run)
+
+    d = sub.add_parser("demo", help="run the built-in demo scenario and write its plots")
+    d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
+    d.add_argument("--show", action="store_true", help="print the demo scenario's TOML and exit")
+    d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    d.set_defaults(func=cmd_demo)
+
+    v = sub.add_parser("validate", help="check scenario files without running them")
+    v.add_argument("scenarios", nargs="+", help="scenario files")
+    v.set_defaults(func=cmd_validate)
+
+    pl = sub.add_parser("plot", help="redraw the plots of a results directory")
+    pl.add_argument("results", help="directory written by `wavelab run`")
+    pl.add_argument("--out", help="where to write the PNGs (default: the results directory)")
+    pl.set_defaults(func=cmd_plot)
+
+    a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
+    a.set_defaults(func=cmd_algorithms)
+
+    b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
+    b.add_argument("--case", action="append", help="run only this case (repeatable)")
+    b.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``wavelab`` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except WavelabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Default plots of a run, as PNG files.
+
+* ``sequence.png``: sequence number (in segments) of sent and retransmitted
+  data and of received ACKs against time, one panel per logged flow, as in the
+  papers' figures (falls back to the sampled highest-sent / acked curves when
+  no packet log was kept);
+* ``rate.png``: goodput and sending rate per flow;
+* ``cwnd.png``: congestion window and ssthresh per flow, with the recovery state;
+* ``rtt.png``: smoothed RTT, RTT samples and RTO per flow;
+* ``queue.png``: queue length of every link direction that ever queued.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from wavelab.results import Results
+
+STATE_COLORS = {
+    "open": "#ffffff",
+    "disorder": "#fde9b4",
+    "cwr": "#d9ecf7",
+    "recovery": "#f8c9a0",
+    "loss": "#f29a9a",
+}
+
+
+def flow_mss(results: Results) -> list[int]:
+    """The MSS of every flow (replicas expanded), from the normalised scenario."""
+    out: list[int] = []
+    for spec in results.scenario.normalized["flows"]:
+        out += [int(spec["tcp"]["mss"])] * int(spec.get("count", 1))
+    return out
+
+
+def flow_names(results: Results) -> list[str]:
+    """Flow names in flow order."""
+    return [str(n) for n in results.flows["name"]]
+
+
+def _panels(n: int, height: float = 2.6) -> tuple[Figure, list[Axes]]:
+    fig, axes = plt.subplots(n, 1, figsize=(10, max(3.2, height * n)), sharex=True, squeeze=False)
+    return fig, [a for row in axes for a in row]
+
+
+def _finish(fig: Figure, axes: list[Axes], title: str, path: Path) -> Path:
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_sequence(results: Results, path: Path, max_flows: int = 4) -> Path:
+    """Sequence numbers of sent data and received ACKs against time."""
+    names = flow_names(results)
+    mss = flow_mss(results)
+    log = results.packets
+    logged = sorted(set(log["flow"].tolist())) if len(log) else []
+    flows = (logged or list(range(len(names))))[:max_flows]
+    fig, axes = _panels(len(flows), 3.0)
+    for ax, f in zip(axes, flows, strict=True):
+        seg = float(mss[f])
+        if f in logged:
+            g = log[log["flow"] == f]
+            ev = g["event"].astype(str)
+            kind = g["kind"].astype(str)
+            sent = g[(ev == "send") & (kind == "data")]
+            rtx = g[ev == "retransmit"]
+            acks = g[(ev == "ack") & (kind == "ack")]
+            drops = g[(ev == "drop") & ~g["is_ack"]]
+            ax.plot(sent["time"], sent["seq"] / seg, ".", ms=2, color="tab:blue", label="sent")
+            ax.plot(
+                acks["time"],
+                acks["seq"] / seg,
+                "-",
+                lw=0.8,
+                color="tab:green",
+                label="ACK received",
+            )
+            if len(rtx):
+                ax.plot(
+                    rtx["time"],
+                    rtx["seq"] / seg,
+                    "o",
+                    ms=4,
+                    mfc="none",
+                    color="tab:red",
+                    label="retransmitted",
+                )
+            if len(drops):
+                ax.plot(
+                    drops["time"], drops["seq"] / seg, "x", ms=4, color="black", label="dropped"
+                )
+        else:
+            s = results.series[results.series["flow"] == f]
+            sent_total = s["bytes_sent"] + 0.0
+            ax.plot(s["time"], sent_total / seg, "-", color="tab:blue", label="highest sent")
+            ax.plot(s["time"], s["bytes_acked"] / seg, "-", color="tab:green", label="acknowledged")
+        ax.set_ylabel("segment")
+        ax.set_title(f"{names[f]} (MSS {mss[f]} B)", fontsize=10, loc="left")
+        ax.legend(loc="upper left", fontsize=8, markerscale=2)
+        ax.grid(alpha=0.3)
+    return _finish(fig, axes, f"{results.scenario.name}: sequence numbers", path)
+
+
+def _bottleneck_rate(results: Results) -> float | None:
+    links = results.links
+    if not len(links):
+        return None
+    return float(links["rate"].min())
+
+
+def plot_rate(results: Results, path: Path) -> Path:
+    """Goodput and sending rate per flow."""
+    g = results.goodput()
+    names = flow_names(results)
+    fig, axes = _panels(2, 3.2)
+    for f in sorted(set(g["flow"].tolist())):
+        part = g[g["flow"] == f]
+        label = names[f]
+        axes[0].plot(part["time"], part["goodput"] / 1e6, lw=1, label=label)
+        axes[1].plot(part["time"], part["send_rate"] / 1e6, lw=1, label=label)
+    if len(g) and len(names) > 1:
+        total = g.groupby("time")["goodput"].sum()
+        axes[0].plot(total.index, total / 1e6, color="black", lw=1, alpha=0.6, label="all flows")
+    cap = _bottleneck_rate(results)
+    for ax, what in zip(axes, ["goodput", "sending rate (with retransmissions)"], strict=True):
+        if cap:
+            ax.axhline(cap / 1e6, ls="--", color="grey", lw=0.8, label="slowest link")
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(what, fontsize=10, loc="left")
+        ax.legend(loc="upper right", fontsize=8)
+        ax.grid(alpha=0.3)
+    return _finish(fig, axes, f"{results.scenario.name}: rate", path)
+
+
+def _state_bands(ax: Axes, times: np.ndarray[Any, Any], states: pd.Series) -> None:
+    codes = states.astype(str).to_numpy()
+    if not len(codes):
+        return
+    start = 0
+    for i in range(1, len(codes) + 1):
+        if i == len(codes) or codes[i] != codes[start]:
+            color = STATE_COLORS.get(codes[start], "#ffffff")
+            if codes[start] != "open":
+                left = times[start - 1] if start > 0 else times[start]
+                ax.axvspan(left, times[i - 1], color=color, lw=0, zorder=0)
+            start = i
+
+
+def plot_cwnd(results: Results, path: Path, max_flows: int = 4) -> Path:
+    """Congestion window and ssthresh per flow, shaded by recovery state."""
+    names = flow_names(results)
+    mss = flow_mss(results)
+    flows = sorted(set(results.series["flow"].tolist()))[:max_flows]
+    fig, axes = _panels(max(1, len(flows)), 2.6)
+    for ax, f in zip(axes, flows, strict=False):
+        s = results.series[results.series["flow"] == f]
+        seg = float(mss[f])
+        times = s["time"].to_numpy()
+        _state_bands(ax, times, s["state"])
+        ax.plot(times, s["cwnd"] / seg, lw=1, color="tab:blue", label="cwnd")
+        ax.plot(times, s["ssthresh"] / seg, lw=1, ls="--", color="tab:orange", label="ssthresh")
+        ax.plot(times, s["in_flight"] / seg, lw=0.6, color="tab:gray", alpha=0.7, label="in flight")
+        ax.set_ylabel("segments")
+        ax.set_title(
+            f"{names[f]}  (shading: orange recovery, red loss/timeout, yellow disorder)",
+            fontsize=10,
+            loc="left",
+        )
+        ax.legend(loc="upper right", fontsize=8)
+        ax.grid(alpha=0.3)
+        finite = np.concatenate([s["cwnd"].to_numpy() / seg, s["in_flight"].to_numpy() / seg])
+        if len(finite):
+            ax.set_ylim(0, max(4.0, float(np.nanmax(finite)) * 1.15))
+    return _finish(fig, axes, f"{results.scenario.name}: congestion window and state", path)
+
+
+def plot_rtt(results: Results, path: Path) -> Path:
+    """Smoothed RTT, latest RTT sample and RTO per flow."""
+    names = flow_names(results)
+    fig, axes = _panels(2, 3.0)
+    for f in sorted(set(results.series["flow"].tolist())):
+        s = results.series[results.series["flow"] == f]
+        label = names[f]
+        (line,) = axes[0].plot(s["time"], s["srtt"] * 1e3, lw=1, label=f"{label} srtt")
+        axes[0].plot(s["time"], s["rtt"] * 1e3, lw=0.5, alpha=0.5, color=line.get_color())
+        axes[1].plot(s["time"], s["rto"], lw=1, color=line.get_color(), label=label)
+    axes[0].set_ylabel("ms")
+    axes[0].set_title("smoothed RTT (thin: latest sample)", fontsize=10, loc="left")
+    axes[1].set_ylabel("s")
+    axes[1].set_title("retransmission timeout", fontsize=10, loc="left")
+    for ax in axes:
+        ax.legend(loc="upper right", fontsize=8)
+        ax.grid(alpha=0.3)
+    return _finish(fig, axes, f"{results.scenario.name}: RTT", path)
+
+
+def plot_queues(results: Results, path: Path) -> Path | None:
+    """Queue length (packets) of the link directions that ever queued."""
+    q = results.queues
+    if not len(q):
+        return None
+    busy = results.links[results.links["max_queue_packets"] > 0]["dir"].tolist()
+    if not busy:
+        return None
+    fig, axes = _panels(1, 3.2)
+    for d in busy:
+        part = q[q["dir"] == d]
+        axes[0].plot(part["time"], part["packets"], lw=1, label=str(part["link"].iloc[0]))
+    axes[0].set_ylabel("packets waiting")
+    axes[0].legend(loc="upper right", fontsize=8)
+    axes[0].grid(alpha=0.3)
+    return _finish(fig, axes, f"{results.scenario.name}: queues", path)
+
+
+def plot_all(results: Results, directory: str | Path) -> list[Path]:
+    """Writes every default plot into ``directory``; returns the files."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [
+        plot_sequence(results, out / "sequence.png"),
+        plot_rate(results, out / "rate.png"),
+        plot_cwnd(results, out / "cwnd.png"),
+        plot_rtt(results, out / "rtt.png"),
+    ]
+    q = plot_queues(results, out / "queue.png")
+    if q:
+        written.append(q)
+    return written

@@ -1,0 +1,160 @@
+"""Results of a run as pandas DataFrames, with Parquet and CSV export."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wavelab.scenario import Scenario
+
+TABLES = ("series", "flows", "links", "queues", "packets")
+
+
+def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
+    if kind == "str":
+        return pd.array(data, dtype="string")
+    if kind == "bool":
+        return np.frombuffer(data, dtype=np.uint8).astype(bool)
+    if kind == "category":
+        codes = np.frombuffer(data, dtype=np.uint8).astype(np.int16)
+        return pd.Categorical.from_codes(codes, categories=pd.Index(labels or []))
+    return np.frombuffer(data, dtype=np.dtype(kind)).copy()
+
+
+def table_to_frame(columns: list[tuple[str, str, Any, list[str] | None]]) -> pd.DataFrame:
+    """Turns a native table (columns of little-endian buffers) into a DataFrame."""
+    return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
+
+
+@dataclass
+class Results:
+    """What a run produced.
+
+    * ``series``: per-flow time series (one row per flow per sample): bytes sent,
+      retransmitted, acked and delivered, cwnd, ssthresh, in flight, srtt, rtt,
+      rto, recovery state and the algorithm's variables (``cc_*`` columns);
+    * ``flows``: per-flow counters and completion times;
+    * ``links``: per-link-direction counters (sent, delivered, dropped by cause);
+    * ``queues``: queue length per link direction per sample;
+    * ``packets``: the per-packet log of flows with ``log_packets = true``.
+
+    Times are in seconds, sizes in bytes, rates in bit/s.
+    """
+
+    scenario: Scenario
+    series: pd.DataFrame
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    queues: pd.DataFrame
+    packets: pd.DataFrame
+    run: dict[str, Any] = field(default_factory=dict)
+    complete: bool = True
+
+    @classmethod
+    def from_native(
+        cls,
+        scenario: Scenario,
+        tables: dict[str, list[tuple[str, str, Any, list[str] | None]]],
+        run: dict[str, Any],
+        complete: bool,
+    ) -> Results:
+        """Builds the frames from the native module's buffers."""
+        frames = {name: table_to_frame(tables[name]) for name in TABLES}
+        links = frames["links"]
+        queues = frames["queues"]
+        if len(queues):
+            names = links["link"].astype(str) + ":" + links["direction"].astype(str)
+            link = pd.Series(names.to_numpy()[queues["dir"].to_numpy()], dtype="category")
+            queues.insert(2, "link", link)
+        return cls(scenario, run=run, complete=complete, **frames)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per flow: the figures people compare first."""
+        f = self.flows
+        return pd.DataFrame(
+            {
+                "flow": f["name"],
+                "algorithm": f["algorithm"],
+                "goodput_mbps": (f["goodput"] / 1e6).round(3),
+                "delivered_mb": (f["bytes_delivered"] / 1e6).round(3),
+                "retransmissions": f["retransmissions"],
+                "fast_retransmits": f["fast_retransmits"],
+                "rto_expiries": f["rto_expiries"],
+                "spurious_retransmissions": f["spurious_retransmissions"],
+                "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
+                "completion_s": f["completion_time"].round(4),
+            }
+        )
+
+    def goodput(self) -> pd.DataFrame:
+        """Per-flow goodput (bit/s) between consecutive samples."""
+        s = self.series[["time", "flow", "bytes_delivered", "bytes_sent", "bytes_retransmitted"]]
+        parts = []
+        for flow, g in s.groupby("flow", sort=True):
+            g = g.sort_values("time")
+            dt = g["time"].diff()
+            sent = g["bytes_sent"] + g["bytes_retransmitted"]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "time": g["time"],
+                        "flow": flow,
+                        "goodput": g["bytes_delivered"].diff() * 8 / dt,
+                        "send_rate": sent.diff() * 8 / dt,
+                    }
+                ).iloc[1:]
+            )
+        if not parts:
+            return pd.DataFrame(columns=["time", "flow", "goodput", "send_rate"])
+        return pd.concat(parts, ignore_index=True)
+
+    def to_parquet(self, directory: str | Path) -> list[Path]:
+        """Writes every table as Parquet, the summary as CSV, and the normalised
+        scenario and run figures as JSON. Returns the files written."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in TABLES:
+            frame: pd.DataFrame = getattr(self, name)
+            if name == "packets" and frame.empty:
+                continue
+            path = out / f"{name}.parquet"
+            frame.to_parquet(path, index=False)
+            written.append(path)
+        summary = out / "summary.csv"
+        self.summary().to_csv(summary, index=False)
+        written.append(summary)
+        meta = out / "run.json"
+        meta.write_text(
+            json.dumps(
+                {"scenario": self.scenario.normalized, "run": self.run, "complete": self.complete},
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        written.append(meta)
+        return written
+
+    @classmethod
+    def read_parquet(cls, directory: str | Path) -> Results:
+        """Reads results written by :meth:`to_parquet`."""
+        from wavelab.scenario import from_dict
+
+        d = Path(directory)
+        meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        frames = {}
+        for name in TABLES:
+            p = d / f"{name}.parquet"
+            frames[name] = pd.read_parquet(p) if p.exists() else pd.DataFrame()
+        return cls(
+            from_dict(meta["scenario"]),
+            run=meta["run"],
+            complete=meta["complete"],
+            **frames,
+        )

@@ -1,0 +1,115 @@
+"""The command line, run as a user would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from wavelab.cli import build_parser
+
+
+def wavelab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wavelab.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_help_lists_every_command() -> None:
+    out = wavelab("--help")
+    assert out.returncode == 0
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(commands) == {"run", "demo", "validate", "plot", "algorithms", "bench"}
+    for c in commands:
+        assert c in out.stdout
+
+
+def test_run_writes_results_and_plots(small_file: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    res = wavelab("run", str(small_file), "--out", str(out_dir), "--quiet")
+    assert res.returncode == 0, res.stderr
+    for name in [
+        "series.parquet",
+        "flows.parquet",
+        "links.parquet",
+        "queues.parquet",
+        "packets.parquet",
+        "summary.csv",
+        "run.json",
+        "sequence.png",
+        "rate.png",
+        "cwnd.png",
+        "rtt.png",
+    ]:
+        f = out_dir / name
+        assert f.exists() and f.stat().st_size > 0, name
+    assert (out_dir / "sequence.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_prints_a_summary_and_accepts_changes(small_file: Path, tmp_path: Path) -> None:
+    res = wavelab(
+        "run",
+        str(small_file),
+        "--out",
+        str(tmp_path / "o"),
+        "--no-plots",
+        "--set",
+        "flows[0].cc=reno",
+        "--set",
+        "links[0].rate=2Mbit/s",
+    )
+    assert res.returncode == 0, res.stderr
+    assert "reno" in res.stdout and "goodput_mbps" in res.stdout
+    assert not (tmp_path / "o" / "rate.png").exists()
+
+
+def test_bad_scenario_gives_one_line_error_not_a_traceback(
+    small_file: Path, tmp_path: Path
+) -> None:
+    small_file.write_text(small_file.read_text().replace('"10Mbit/s"', '"8 Mbps/s"'))
+    res = wavelab("run", str(small_file), "--out", str(tmp_path / "o"))
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert res.stderr.strip() == (
+        f'error: {small_file}: links[0].rate: "8 Mbps/s" is not a rate, write e.g. "8Mbit/s"'
+    )
+    bad_set = wavelab("run", str(small_file), "--set", "seed")
+    assert bad_set.returncode == 2 and "Traceback" not in bad_set.stderr
+
+
+def test_validate_reports_each_file(small_file: Path, tmp_path: Path, scenarios_dir: Path) -> None:
+    good = wavelab("validate", *map(str, sorted(scenarios_dir.glob("*.toml"))))
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.count(": ok") == len(list(scenarios_dir.glob("*.toml")))
+    broken = tmp_path / "broken.toml"
+    broken.write_text("duration = 3\n")
+    bad = wavelab("validate", str(small_file), str(broken))
+    assert bad.returncode == 1
+    assert "error: " in bad.stderr and "duration: 3 has no unit" in bad.stderr
+
+
+def test_demo_show_and_plot_command(tmp_path: Path, small_file: Path) -> None:
+    show = wavelab("demo", "--show")
+    assert show.returncode == 0 and 'name = "demo"' in show.stdout
+    out_dir = tmp_path / "r"
+    assert (
+        wavelab("run", str(small_file), "--out", str(out_dir), "--no-plots", "--quiet").returncode
+        == 0
+    )
+    replot = wavelab("plot", str(out_dir), "--out", str(tmp_path / "plots"))
+    assert replot.returncode == 0, replot.stderr
+    assert (tmp_path / "plots" / "cwnd.png").exists()
+    missing = wavelab("plot", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "no results here" in missing.stderr
+
+
+def test_bench_prints_figures() -> None:
+    res = wavelab("bench", "--case", "dcnet-l2", "--repeat", "1")
+    assert res.returncode == 0, res.stderr
+    header, row = res.stdout.strip().splitlines()
+    assert "hops/s" in header and "peak RSS MB" in header
+    assert row.split()[0] == "dcnet-l2"
