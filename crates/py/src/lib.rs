@@ -35,9 +35,13 @@ fn algorithms() -> Vec<&'static str> {
 
 fn seconds_to_instant(t: f64) -> PyResult<Instant> {
     if !t.is_finite() || t < 0.0 {
-        return Err(PyValueError::new_err(format!("{t} is not a time in seconds")));
+        return Err(PyValueError::new_err(format!(
+            "{t} is not a time in seconds"
+        )));
     }
-    Ok(Instant::from_nanos((t * 1e9).round().min(u64::MAX as f64) as u64))
+    Ok(Instant::from_nanos(
+        (t * 1e9).round().min(u64::MAX as f64) as u64
+    ))
 }
 
 /// A simulation run driven from Python in steps (for progress bars).
@@ -52,7 +56,8 @@ impl Simulation {
     #[new]
     fn new(json: &str) -> PyResult<Self> {
         let sc = scenario_from_json(json)?;
-        let inner = wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let inner =
+            wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         Ok(Simulation { inner })
     }
 
@@ -126,10 +131,26 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
     for c in &t.columns {
         let none = py.None().into_bound(py);
         let (kind, data, labels): (&str, Bound<'py, PyAny>, Bound<'py, PyAny>) = match &c.data {
-            ColumnData::F64(v) => ("<f8", PyBytes::new(py, &le_bytes(v, f64::to_le_bytes)).into_any(), none),
-            ColumnData::U64(v) => ("<u8", PyBytes::new(py, &le_bytes(v, u64::to_le_bytes)).into_any(), none),
-            ColumnData::I64(v) => ("<i8", PyBytes::new(py, &le_bytes(v, i64::to_le_bytes)).into_any(), none),
-            ColumnData::U32(v) => ("<u4", PyBytes::new(py, &le_bytes(v, u32::to_le_bytes)).into_any(), none),
+            ColumnData::F64(v) => (
+                "<f8",
+                PyBytes::new(py, &le_bytes(v, f64::to_le_bytes)).into_any(),
+                none,
+            ),
+            ColumnData::U64(v) => (
+                "<u8",
+                PyBytes::new(py, &le_bytes(v, u64::to_le_bytes)).into_any(),
+                none,
+            ),
+            ColumnData::I64(v) => (
+                "<i8",
+                PyBytes::new(py, &le_bytes(v, i64::to_le_bytes)).into_any(),
+                none,
+            ),
+            ColumnData::U32(v) => (
+                "<u4",
+                PyBytes::new(py, &le_bytes(v, u32::to_le_bytes)).into_any(),
+                none,
+            ),
             ColumnData::Bool(v) => {
                 let b: Vec<u8> = v.iter().map(|&x| x as u8).collect();
                 ("bool", PyBytes::new(py, &b).into_any(), none)
@@ -141,7 +162,15 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
                 PyList::new(py, labels)?.into_any(),
             ),
         };
-        let item = PyTuple::new(py, [c.name.as_str().into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), data, labels])?;
+        let item = PyTuple::new(
+            py,
+            [
+                c.name.as_str().into_pyobject(py)?.into_any(),
+                kind.into_pyobject(py)?.into_any(),
+                data,
+                labels,
+            ],
+        )?;
         cols.append(item)?;
     }
     Ok(cols)

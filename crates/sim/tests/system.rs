@@ -275,3 +275,38 @@ fn finite_flows_record_completion_time() {
     assert!(ct > 4.1 && ct < 6.0, "completion time {ct}");
     assert_eq!(r.flows.u64s("bytes_delivered")[0], 5_000_000);
 }
+
+#[test]
+fn stop_time_ends_the_stream_and_the_flow_completes() {
+    let r = run(r#"
+        duration = "20s"
+        [[links]]
+        between = ["a", "b"]
+        rate = "10Mbit/s"
+        delay = "10ms"
+        queue = "50pkt"
+        [[flows]]
+        from = "a"
+        to = "b"
+        start = "2s"
+        stop = "6s"
+        "#);
+    let at_stop = delivered_at(&r, 0, 6.0);
+    let later = delivered_at(&r, 0, 7.0);
+    let end = delivered_at(&r, 0, 20.0);
+    assert_eq!(
+        later, end,
+        "nothing new after the data in flight at the stop drained"
+    );
+    // what was in flight at 6 s (at most a window plus a queue) still arrives
+    assert!(later - at_stop < 200_000, "{}", later - at_stop);
+    assert_eq!(
+        r.flows.u64s("bytes_delivered")[0],
+        r.flows.u64s("bytes_sent")[0]
+    );
+    let ct = r.flows.f64s("completion_time")[0];
+    assert!(
+        ct > 4.0 && ct < 4.5,
+        "completion {ct} s after the 2 s start"
+    );
+}

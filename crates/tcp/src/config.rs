@@ -91,6 +91,13 @@ impl TcpConfig {
                 self.max_rto, self.min_rto
             ));
         }
+        if let Some(d) = self.delayed_ack {
+            if d > Duration::from_millis(500) || d.is_zero() {
+                return Err(format!(
+                    "delayed_ack: {d} is out of range; RFC 1122 requires a delay above 0 and at most 500ms"
+                ));
+            }
+        }
         if self.initial_rto.is_zero() {
             return Err("initial_rto: must be above zero".into());
         }

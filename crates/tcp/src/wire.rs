@@ -193,6 +193,8 @@ pub enum WireError {
     },
     /// The data offset field is below 5 words or beyond the buffer.
     BadDataOffset(u8),
+    /// The options need more than the 40 bytes a header has.
+    OptionsTooLong(usize),
     /// An option has an impossible length.
     BadOption {
         /// Option kind.
@@ -209,6 +211,9 @@ impl fmt::Display for WireError {
                 write!(f, "truncated TCP header: need {need} bytes, have {have}")
             }
             WireError::BadDataOffset(o) => write!(f, "bad TCP data offset {o}"),
+            WireError::OptionsTooLong(n) => {
+                write!(f, "TCP options of {n} bytes exceed the 40-byte limit")
+            }
             WireError::BadOption { kind, len } => {
                 write!(f, "bad TCP option kind {kind} with length {len}")
             }
@@ -231,8 +236,13 @@ impl Segment {
         IPV4_HEADER_LEN + self.header_len() + self.len as usize
     }
 
-    /// Appends the TCP header (with options, checksum zero) to `out`.
-    pub fn encode(&self, src_port: u16, dst_port: u16, out: &mut Vec<u8>) {
+    /// Appends the TCP header (with options, checksum zero) to `out`. Fails,
+    /// writing nothing, if the options do not fit in the 40 bytes a header has.
+    pub fn encode(&self, src_port: u16, dst_port: u16, out: &mut Vec<u8>) -> Result<(), WireError> {
+        let options = self.options.encoded_len();
+        if options > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong(options));
+        }
         let start = out.len();
         let hlen = self.header_len();
         out.extend_from_slice(&src_port.to_be_bytes());
@@ -273,6 +283,7 @@ impl Segment {
             }
         }
         debug_assert_eq!(out.len() - start, hlen);
+        Ok(())
     }
 
     /// Parses a TCP header from the start of `buf`. Returns the source and
@@ -450,7 +461,7 @@ mod tests {
     fn encode_decode_roundtrip() {
         let s = sample();
         let mut buf = Vec::new();
-        s.encode(1234, 80, &mut buf);
+        s.encode(1234, 80, &mut buf).unwrap();
         assert_eq!(buf.len(), s.header_len());
         let (sp, dp, d, h) = Segment::decode(&buf).unwrap();
         assert_eq!((sp, dp, h), (1234, 80, buf.len()));
@@ -461,7 +472,7 @@ mod tests {
     fn checksum_verifies_to_zero() {
         let s = sample();
         let mut buf = Vec::new();
-        s.encode(1, 2, &mut buf);
+        s.encode(1, 2, &mut buf).unwrap();
         buf.extend_from_slice(b"hello");
         let c = tcp_checksum_ipv4([10, 0, 0, 1], [10, 0, 0, 2], &buf);
         buf[16..18].copy_from_slice(&c.to_be_bytes());
@@ -471,7 +482,7 @@ mod tests {
     #[test]
     fn malformed_options_are_errors() {
         let mut buf = Vec::new();
-        Segment::default().encode(1, 2, &mut buf);
+        Segment::default().encode(1, 2, &mut buf).unwrap();
         buf[12] = 6 << 4;
         buf.extend_from_slice(&[2, 9, 0, 0]); // MSS with length 9
         assert!(matches!(
@@ -500,9 +511,13 @@ mod tests {
             let s = Segment { seq: SeqNum(seq), ack: SeqNum(ack), flags: Flags(flags), window: win, len: 0,
                 options: Options { mss, window_scale: ws, sack_permitted: sp,
                     timestamps: ts.map(|(val, ecr)| Timestamps { val, ecr }), sack } };
-            prop_assume!(s.options.encoded_len() <= MAX_OPTIONS_LEN);
             let mut buf = Vec::new();
-            s.encode(9, 10, &mut buf);
+            if s.options.encoded_len() > MAX_OPTIONS_LEN {
+                prop_assert_eq!(s.encode(9, 10, &mut buf), Err(WireError::OptionsTooLong(s.options.encoded_len())));
+                prop_assert!(buf.is_empty());
+                return Ok(());
+            }
+            s.encode(9, 10, &mut buf).unwrap();
             let (_, _, d, _) = Segment::decode(&buf).unwrap();
             prop_assert_eq!(d, s);
         }

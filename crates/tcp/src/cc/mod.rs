@@ -128,6 +128,9 @@ pub struct AckEvent {
     pub dupack: bool,
     /// True if the sender was limited by the window (not by the application).
     pub cwnd_limited: bool,
+    /// True if this ACK started a loss recovery (the window was just reduced):
+    /// window algorithms must not grow it on the same ACK.
+    pub window_reduced: bool,
     /// Cumulative ACK point after the ACK (stream offset).
     pub snd_una: u64,
 }
@@ -228,6 +231,10 @@ pub trait CongestionControl: fmt::Debug {
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::NewReno
     }
+    /// The connection's effective MSS, known once the handshake completes and
+    /// before any data is sent (the peer's MSS option and TCP options can make
+    /// it smaller than configured). Windows kept in segments rescale here.
+    fn set_mss(&mut self, _mss: u32) {}
     /// A segment left the sender.
     fn on_packet_sent(&mut self, _now: Instant, _info: &SentInfo) {}
     /// A transmit opportunity closed after `segments` segments went out.
@@ -299,6 +306,9 @@ impl CongestionControl for Cc {
     }
     fn recovery_style(&self) -> RecoveryStyle {
         dispatch!(self, c => c.recovery_style())
+    }
+    fn set_mss(&mut self, mss: u32) {
+        dispatch!(self, c => c.set_mss(mss))
     }
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
         dispatch!(self, c => c.on_packet_sent(now, info))

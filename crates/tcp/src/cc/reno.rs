@@ -42,6 +42,7 @@ pub struct RenoParams {}
 pub struct Reno {
     variant: RenoVariant,
     mss: u64,
+    initial_segments: u64,
     abc_limit: u64,
     cwnd: u64,
     ssthresh: u64,
@@ -56,6 +57,7 @@ impl Reno {
         Reno {
             variant,
             mss,
+            initial_segments: start.initial_cwnd as u64,
             abc_limit: start.abc_limit as u64,
             cwnd: start.initial_cwnd as u64 * mss,
             ssthresh: start.initial_ssthresh.unwrap_or(u64::MAX),
@@ -96,12 +98,21 @@ impl CongestionControl for Reno {
         }
     }
 
+    fn set_mss(&mut self, mss: u32) {
+        self.mss = mss as u64;
+        self.cwnd = self.initial_segments * self.mss;
+    }
+
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         // Growth only on ACKs of new data (RFC 5681: duplicate ACKs, even with
         // new SACK information, do not open the window), never during fast
         // recovery (section 3.2), nor while the application rather than the
         // window limits the sender (RFC 7661's spirit).
-        if ack.state == CaState::Recovery || !ack.cwnd_limited || ack.bytes_acked == 0 {
+        if ack.state == CaState::Recovery
+            || ack.window_reduced
+            || !ack.cwnd_limited
+            || ack.bytes_acked == 0
+        {
             return;
         }
         if self.in_slow_start() {
@@ -190,6 +201,7 @@ mod tests {
             state: CaState::Open,
             dupack: false,
             cwnd_limited: true,
+            window_reduced: false,
             snd_una: 0,
         }
     }

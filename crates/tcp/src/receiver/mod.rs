@@ -109,6 +109,10 @@ pub struct Receiver {
     ts_ok: bool,
     ts_recent: u32,
     last_ack_sent: u64,
+    /// Our window-scale shift (0 unless the SYN carried the option).
+    rcv_wscale: u8,
+    /// Right edge of the window in the last ACK sent.
+    advertised_edge: u64,
 
     /// Next expected stream offset (includes the FIN once received).
     rcv_nxt: u64,
@@ -122,6 +126,8 @@ pub struct Receiver {
     delack_deadline: Option<Instant>,
     ack_now: bool,
     synack_pending: bool,
+    /// The SYN offered window scaling.
+    scaling: bool,
 
     bytes: Option<ByteStore>,
     stats: ReceiverStats,
@@ -142,6 +148,8 @@ impl Receiver {
             ts_ok: false,
             ts_recent: 0,
             last_ack_sent: 0,
+            rcv_wscale: 0,
+            advertised_edge: 0,
             rcv_nxt: 0,
             ooo: RangeSet::new(),
             recent: Vec::with_capacity(4),
@@ -151,6 +159,7 @@ impl Receiver {
             delack_deadline: None,
             ack_now: false,
             synack_pending: false,
+            scaling: false,
             bytes: None,
             stats: ReceiverStats::default(),
         }
@@ -163,11 +172,18 @@ impl Receiver {
     }
 
     /// Reads in-order bytes (only when [`Receiver::keep_bytes`] was called).
+    /// When reading opens the window by min(buffer / 2, MSS) beyond what was
+    /// last advertised, a window update is queued (RFC 1122 section 4.2.3.3);
+    /// poll [`Receiver::poll_transmit`] afterwards.
     pub fn read(&mut self, out: &mut [u8]) -> usize {
         let Some(b) = &mut self.bytes else { return 0 };
         let n = out.len().min(b.ready.len());
         for (o, v) in out.iter_mut().zip(b.ready.drain(..n)) {
             *o = v;
+        }
+        let step = (self.cfg.rcv_window.0 / 2).min(self.mss as u64);
+        if n > 0 && self.rcv_nxt + self.window_bytes() >= self.advertised_edge + step {
+            self.ack_now = true;
         }
         n
     }
@@ -233,7 +249,7 @@ impl Receiver {
                 len: 0,
                 options: Options {
                     mss: Some(self.cfg.mss.min(65_535) as u16),
-                    window_scale: Some(self.cfg.window_shift()),
+                    window_scale: self.scaling.then_some(self.rcv_wscale),
                     sack_permitted: self.sack_ok,
                     timestamps: self.ts_ok.then(|| Timestamps {
                         val: ts_clock(now),
@@ -268,7 +284,8 @@ impl Receiver {
         self.unacked_bytes = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
-        let window = (self.window_bytes() >> self.cfg.window_shift()).min(65_535) as u16;
+        let window = (self.window_bytes() >> self.rcv_wscale).min(65_535) as u16;
+        self.advertised_edge = self.rcv_nxt + ((window as u64) << self.rcv_wscale);
         Transmit {
             segment: Segment {
                 seq: self.iss + 1,
@@ -352,9 +369,17 @@ impl Receiver {
         if fresh {
             self.irs = seg.seq;
             let o = &seg.options;
-            self.mss = self.cfg.mss.min(o.mss.map_or(536, u32::from));
             self.sack_ok = self.cfg.sack && o.sack_permitted;
             self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+            // The peer's data segments carry at most this much payload.
+            self.mss = crate::sender::effective_mss(self.cfg.mss, o.mss, self.ts_ok);
+            // RFC 7323: scale only if the SYN offered it; then answer with ours.
+            self.scaling = o.window_scale.is_some();
+            self.rcv_wscale = if self.scaling {
+                self.cfg.window_shift()
+            } else {
+                0
+            };
             if let Some(ts) = o.timestamps {
                 self.ts_recent = ts.val;
             }
@@ -396,12 +421,15 @@ impl Receiver {
             }
             let had_hole = !self.ooo.is_empty();
             self.rcv_nxt = end;
-            if let Some((s, e)) = self.ooo.first() {
-                if s <= self.rcv_nxt {
-                    self.rcv_nxt = self.rcv_nxt.max(e);
+            // Absorb every held range the segment reached (a repackaged
+            // retransmission can span several).
+            while let Some((s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
                 }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove_below(self.rcv_nxt);
             }
-            self.ooo.remove_below(self.rcv_nxt);
             self.refresh_recent();
             let data_end = self.data_end(self.rcv_nxt);
             if let Some(store) = &mut self.bytes {

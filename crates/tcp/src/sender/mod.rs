@@ -122,6 +122,8 @@ pub struct Sender {
     ts_ok: bool,
     /// The peer's window-scale shift.
     snd_wscale: u8,
+    /// Our window-scale shift (0 unless both SYNs carried the option).
+    rcv_wscale: u8,
     /// Timestamp to echo (TS.Recent).
     ts_recent: u32,
 
@@ -144,6 +146,9 @@ pub struct Sender {
     /// Retransmissions allowed regardless of the window (one per loss event).
     forced_rtx: u32,
     partial_acks: u32,
+    /// Bytes sent under limited transmit since the last advancing ACK (RFC 5681
+    /// excludes them from the FlightSize that sets ssthresh).
+    limited_transmit_bytes: u64,
     /// `snd_una` at the last timeout, to detect a repeated timeout (RFC 5681 3.1).
     rto_head: Option<u64>,
     cwnd_limited: bool,
@@ -176,6 +181,7 @@ impl Sender {
             sack_ok: false,
             ts_ok: false,
             snd_wscale: 0,
+            rcv_wscale: 0,
             ts_recent: 0,
             buf: SendBuffer::default(),
             snd_una: 0,
@@ -191,6 +197,7 @@ impl Sender {
             dupacks: 0,
             forced_rtx: 0,
             partial_acks: 0,
+            limited_transmit_bytes: 0,
             rto_head: None,
             cwnd_limited: true,
             rto_deadline: None,
@@ -386,7 +393,7 @@ impl Sender {
     }
 
     fn own_window_field(&self) -> u16 {
-        (self.cfg.rcv_window.0 >> self.cfg.window_shift()).min(65_535) as u16
+        (self.cfg.rcv_window.0 >> self.rcv_wscale).min(65_535) as u16
     }
 
     fn make_syn(&mut self, now: Instant) -> Transmit {
@@ -482,7 +489,7 @@ impl Sender {
             let len = self.sb.seg(idx).len as u64;
             if pipe + len <= cwnd || self.forced_rtx > 0 {
                 self.forced_rtx = self.forced_rtx.saturating_sub(1);
-                return Some(self.retransmit(now, idx, pipe));
+                return Some(self.retransmit(now, idx));
             }
             self.cwnd_limited = true;
             return None;
@@ -512,11 +519,14 @@ impl Sender {
             _ => self.sb.outstanding(),
         };
         let fits = used + seq_len <= cwnd;
-        if !(fits || self.limited_transmit_allows(seq_len, cwnd)) {
-            self.cwnd_limited = true;
-            return None;
+        if !fits {
+            if !self.limited_transmit_allows(seq_len, cwnd) {
+                self.cwnd_limited = true;
+                return None;
+            }
+            self.limited_transmit_bytes += seq_len;
         }
-        Some(self.send_new(now, len, fin, pipe))
+        Some(self.send_new(now, len, fin))
     }
 
     /// RFC 3042: on the first and second duplicate ACK, one new segment each,
@@ -540,8 +550,8 @@ impl Sender {
         self.cc.on_packet_sent(now, &info);
     }
 
-    fn send_new(&mut self, now: Instant, len: u32, fin: bool, pipe: u64) -> Transmit {
-        let stamp = self.rate.on_send(now, pipe);
+    fn send_new(&mut self, now: Instant, len: u32, fin: bool) -> Transmit {
+        let stamp = self.rate.on_send(now, self.sb.outstanding());
         let seg = SentSeg {
             start: self.snd_nxt,
             len: len + fin as u32,
@@ -564,8 +574,8 @@ impl Sender {
         t
     }
 
-    fn retransmit(&mut self, now: Instant, idx: usize, pipe: u64) -> Transmit {
-        let stamp = self.rate.on_send(now, pipe);
+    fn retransmit(&mut self, now: Instant, idx: usize) -> Transmit {
+        let stamp = self.rate.on_send(now, self.sb.outstanding());
         self.sb.on_retransmit(idx, stamp);
         let seg = *self.sb.seg(idx);
         self.stats.retransmissions += 1;
@@ -614,17 +624,29 @@ impl Sender {
     fn establish(&mut self, now: Instant, seg: &Segment) {
         self.state = SenderState::Established;
         self.stats.established_at = Some(now);
+        self.syn_pending = false;
         self.irs = seg.seq;
         let o = &seg.options;
-        self.mss = self.cfg.mss.min(o.mss.map_or(536, u32::from));
         self.sack_ok = self.cfg.sack && o.sack_permitted;
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         if let Some(ts) = o.timestamps {
             self.ts_recent = ts.val;
         }
-        // Window scaling applies only if both sides sent the option (RFC 7323).
-        self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
-        self.snd_wnd = (seg.window as u64) << self.snd_wscale;
+        self.mss = effective_mss(self.cfg.mss, o.mss, self.ts_ok);
+        self.cc.set_mss(self.mss);
+        // Window scaling applies only if both SYNs carried the option, and the
+        // window field of a SYN is never scaled (RFC 7323 section 2.2).
+        match o.window_scale {
+            Some(ws) => {
+                self.snd_wscale = ws.min(14);
+                self.rcv_wscale = self.cfg.window_shift();
+            }
+            None => {
+                self.snd_wscale = 0;
+                self.rcv_wscale = 0;
+            }
+        }
+        self.snd_wnd = seg.window as u64;
         if self.syn_retransmitted {
             // RFC 6298 (5.7) and Karn: no sample; start data with RTO >= 3 s.
             self.rtt.raise_initial_rto(Duration::from_secs(3));
@@ -653,6 +675,18 @@ impl Sender {
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         self.pacer_next = now;
+    }
+}
+
+/// The payload bytes per segment: the smaller of our MSS and the peer's (RFC
+/// 1122's 536 when it sent none; never below 64), less the timestamp option's
+/// 12 bytes when timestamps are on (RFC 6691: the MSS excludes TCP options).
+pub(crate) fn effective_mss(ours: u32, peer: Option<u16>, timestamps: bool) -> u32 {
+    let mss = ours.min(peer.map_or(536, u32::from)).max(64);
+    if timestamps {
+        mss - 12
+    } else {
+        mss
     }
 }
 

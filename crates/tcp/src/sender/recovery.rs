@@ -30,6 +30,9 @@ use crate::wire::{Flags, SackBlock, Segment};
 impl Sender {
     pub(super) fn on_ack(&mut self, now: Instant, seg: &Segment) {
         self.stats.acks_received += 1;
+        // An allowance beyond the window lasts only for the transmissions that
+        // immediately follow the event that granted it.
+        self.forced_rtx = 0;
         let base = self.iss + 1;
         let ack = seg.ack.to_offset(base, self.snd_una);
         if ack > self.snd_nxt {
@@ -80,13 +83,19 @@ impl Sender {
         let rtt_sample = self.rtt_sample(now, seg, advanced, &acked);
         if let Some(r) = rtt_sample {
             self.rtt.on_sample(r);
+            // Karn: the backed-off RTO stays until a valid sample arrives
+            // (RFC 6298 section 5, after (5.7)).
+            self.rtt.reset_backoff();
         }
         if advanced {
-            self.rtt.reset_backoff();
             self.rto_head = None;
         }
 
+        let recoveries_before = self.stats.fast_retransmits;
         let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes);
+        if advanced {
+            self.limited_transmit_bytes = 0;
+        }
 
         let ev = AckEvent {
             mss: self.mss,
@@ -100,6 +109,7 @@ impl Sender {
             state: state_before,
             dupack,
             cwnd_limited: self.cwnd_limited,
+            window_reduced: self.stats.fast_retransmits != recoveries_before,
             snd_una: self.snd_una,
         };
         self.cc.on_ack(now, &ev);
@@ -141,8 +151,9 @@ impl Sender {
         }
         if self.ts_ok {
             if let Some(ts) = seg.options.timestamps {
-                if ts.ecr != 0 {
-                    let ms = super::ts_clock(now).wrapping_sub(ts.ecr);
+                let ms = super::ts_clock(now).wrapping_sub(ts.ecr);
+                // An echo from the future (or zero, "no echo") is no sample.
+                if ts.ecr != 0 && ms < 1 << 31 {
                     return Some(Duration::from_millis(ms as u64));
                 }
             }
@@ -222,18 +233,18 @@ impl Sender {
                     self.partial_acks += 1;
                     if !self.sack_ok {
                         // RFC 6582 partial ACK: retransmit the first unacknowledged
-                        // segment at once; deflate by the amount acked, add back one MSS.
-                        self.sb.dup_emul = self
-                            .sb
-                            .dup_emul
-                            .saturating_sub(acked_bytes.saturating_sub(mss));
+                        // segment at once; deflate by the amount acked, and add back
+                        // one MSS if at least one MSS was acked.
+                        let add_back = if acked_bytes >= mss { mss } else { 0 };
+                        self.sb.dup_emul =
+                            (self.sb.dup_emul + add_back).saturating_sub(acked_bytes);
                         newly_lost += self.sb.mark_head_lost();
                         self.forced_rtx = 1;
                     }
                 }
                 if self.ca_state == CaState::Recovery {
                     if self.sack_ok {
-                        newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+                        newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
                     } else if dupack {
                         self.sb.dup_emul += mss;
                         self.sb.cap_dup_emul();
@@ -244,14 +255,14 @@ impl Sender {
                 if self.snd_una >= self.recover {
                     self.set_state(now, CaState::Open);
                 } else if self.sack_ok {
-                    newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+                    newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
                 }
             }
             CaState::Open | CaState::Disorder | CaState::Cwr => {}
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             if self.sack_ok {
-                newly_lost += self.sb.mark_lost_by_sack(sack_threshold);
+                newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
             }
             let loss = self.dupacks >= dupthresh || (self.sack_ok && self.sb.head_lost());
             if loss && self.snd_una >= self.fr_guard && !self.sb.is_empty() {
@@ -273,9 +284,11 @@ impl Sender {
     fn enter_recovery(&mut self, now: Instant) -> u64 {
         let mss = self.mss as u64;
         self.stats.fast_retransmits += 1;
+        // RFC 5681 section 3.2 (2): data sent by limited transmit does not
+        // count in the FlightSize that sets ssthresh.
         let ev = CongestionEvent {
             kind: CongestionKind::FastRetransmit,
-            flight_size: self.snd_nxt - self.snd_una,
+            flight_size: (self.snd_nxt - self.snd_una).saturating_sub(self.limited_transmit_bytes),
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };

@@ -231,21 +231,13 @@ impl Scoreboard {
         len
     }
 
-    /// RFC 6675 `IsLost`: marks every un-SACKed segment that has more than
-    /// `threshold` SACKed bytes above it. Returns the bytes newly marked.
-    pub fn mark_lost_by_sack(&mut self, threshold: u64) -> u64 {
-        // Find the largest x with (SACKed bytes >= x) > threshold, walking down
-        // from the highest SACKed range; only the top few ranges are examined.
-        let mut acc = 0u64;
-        let mut boundary = None;
-        for (s, e) in self.sacked.iter().rev() {
-            if acc + (e - s) > threshold {
-                boundary = Some(e + acc - threshold - 1);
-                break;
-            }
-            acc += e - s;
-        }
-        let Some(boundary) = boundary else { return 0 };
+    /// RFC 6675 `IsLost`: marks every un-SACKed segment above which either more
+    /// than `threshold_bytes` bytes or at least `dupthresh` segments have been
+    /// SACKed. Returns the bytes newly marked.
+    pub fn mark_lost_by_sack(&mut self, threshold_bytes: u64, dupthresh: u32) -> u64 {
+        let boundary = self
+            .byte_rule_boundary(threshold_bytes)
+            .max(self.segment_rule_boundary(dupthresh));
         let Some(front) = self.segs.front() else {
             return 0;
         };
@@ -261,6 +253,40 @@ impl Scoreboard {
         }
         self.lost_boundary = boundary;
         newly
+    }
+
+    /// The largest x such that more than `threshold` bytes at or above x are
+    /// SACKed (0 if none): walks down from the highest SACKed range, so only the
+    /// top few ranges are examined.
+    fn byte_rule_boundary(&self, threshold: u64) -> u64 {
+        let mut acc = 0u64;
+        for (s, e) in self.sacked.iter().rev() {
+            if acc + (e - s) > threshold {
+                return e + acc - threshold - 1;
+            }
+            acc += e - s;
+        }
+        0
+    }
+
+    /// The start of the `dupthresh`-th SACKed segment counted from the top (0 if
+    /// fewer are SACKed): every un-SACKed segment below it has at least
+    /// `dupthresh` SACKed segments above it.
+    fn segment_rule_boundary(&self, dupthresh: u32) -> u64 {
+        let mut count = 0;
+        for (s, e) in self.sacked.iter().rev() {
+            let lo = self.segs.partition_point(|x| x.start < s);
+            let hi = self.segs.partition_point(|x| x.start < e);
+            for seg in self.segs.range(lo..hi).rev() {
+                if seg.has(SACKED) {
+                    count += 1;
+                    if count >= dupthresh {
+                        return seg.start;
+                    }
+                }
+            }
+        }
+        0
     }
 
     /// True if the first outstanding segment is marked lost.
@@ -397,7 +423,7 @@ mod tests {
             0,
             "repeat is free"
         );
-        assert_eq!(sb.mark_lost_by_sack(200), 200);
+        assert_eq!(sb.mark_lost_by_sack(200, 3), 200);
         sb.check_invariants();
         assert_eq!(sb.in_flight(), 0);
         let i = sb.next_retransmit().unwrap();
@@ -421,12 +447,12 @@ mod tests {
     fn is_lost_needs_more_than_threshold_sacked_above() {
         let (mut sb, mut rate) = board(10, 100);
         sb.sack(100, 300, Instant::ZERO, &mut rate); // 200 bytes above seg 0
-        assert_eq!(sb.mark_lost_by_sack(200), 0);
+        assert_eq!(sb.mark_lost_by_sack(200, 3), 0);
         sb.sack(300, 301, Instant::ZERO, &mut rate); // partial: no segment SACKed yet
         assert_eq!(sb.sacked_bytes(), 200);
         sb.sack(301, 400, Instant::ZERO, &mut rate);
         assert_eq!(sb.sacked_bytes(), 300);
-        assert_eq!(sb.mark_lost_by_sack(200), 100);
+        assert_eq!(sb.mark_lost_by_sack(200, 3), 100);
         assert!(sb.head_lost());
         sb.check_invariants();
     }
@@ -464,7 +490,7 @@ mod tests {
                     );
                 }
             }
-            sb.mark_lost_by_sack(2000);
+            sb.mark_lost_by_sack(2000, 3);
         }
         assert_eq!(sb.sacked_bytes(), n / 2 * 1000);
         let mut count = 0;

@@ -12,6 +12,11 @@ const MSS: u64 = 1000;
 /// Close to the wrap so every test also exercises 32-bit wrap-around.
 const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
 const IRS: SeqNum = SeqNum(77);
+/// The receiver's window: 65 534 bytes, advertised unscaled in the SYN-ACK and
+/// as 32 767 << 1 afterwards, so that ACKs do not count as window updates
+/// (RFC 5681's duplicate-ACK definition requires an unchanged window).
+const SYNACK_WINDOW: u16 = 65_534;
+const ACK_WINDOW: u16 = 32_767;
 
 struct Harness {
     tx: Sender,
@@ -47,11 +52,11 @@ impl Harness {
             seq: IRS,
             ack: ISS + 1,
             flags: Flags::SYN.with(Flags::ACK),
-            window: 65_535,
+            window: SYNACK_WINDOW,
             len: 0,
             options: Options {
                 mss: Some(MSS as u16),
-                window_scale: Some(7),
+                window_scale: Some(1),
                 sack_permitted: sack,
                 ..Options::default()
             },
@@ -78,7 +83,7 @@ impl Harness {
             seq: IRS + 1,
             ack: SeqNum::from_offset(base, off),
             flags: Flags::ACK,
-            window: 65_535,
+            window: ACK_WINDOW,
             len: 0,
             options: Options {
                 sack: blocks,
@@ -291,12 +296,24 @@ fn rto_doubles_on_each_expiry_and_resets_on_new_data() {
         expiry += rto_after;
     }
     assert_eq!(h.tx.ca_state(), CaState::Loss);
-    // New data acknowledged: the backoff is cleared (Karn: no RTT sample).
-    h.at(expiry - 10);
+    // ACKs of retransmitted data give no RTT sample (Karn), so the backed-off
+    // RTO stays (RFC 6298 section 5).
+    h.at(expiry - 7_900);
     h.ack(MSS, &[]);
+    assert_eq!(h.tx.rtt().backoff_count(), 3);
+    assert_eq!(h.tx.poll_timeout(), Some(h.now + Duration::from_secs(8)));
+    assert_eq!(h.sent(), vec![(MSS, true), (2 * MSS, false)]);
+    h.at(expiry - 7_800);
+    h.ack(2 * MSS, &[]);
+    assert_eq!(h.tx.rtt().backoff_count(), 3);
+    // cwnd = ssthresh = 2 MSS (congestion avoidance), one segment outstanding
+    assert_eq!(h.sent(), vec![(3 * MSS, false)]);
+    // New data acknowledged: a valid sample, and the RTO is its base again.
+    h.ack(3 * MSS, &[]);
     assert_eq!(h.tx.rtt().backoff_count(), 0);
+    assert_eq!(h.tx.rtt().latest(), Some(Duration::from_millis(100)));
+    assert_eq!(h.tx.rtt().rto(), Duration::from_secs(1));
     assert_eq!(h.tx.poll_timeout(), Some(h.now + Duration::from_secs(1)));
-    assert_eq!(h.tx.rtt().srtt(), Some(Duration::from_millis(100)));
 }
 
 #[test]
@@ -432,7 +449,7 @@ fn finite_transfer_ends_with_fin_and_completes() {
         seq: IRS,
         ack: ISS + 1,
         flags: Flags::SYN.with(Flags::ACK),
-        window: 65_535,
+        window: ACK_WINDOW,
         len: 0,
         options: Options {
             mss: Some(MSS as u16),
