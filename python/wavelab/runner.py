@@ -33,7 +33,8 @@ def run(
     if progress is True:
         from tqdm import tqdm
 
-        bar = tqdm(total=round(end, 3), unit="sim s", desc=scenario.name, leave=False)
+        # disable=None: no bar when stderr is not a terminal (logs, CI)
+        bar = tqdm(total=round(end, 3), unit="sim s", desc=scenario.name, leave=False, disable=None)
 
         def callback(now: float, total: float) -> None:
             assert bar is not None
