@@ -416,19 +416,9 @@ impl Scenario {
                     format!("\"{name}\" is already the name of links[{j}]"),
                 ));
             }
-            check_rate(&format!("{p}.rate"), l.rate)?;
-            check_loss(&format!("{p}.loss"), &l.loss)?;
-            check_queue(&format!("{p}.queue"), l.queue)?;
+            check_settings(&p, Some(l.rate), Some(&l.loss), Some(l.queue))?;
             for (dname, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
-                if let Some(r) = d.rate {
-                    check_rate(&format!("{p}.{dname}.rate"), r)?;
-                }
-                if let Some(ls) = &d.loss {
-                    check_loss(&format!("{p}.{dname}.loss"), ls)?;
-                }
-                if let Some(q) = d.queue {
-                    check_queue(&format!("{p}.{dname}.queue"), q)?;
-                }
+                check_settings(&format!("{p}.{dname}"), d.rate, d.loss.as_ref(), d.queue)?;
             }
             for (k, s) in l.schedule.iter().enumerate() {
                 let sp = format!("{p}.schedule[{k}]");
@@ -438,15 +428,7 @@ impl Scenario {
                         "changes nothing: set rate, delay, queue or loss",
                     ));
                 }
-                if let Some(r) = s.rate {
-                    check_rate(&format!("{sp}.rate"), r)?;
-                }
-                if let Some(ls) = &s.loss {
-                    check_loss(&format!("{sp}.loss"), ls)?;
-                }
-                if let Some(q) = s.queue {
-                    check_queue(&format!("{sp}.queue"), q)?;
-                }
+                check_settings(&sp, s.rate, s.loss.as_ref(), s.queue)?;
             }
             for (k, o) in l.outages.iter().enumerate() {
                 if o.duration.is_zero() {
@@ -542,6 +524,25 @@ fn field_of(m: &str) -> &str {
 fn rest_of(m: &str) -> String {
     m.split_once(": ")
         .map_or(m.to_string(), |(_, r)| r.to_string())
+}
+
+/// Checks the link settings present under `path` (`<path>.rate`, ...).
+fn check_settings(
+    path: &str,
+    rate: Option<Rate>,
+    loss: Option<&LossSpec>,
+    queue: Option<QueueLimit>,
+) -> Result<(), ScenarioError> {
+    if let Some(r) = rate {
+        check_rate(&format!("{path}.rate"), r)?;
+    }
+    if let Some(l) = loss {
+        check_loss(&format!("{path}.loss"), l)?;
+    }
+    if let Some(q) = queue {
+        check_queue(&format!("{path}.queue"), q)?;
+    }
+    Ok(())
 }
 
 fn check_rate(path: &str, r: Rate) -> Result<(), ScenarioError> {

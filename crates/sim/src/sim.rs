@@ -101,6 +101,10 @@ pub struct Simulation {
     scratch: Vec<Transmit>,
 }
 
+/// Endpoint sides (index into `Flow::wake`; endpoint id = 2 * flow + side).
+const SENDER: usize = 0;
+const RECEIVER: usize = 1;
+
 fn at(d: Duration) -> Instant {
     Instant::from_nanos(d.as_nanos())
 }
@@ -464,41 +468,40 @@ impl Simulation {
         }
         w.scheduled = None;
         let now = self.now;
-        if side == 0 {
+        if side == SENDER {
             self.flows[f].sender.handle_timeout(now);
-            self.drain_sender(f);
         } else {
             self.flows[f].receiver.handle_timeout(now);
-            self.drain_receiver(f);
         }
+        self.drain(f, side);
     }
 
     fn drain_sender(&mut self, f: usize) {
-        let mut out = std::mem::take(&mut self.scratch);
-        let now = self.now;
-        while let Some(t) = self.flows[f].sender.poll_transmit(now) {
-            out.push(t);
-        }
-        for t in out.drain(..) {
-            self.emit(f, true, t);
-        }
-        self.scratch = out;
-        let next = self.flows[f].sender.poll_timeout();
-        self.reschedule(f, 0, next);
+        self.drain(f, SENDER);
     }
 
     fn drain_receiver(&mut self, f: usize) {
+        self.drain(f, RECEIVER);
+    }
+
+    /// Sends everything endpoint `side` of flow `f` has to send, then schedules
+    /// its next wake-up.
+    fn drain(&mut self, f: usize, side: usize) {
         let mut out = std::mem::take(&mut self.scratch);
         let now = self.now;
-        while let Some(t) = self.flows[f].receiver.poll_transmit(now) {
-            out.push(t);
-        }
+        let flow = &mut self.flows[f];
+        let next = if side == SENDER {
+            out.extend(std::iter::from_fn(|| flow.sender.poll_transmit(now)));
+            flow.sender.poll_timeout()
+        } else {
+            out.extend(std::iter::from_fn(|| flow.receiver.poll_transmit(now)));
+            flow.receiver.poll_timeout()
+        };
         for t in out.drain(..) {
-            self.emit(f, false, t);
+            self.emit(f, side == SENDER, t);
         }
         self.scratch = out;
-        let next = self.flows[f].receiver.poll_timeout();
-        self.reschedule(f, 1, next);
+        self.reschedule(f, side, next);
     }
 
     fn reschedule(&mut self, f: usize, side: usize, next: Option<Instant>) {

@@ -36,6 +36,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 pub mod seq;
+pub mod testing;
 pub mod time;
 pub mod units;
 pub mod wire;

@@ -6,124 +6,20 @@
 //! They use only the public API.
 
 use wavelab_tcp::cc::CaState;
-use wavelab_tcp::wire::{Options, SackBlock, SackBlocks};
+use wavelab_tcp::testing::{ms, synack, Harness, IRS, ISS};
+use wavelab_tcp::wire::Options;
 use wavelab_tcp::{
-    ByteSize, CcConfig, CongestionControl, Duration, Flags, Instant, Receiver, Segment, Sender,
-    SeqNum, TcpConfig, Transmit, TxKind,
+    ByteSize, CcConfig, Duration, Flags, Instant, Receiver, Segment, Sender, SeqNum, TcpConfig,
+    TxKind,
 };
 
 const MSS: u64 = 1000;
-const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
-const IRS: SeqNum = SeqNum(77);
-
-fn ms(t: u64) -> Instant {
-    Instant::from_nanos(t * 1_000_000)
-}
 
 fn cfg(sack: bool) -> TcpConfig {
     TcpConfig {
         mss: MSS as u32,
         sack,
         ..TcpConfig::default()
-    }
-}
-
-fn synack(mss: Option<u16>, window_scale: Option<u8>, sack: bool, window: u16) -> Segment {
-    Segment {
-        seq: IRS,
-        ack: ISS + 1,
-        flags: Flags::SYN.with(Flags::ACK),
-        window,
-        len: 0,
-        options: Options {
-            mss,
-            window_scale,
-            sack_permitted: sack,
-            ..Options::default()
-        },
-    }
-}
-
-struct Harness {
-    tx: Sender,
-    now: Instant,
-}
-
-impl Harness {
-    /// A sender for `cc` with an unlimited stream, SYN at t = 0, the SYN-ACK
-    /// `sa` at t = 100 ms.
-    fn with_synack(cfg: TcpConfig, cc: &str, sa: Segment) -> Self {
-        Self::with_stream(cfg, cc, sa, true)
-    }
-
-    fn with_stream(cfg: TcpConfig, cc: &str, sa: Segment, unlimited: bool) -> Self {
-        let algo: CcConfig = serde_json::from_value(serde_json::json!(cc)).unwrap();
-        let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
-        let mut tx = Sender::new(cfg, cc, ISS);
-        if unlimited {
-            tx.write_unlimited();
-        }
-        assert_eq!(tx.poll_transmit(ms(0)).unwrap().kind, TxKind::Syn);
-        tx.handle_segment(ms(100), &sa);
-        Harness { tx, now: ms(100) }
-    }
-
-    fn new(cfg: TcpConfig, cc: &str) -> Self {
-        let sack = cfg.sack;
-        // 65 534 bytes unscaled in the SYN-ACK, 32 767 << 1 in the ACKs: the
-        // same window, so ACKs are not window updates (RFC 5681's dupack test).
-        Self::with_synack(cfg, cc, synack(Some(MSS as u16), Some(1), sack, 65_534))
-    }
-
-    fn at(&mut self, t: u64) {
-        self.now = ms(t);
-    }
-
-    fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
-        let base = ISS + 1;
-        let mut blocks = SackBlocks::default();
-        for &(s, e) in sacks {
-            blocks.push(SackBlock {
-                left: SeqNum::from_offset(base, s),
-                right: SeqNum::from_offset(base, e),
-            });
-        }
-        let seg = Segment {
-            seq: IRS + 1,
-            ack: SeqNum::from_offset(base, off),
-            flags: Flags::ACK,
-            window: 32_767,
-            len: 0,
-            options: Options {
-                sack: blocks,
-                ..Options::default()
-            },
-        };
-        self.tx.handle_segment(self.now, &seg);
-    }
-
-    fn drain(&mut self) -> Vec<Transmit> {
-        let mut out = Vec::new();
-        while let Some(t) = self.tx.poll_transmit(self.now) {
-            out.push(t);
-            assert!(out.len() < 10_000, "poll_transmit never returns None");
-        }
-        out
-    }
-
-    fn sent(&mut self) -> Vec<(u64, bool)> {
-        self.drain()
-            .into_iter()
-            .filter(|t| matches!(t.kind, TxKind::Data | TxKind::Retransmission))
-            .map(|t| (t.offset, t.kind == TxKind::Retransmission))
-            .collect()
-    }
-
-    fn cwnd(&self) -> u64 {
-        self.tx.cc().cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.tx.cc().ssthresh()
     }
 }
 

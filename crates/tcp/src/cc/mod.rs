@@ -409,6 +409,11 @@ impl CcConfig {
         }
     }
 
+    /// The algorithm called `name` with default parameters.
+    pub fn named(name: &str) -> Result<Self, String> {
+        Self::from_parts(name, serde_json::Value::Object(Default::default()))
+    }
+
     fn from_parts(name: &str, params: serde_json::Value) -> Result<Self, String> {
         fn parse<T: for<'a> Deserialize<'a>>(v: serde_json::Value) -> Result<T, String> {
             serde_path_to_error::deserialize(v).map_err(|e| {
@@ -436,10 +441,7 @@ impl<'de> Deserialize<'de> for CcConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
         match v {
-            serde_json::Value::String(name) => {
-                CcConfig::from_parts(&name, serde_json::Value::Object(Default::default()))
-                    .map_err(de::Error::custom)
-            }
+            serde_json::Value::String(name) => CcConfig::named(&name).map_err(de::Error::custom),
             serde_json::Value::Object(mut map) => {
                 let name = match map.remove("algorithm") {
                     Some(serde_json::Value::String(s)) => s,

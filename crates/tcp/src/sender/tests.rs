@@ -1,121 +1,20 @@
 //! Sender behaviour against hand-written ACK sequences: each test plays the
 //! receiver's part segment by segment and checks the sender's exact reaction.
 
-use crate::cc::{CaState, CongestionControl};
+use crate::cc::CaState;
 use crate::config::TcpConfig;
-use crate::seq::SeqNum;
+use crate::testing::{Harness, ACK_WINDOW, IRS, ISS};
 use crate::time::{Duration, Instant};
-use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment};
-use crate::{CcConfig, Sender, Transmit, TxKind};
+use crate::wire::{Flags, Options, Segment};
+use crate::{CcConfig, Sender, TxKind};
 
 const MSS: u64 = 1000;
-/// Close to the wrap so every test also exercises 32-bit wrap-around.
-const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
-const IRS: SeqNum = SeqNum(77);
-/// The receiver's window: 65 534 bytes, advertised unscaled in the SYN-ACK and
-/// as 32 767 << 1 afterwards, so that ACKs do not count as window updates
-/// (RFC 5681's duplicate-ACK definition requires an unchanged window).
-const SYNACK_WINDOW: u16 = 65_534;
-const ACK_WINDOW: u16 = 32_767;
-
-struct Harness {
-    tx: Sender,
-    now: Instant,
-}
 
 fn cfg(sack: bool) -> TcpConfig {
     TcpConfig {
         mss: MSS as u32,
         sack,
         ..TcpConfig::default()
-    }
-}
-
-impl Harness {
-    /// A sender with `cfg` and algorithm `cc`, connected at t = 100 ms (SYN RTT
-    /// 100 ms), with an unlimited stream.
-    fn new(cfg: TcpConfig, cc: &str) -> Self {
-        let algo: CcConfig = serde_json::from_value(serde_json::json!(cc)).unwrap();
-        let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
-        let sack = cfg.sack;
-        let mut tx = Sender::new(cfg, cc, ISS);
-        tx.write_unlimited();
-        let syn = tx.poll_transmit(Instant::ZERO).unwrap();
-        assert_eq!(syn.kind, TxKind::Syn);
-        assert_eq!(syn.segment.seq, ISS);
-        let mut h = Harness {
-            tx,
-            now: Instant::ZERO,
-        };
-        h.at(100);
-        let synack = Segment {
-            seq: IRS,
-            ack: ISS + 1,
-            flags: Flags::SYN.with(Flags::ACK),
-            window: SYNACK_WINDOW,
-            len: 0,
-            options: Options {
-                mss: Some(MSS as u16),
-                window_scale: Some(1),
-                sack_permitted: sack,
-                ..Options::default()
-            },
-        };
-        h.tx.handle_segment(h.now, &synack);
-        h
-    }
-
-    fn at(&mut self, ms: u64) {
-        self.now = Instant::from_nanos(ms * 1_000_000);
-    }
-
-    /// Delivers an ACK for stream offset `off` with SACK blocks `sacks` (offsets).
-    fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
-        let base = ISS + 1;
-        let mut blocks = SackBlocks::default();
-        for &(s, e) in sacks {
-            blocks.push(SackBlock {
-                left: SeqNum::from_offset(base, s),
-                right: SeqNum::from_offset(base, e),
-            });
-        }
-        let seg = Segment {
-            seq: IRS + 1,
-            ack: SeqNum::from_offset(base, off),
-            flags: Flags::ACK,
-            window: ACK_WINDOW,
-            len: 0,
-            options: Options {
-                sack: blocks,
-                ..Options::default()
-            },
-        };
-        self.tx.handle_segment(self.now, &seg);
-    }
-
-    /// Everything the sender transmits now.
-    fn drain(&mut self) -> Vec<Transmit> {
-        let mut out = Vec::new();
-        while let Some(t) = self.tx.poll_transmit(self.now) {
-            out.push(t);
-        }
-        out
-    }
-
-    /// Stream offsets of the data segments transmitted now, retransmissions marked.
-    fn sent(&mut self) -> Vec<(u64, bool)> {
-        self.drain()
-            .into_iter()
-            .filter(|t| matches!(t.kind, TxKind::Data | TxKind::Retransmission))
-            .map(|t| (t.offset, t.kind == TxKind::Retransmission))
-            .collect()
-    }
-
-    fn cwnd(&self) -> u64 {
-        self.tx.cc().cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.tx.cc().ssthresh()
     }
 }
 

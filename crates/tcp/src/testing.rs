@@ -1,0 +1,159 @@
+//! A synthetic ACK clock for tests: plays the receiver's side of a connection
+//! by hand, so a sender and its congestion-control algorithm can be driven by
+//! written-out ACK sequences, without a simulator.
+//!
+//! ```
+//! use wavelab_tcp::testing::Harness;
+//! use wavelab_tcp::{CongestionControl, TcpConfig};
+//!
+//! let cfg = TcpConfig { mss: 1000, sack: false, ..TcpConfig::default() };
+//! let mut h = Harness::new(cfg, "reno");
+//! assert_eq!(h.sent().len(), 10);          // the initial window
+//! h.at(200);
+//! for _ in 0..3 {
+//!     h.ack(0, &[]);                       // segment 0 lost: three duplicate ACKs
+//! }
+//! assert_eq!(h.sent(), vec![(0, true)]);   // fast retransmit
+//! assert_eq!(h.tx.cc().cwnd(), 5000);      // halved
+//! ```
+//!
+//! Sequence numbers start just below 2^32, so every test crosses the 32-bit
+//! wrap. ACKs carry the same window as the SYN-ACK (65 534 bytes, advertised
+//! unscaled in the SYN-ACK and as 32 767 << 1 afterwards), so they never count
+//! as window updates, which RFC 5681's duplicate-ACK definition excludes.
+
+use crate::cc::CongestionControl;
+use crate::config::TcpConfig;
+use crate::seq::SeqNum;
+use crate::time::Instant;
+use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment};
+use crate::{CcConfig, Sender, Transmit, TxKind};
+
+/// The sender's initial sequence number.
+pub const ISS: SeqNum = SeqNum(u32::MAX - 4_500);
+/// The (played) receiver's initial sequence number.
+pub const IRS: SeqNum = SeqNum(77);
+/// Window field of the played SYN-ACK (unscaled: 65 534 bytes).
+pub const SYNACK_WINDOW: u16 = 65_534;
+/// Window field of the played ACKs (scaled by 1: the same 65 534 bytes).
+pub const ACK_WINDOW: u16 = 32_767;
+
+/// `t` milliseconds after the origin.
+pub fn ms(t: u64) -> Instant {
+    Instant::from_nanos(t * 1_000_000)
+}
+
+/// A SYN-ACK for the harness's SYN with the given options and window field.
+pub fn synack(mss: Option<u16>, window_scale: Option<u8>, sack: bool, window: u16) -> Segment {
+    Segment {
+        seq: IRS,
+        ack: ISS + 1,
+        flags: Flags::SYN.with(Flags::ACK),
+        window,
+        len: 0,
+        options: Options {
+            mss,
+            window_scale,
+            sack_permitted: sack,
+            ..Options::default()
+        },
+    }
+}
+
+/// A sender connected to a hand-played receiver.
+#[derive(Debug)]
+pub struct Harness {
+    /// The sender under test.
+    pub tx: Sender,
+    /// The current time.
+    pub now: Instant,
+}
+
+impl Harness {
+    /// A sender for algorithm `cc` (a name such as `"newreno"`) with an
+    /// unlimited stream: SYN at 0, a SYN-ACK with the configured MSS, window
+    /// scale 1 and SACK as configured at 100 ms.
+    pub fn new(cfg: TcpConfig, cc: &str) -> Self {
+        let sa = synack(Some(cfg.mss as u16), Some(1), cfg.sack, SYNACK_WINDOW);
+        Self::with_synack(cfg, cc, sa)
+    }
+
+    /// As [`Harness::new`] with a given SYN-ACK.
+    pub fn with_synack(cfg: TcpConfig, cc: &str, sa: Segment) -> Self {
+        Self::with_stream(cfg, cc, sa, true)
+    }
+
+    /// As [`Harness::with_synack`]; `unlimited` false leaves the stream empty
+    /// (write to `tx` yourself).
+    pub fn with_stream(cfg: TcpConfig, cc: &str, sa: Segment, unlimited: bool) -> Self {
+        let algo = CcConfig::named(cc).expect("a known algorithm");
+        let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
+        let mut tx = Sender::new(cfg, cc, ISS);
+        if unlimited {
+            tx.write_unlimited();
+        }
+        let syn = tx.poll_transmit(ms(0)).expect("the SYN");
+        assert_eq!(syn.kind, TxKind::Syn);
+        tx.handle_segment(ms(100), &sa);
+        Harness { tx, now: ms(100) }
+    }
+
+    /// Moves the clock to `t` milliseconds.
+    pub fn at(&mut self, t: u64) {
+        self.now = ms(t);
+    }
+
+    /// Delivers an ACK of stream offset `off` with SACK blocks `sacks` (offsets).
+    pub fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
+        let base = ISS + 1;
+        let mut blocks = SackBlocks::default();
+        for &(s, e) in sacks {
+            blocks.push(SackBlock {
+                left: SeqNum::from_offset(base, s),
+                right: SeqNum::from_offset(base, e),
+            });
+        }
+        let seg = Segment {
+            seq: IRS + 1,
+            ack: SeqNum::from_offset(base, off),
+            flags: Flags::ACK,
+            window: ACK_WINDOW,
+            len: 0,
+            options: Options {
+                sack: blocks,
+                ..Options::default()
+            },
+        };
+        self.tx.handle_segment(self.now, &seg);
+    }
+
+    /// Everything the sender transmits now (panics if it never stops).
+    pub fn drain(&mut self) -> Vec<Transmit> {
+        let mut out = Vec::new();
+        while let Some(t) = self.tx.poll_transmit(self.now) {
+            out.push(t);
+            assert!(out.len() < 100_000, "poll_transmit never returns None");
+        }
+        out
+    }
+
+    /// Stream offsets of the data segments transmitted now, with `true` for
+    /// retransmissions.
+    pub fn sent(&mut self) -> Vec<(u64, bool)> {
+        self.drain()
+            .into_iter()
+            .filter(|t| matches!(t.kind, TxKind::Data | TxKind::Retransmission))
+            .map(|t| (t.offset, t.kind == TxKind::Retransmission))
+            .collect()
+    }
+
+    /// The algorithm's window.
+    pub fn cwnd(&self) -> u64 {
+        self.tx.cc().cwnd()
+    }
+
+    /// The algorithm's slow-start threshold.
+    pub fn ssthresh(&self) -> u64 {
+        self.tx.cc().ssthresh()
+    }
+}
