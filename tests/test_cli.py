@@ -103,6 +103,10 @@ def test_demo_show_and_plot_command(tmp_path: Path, small_file: Path) -> None:
     replot = wavelab("plot", str(out_dir), "--out", str(tmp_path / "plots"))
     assert replot.returncode == 0, replot.stderr
     assert (tmp_path / "plots" / "cwnd.png").exists()
+    zoom = wavelab("plot", str(out_dir), "--start", "1", "--end", "2", "--out", str(tmp_path / "z"))
+    assert zoom.returncode == 0 and (tmp_path / "z" / "sequence.png").exists()
+    reversed_window = wavelab("plot", str(out_dir), "--start", "2", "--end", "1")
+    assert reversed_window.returncode == 2 and "is not before" in reversed_window.stderr
     missing = wavelab("plot", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "no results here" in missing.stderr
 

@@ -105,7 +105,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     d = Path(args.results)
     if not (d / "run.json").exists():
         raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
-    files = plot_all(Results.read_parquet(d), Path(args.out) if args.out else d)
+    window = None
+    if args.start is not None or args.end is not None:
+        window = (args.start or 0.0, args.end if args.end is not None else float("inf"))
+        if window[0] >= window[1]:
+            raise WavelabError(f"--start {window[0]:g} is not before --end {window[1]:g}")
+    files = plot_all(Results.read_parquet(d), Path(args.out) if args.out else d, window)
     for f in files:
         print(f)
     return 0
@@ -172,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the plots of a results directory")
     pl.add_argument("results", help="directory written by `wavelab run`")
     pl.add_argument("--out", help="where to write the PNGs (default: the results directory)")
+    pl.add_argument("--start", type=float, help="plot from this simulated time (s)")
+    pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")
     pl.set_defaults(func=cmd_plot)
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")

@@ -27,6 +27,17 @@ from matplotlib.figure import Figure
 
 from wavelab.results import Results
 
+TimeRange = tuple[float, float] | None
+"""Plot only this window of simulated time (seconds), or everything."""
+
+
+def _within(frame: pd.DataFrame, window: TimeRange) -> pd.DataFrame:
+    if window is None or not len(frame):
+        return frame
+    start, end = window
+    return frame[(frame["time"] >= start) & (frame["time"] <= end)]
+
+
 STATE_COLORS = {
     "open": "#ffffff",
     "disorder": "#fde9b4",
@@ -63,11 +74,13 @@ def _finish(fig: Figure, axes: list[Axes], title: str, path: Path) -> Path:
     return path
 
 
-def plot_sequence(results: Results, path: Path, max_flows: int = 4) -> Path:
+def plot_sequence(
+    results: Results, path: Path, max_flows: int = 4, window: TimeRange = None
+) -> Path:
     """Sequence numbers of sent data and received ACKs against time."""
     names = flow_names(results)
     mss = flow_mss(results)
-    log = results.packets
+    log = _within(results.packets, window)
     logged = sorted(set(log["flow"].tolist())) if len(log) else []
     flows = (logged or list(range(len(names))))[:max_flows]
     fig, axes = _panels(len(flows), 3.0)
@@ -105,7 +118,7 @@ def plot_sequence(results: Results, path: Path, max_flows: int = 4) -> Path:
                     drops["time"], drops["seq"] / seg, "x", ms=4, color="black", label="dropped"
                 )
         else:
-            s = results.series[results.series["flow"] == f]
+            s = _within(results.series[results.series["flow"] == f], window)
             sent_total = s["bytes_sent"] + 0.0
             ax.plot(s["time"], sent_total / seg, "-", color="tab:blue", label="highest sent")
             ax.plot(s["time"], s["bytes_acked"] / seg, "-", color="tab:green", label="acknowledged")
@@ -123,9 +136,9 @@ def _bottleneck_rate(results: Results) -> float | None:
     return float(links["rate"].min())
 
 
-def plot_rate(results: Results, path: Path) -> Path:
+def plot_rate(results: Results, path: Path, window: TimeRange = None) -> Path:
     """Goodput and sending rate per flow."""
-    g = results.goodput()
+    g = _within(results.goodput(), window)
     names = flow_names(results)
     fig, axes = _panels(2, 3.2)
     for f in sorted(set(g["flow"].tolist())):
@@ -161,14 +174,14 @@ def _state_bands(ax: Axes, times: np.ndarray[Any, Any], states: pd.Series) -> No
             start = i
 
 
-def plot_cwnd(results: Results, path: Path, max_flows: int = 4) -> Path:
+def plot_cwnd(results: Results, path: Path, max_flows: int = 4, window: TimeRange = None) -> Path:
     """Congestion window and ssthresh per flow, shaded by recovery state."""
     names = flow_names(results)
     mss = flow_mss(results)
     flows = sorted(set(results.series["flow"].tolist()))[:max_flows]
     fig, axes = _panels(max(1, len(flows)), 2.6)
     for ax, f in zip(axes, flows, strict=False):
-        s = results.series[results.series["flow"] == f]
+        s = _within(results.series[results.series["flow"] == f], window)
         seg = float(mss[f])
         times = s["time"].to_numpy()
         _state_bands(ax, times, s["state"])
@@ -189,12 +202,13 @@ def plot_cwnd(results: Results, path: Path, max_flows: int = 4) -> Path:
     return _finish(fig, axes, f"{results.scenario.name}: congestion window and state", path)
 
 
-def plot_rtt(results: Results, path: Path) -> Path:
+def plot_rtt(results: Results, path: Path, window: TimeRange = None) -> Path:
     """Smoothed RTT, latest RTT sample and RTO per flow."""
     names = flow_names(results)
+    series = _within(results.series, window)
     fig, axes = _panels(2, 3.0)
-    for f in sorted(set(results.series["flow"].tolist())):
-        s = results.series[results.series["flow"] == f]
+    for f in sorted(set(series["flow"].tolist())):
+        s = series[series["flow"] == f]
         label = names[f]
         (line,) = axes[0].plot(s["time"], s["srtt"] * 1e3, lw=1, label=f"{label} srtt")
         axes[0].plot(s["time"], s["rtt"] * 1e3, lw=0.5, alpha=0.5, color=line.get_color())
@@ -209,9 +223,9 @@ def plot_rtt(results: Results, path: Path) -> Path:
     return _finish(fig, axes, f"{results.scenario.name}: RTT", path)
 
 
-def plot_queues(results: Results, path: Path) -> Path | None:
+def plot_queues(results: Results, path: Path, window: TimeRange = None) -> Path | None:
     """Queue length (packets) of the link directions that ever queued."""
-    q = results.queues
+    q = _within(results.queues, window)
     if not len(q):
         return None
     busy = results.links[results.links["max_queue_packets"] > 0]["dir"].tolist()
@@ -227,17 +241,18 @@ def plot_queues(results: Results, path: Path) -> Path | None:
     return _finish(fig, axes, f"{results.scenario.name}: queues", path)
 
 
-def plot_all(results: Results, directory: str | Path) -> list[Path]:
-    """Writes every default plot into ``directory``; returns the files."""
+def plot_all(results: Results, directory: str | Path, window: TimeRange = None) -> list[Path]:
+    """Writes every default plot into ``directory`` (only the simulated-time
+    ``window`` if given); returns the files."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     written = [
-        plot_sequence(results, out / "sequence.png"),
-        plot_rate(results, out / "rate.png"),
-        plot_cwnd(results, out / "cwnd.png"),
-        plot_rtt(results, out / "rtt.png"),
+        plot_sequence(results, out / "sequence.png", window=window),
+        plot_rate(results, out / "rate.png", window=window),
+        plot_cwnd(results, out / "cwnd.png", window=window),
+        plot_rtt(results, out / "rtt.png", window=window),
     ]
-    q = plot_queues(results, out / "queue.png")
+    q = plot_queues(results, out / "queue.png", window=window)
     if q:
         written.append(q)
     return written
