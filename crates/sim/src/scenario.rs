@@ -67,6 +67,10 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
 }
 
+/// The most samples per flow a run may record (a 1 ms interval over almost 3
+/// hours); more is almost always a unit mistake and would exhaust memory.
+pub const MAX_SAMPLES: u64 = 10_000_000;
+
 fn default_seed() -> u64 {
     1
 }
@@ -388,6 +392,16 @@ impl Scenario {
         if self.output.interval.is_zero() {
             return Err(ScenarioError::at("output.interval", "must be above zero"));
         }
+        let samples = self.duration.as_nanos() / self.output.interval.as_nanos();
+        if samples > MAX_SAMPLES {
+            return Err(ScenarioError::at(
+                "output.interval",
+                format!(
+                    "{} over {} makes {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
+                    self.output.interval, self.duration
+                ),
+            ));
+        }
         if self.links.is_empty() {
             return Err(ScenarioError::at("links", "at least one link is needed"));
         }
@@ -674,6 +688,18 @@ mod tests {
             "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno"
         );
         assert!(err("duration = ").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn absurd_sampling_is_refused() {
+        let t = BASE.replace(
+            "duration = \"10s\"",
+            "duration = \"10s\"\noutput = { interval = \"1ns\" }",
+        );
+        assert_eq!(
+            err(&t),
+            "output.interval: 1ns over 10s makes 10000000000 samples per flow (at most 10000000); use a longer interval"
+        );
     }
 
     #[test]
