@@ -28,8 +28,10 @@ pub struct RateSample {
     pub delivered: u64,
     /// The sampling interval.
     pub interval: Duration,
-    /// Delivery rate (delivered / interval).
-    pub rate: Rate,
+    /// Delivery rate (delivered / interval); `None` when the interval is zero
+    /// or shorter than the minimum RTT, which the draft discards as too noisy
+    /// (the rest of the sample, e.g. for round counting, stays valid).
+    pub rate: Option<Rate>,
     /// RTT of the most recently sent segment acknowledged by this ACK.
     pub rtt: Duration,
     /// True if the sample may under-estimate the path because the sender was
@@ -43,6 +45,8 @@ pub struct RateSample {
     pub newly_lost: u64,
     /// Bytes in flight before this ACK.
     pub prior_in_flight: u64,
+    /// Connection-wide bytes delivered, this ACK included (C.delivered).
+    pub total_delivered: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -116,8 +120,8 @@ impl RateSampler {
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 
-    /// Closes the ACK's sample. Returns `None` if nothing was delivered or the
-    /// interval is shorter than `min_rtt` (the draft discards those as too noisy).
+    /// Closes the ACK's sample. Returns `None` if this ACK delivered nothing;
+    /// the sample's `rate` is `None` if the interval is shorter than `min_rtt`.
     pub fn finish(
         &mut self,
         min_rtt: Option<Duration>,
@@ -130,20 +134,19 @@ impl RateSampler {
         let p = core::mem::take(&mut self.pending);
         p.prior_time?;
         let interval = p.send_elapsed.max(p.ack_elapsed);
-        if interval.is_zero() || min_rtt.is_some_and(|m| interval < m) {
-            return None;
-        }
         let delivered = self.delivered - p.prior_delivered;
+        let usable = !interval.is_zero() && min_rtt.is_none_or(|m| interval >= m);
         Some(RateSample {
             delivered,
             interval,
-            rate: Rate::from_bytes_per(delivered, interval),
+            rate: usable.then(|| Rate::from_bytes_per(delivered, interval)),
             rtt: p.rtt,
             app_limited: p.app_limited,
             prior_delivered: p.prior_delivered,
             newly_delivered: p.newly_delivered,
             newly_lost,
             prior_in_flight,
+            total_delivered: self.delivered,
         })
     }
 }
@@ -177,7 +180,8 @@ mod tests {
         for r in &samples[10..] {
             assert_eq!(r.delivered, 10_000);
             assert_eq!(r.interval, Duration::from_millis(100));
-            assert_eq!(r.rate, Rate::from_bps(800_000));
+            assert_eq!(r.rate, Some(Rate::from_bps(800_000)));
+            assert_eq!(r.total_delivered, r.prior_delivered + r.delivered);
             assert_eq!(r.rtt, Duration::from_millis(100));
             assert!(!r.app_limited);
         }
@@ -207,5 +211,16 @@ mod tests {
     fn no_sample_without_delivery() {
         let mut s = RateSampler::new();
         assert!(s.finish(None, 0, 0).is_none());
+    }
+
+    #[test]
+    fn short_interval_keeps_the_sample_without_a_rate() {
+        let mut s = RateSampler::new();
+        let st = s.on_send(t(0), 0);
+        s.on_delivered(t(5), &st, 1000);
+        let r = s.finish(Some(Duration::from_millis(10)), 0, 1000).unwrap();
+        assert_eq!(r.rate, None, "5 ms interval below a 10 ms min RTT");
+        assert_eq!(r.newly_delivered, 1000);
+        assert_eq!(r.total_delivered, 1000);
     }
 }

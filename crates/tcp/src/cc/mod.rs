@@ -116,6 +116,8 @@ pub struct AckEvent {
     pub prior_in_flight: u64,
     /// Bytes in flight after the ACK.
     pub in_flight: u64,
+    /// Bytes newly marked lost while processing this ACK.
+    pub bytes_lost: u64,
     /// RTT sample taken from this ACK, if any (Karn's rule applied).
     pub rtt: Option<Duration>,
     /// Smoothed RTT after this ACK.
@@ -133,6 +135,8 @@ pub struct AckEvent {
     pub window_reduced: bool,
     /// Cumulative ACK point after the ACK (stream offset).
     pub snd_una: u64,
+    /// Next new stream offset to send (the end of what was ever sent).
+    pub snd_nxt: u64,
 }
 
 /// What triggered a congestion response.

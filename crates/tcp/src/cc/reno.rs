@@ -195,6 +195,7 @@ mod tests {
             bytes_delivered: bytes,
             prior_in_flight: 0,
             in_flight: 0,
+            bytes_lost: 0,
             rtt: None,
             srtt: None,
             min_rtt: None,
@@ -203,6 +204,7 @@ mod tests {
             cwnd_limited: true,
             window_reduced: false,
             snd_una: 0,
+            snd_nxt: 0,
         }
     }
 

@@ -103,6 +103,7 @@ impl Sender {
             bytes_delivered: acked.delivered + newly_sacked,
             prior_in_flight,
             in_flight: self.sb.in_flight(),
+            bytes_lost: newly_lost,
             rtt: rtt_sample,
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
@@ -111,6 +112,7 @@ impl Sender {
             cwnd_limited: self.cwnd_limited,
             window_reduced: self.stats.fast_retransmits != recoveries_before,
             snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
         };
         self.cc.on_ack(now, &ev);
         if let Some(rs) = self
