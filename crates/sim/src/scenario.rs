@@ -480,6 +480,8 @@ impl Scenario {
             f.tcp
                 .validate()
                 .map_err(|m| ScenarioError::at(format!("{p}.tcp.{}", field_of(&m)), rest_of(&m)))?;
+            f.cc.validate()
+                .map_err(|m| ScenarioError::at(format!("{p}.cc.{}", field_of(&m)), rest_of(&m)))?;
             if f.start >= self.duration {
                 return Err(ScenarioError::at(
                     format!("{p}.start"),
@@ -685,7 +687,7 @@ mod tests {
         );
         assert_eq!(
             err(&BASE.replace("to = \"b\"", "to = \"b\"\ncc = \"vegas\"")),
-            "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno"
+            "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, bbr, wave"
         );
         assert!(err("duration = ").starts_with("not valid TOML"));
     }

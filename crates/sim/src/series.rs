@@ -5,6 +5,9 @@ use crate::link::LinkDir;
 use crate::trace::{ColumnData, Table};
 use wavelab_tcp::{CaState, CongestionControl, Instant, Receiver, Sender};
 
+/// Windows at or above this are "not limiting" and recorded as NaN.
+const UNLIMITED_CWND: u64 = 1 << 60;
+
 const STATES: [CaState; 5] = [
     CaState::Open,
     CaState::Disorder,
@@ -22,7 +25,7 @@ pub struct Series {
     bytes_retransmitted: Vec<u64>,
     bytes_acked: Vec<u64>,
     bytes_delivered: Vec<u64>,
-    cwnd: Vec<u64>,
+    cwnd: Vec<f64>,
     ssthresh: Vec<f64>,
     in_flight: Vec<u64>,
     outstanding: Vec<u64>,
@@ -73,7 +76,12 @@ impl Series {
             .push(tx.stats().bytes_retransmitted);
         self.bytes_acked.push(s.bytes_acked);
         self.bytes_delivered.push(rx.delivered());
-        self.cwnd.push(s.cwnd);
+        // An algorithm whose window never limits (TCP Wave) reports none.
+        self.cwnd.push(if s.cwnd >= UNLIMITED_CWND {
+            f64::NAN
+        } else {
+            s.cwnd as f64
+        });
         self.ssthresh.push(if s.ssthresh == u64::MAX {
             f64::NAN
         } else {
@@ -119,7 +127,7 @@ impl Series {
             "bytes_delivered",
             ColumnData::U64(self.bytes_delivered.clone()),
         );
-        t.push("cwnd", ColumnData::U64(self.cwnd.clone()));
+        t.push("cwnd", ColumnData::F64(self.cwnd.clone()));
         t.push("ssthresh", ColumnData::F64(self.ssthresh.clone()));
         t.push("in_flight", ColumnData::U64(self.in_flight.clone()));
         t.push("outstanding", ColumnData::U64(self.outstanding.clone()));

@@ -32,8 +32,10 @@ pub struct RateSample {
     /// or shorter than the minimum RTT, which the draft discards as too noisy
     /// (the rest of the sample, e.g. for round counting, stays valid).
     pub rate: Option<Rate>,
-    /// RTT of the most recently sent segment acknowledged by this ACK.
-    pub rtt: Duration,
+    /// RTT of the most recently sent segment acknowledged by this ACK; `None`
+    /// when that segment had been retransmitted (Karn: the ACK may answer
+    /// either transmission).
+    pub rtt: Option<Duration>,
     /// True if the sample may under-estimate the path because the sender was
     /// application-limited.
     pub app_limited: bool,
@@ -55,7 +57,7 @@ struct Pending {
     prior_time: Option<Instant>,
     send_elapsed: Duration,
     ack_elapsed: Duration,
-    rtt: Duration,
+    rtt: Option<Duration>,
     app_limited: bool,
     newly_delivered: u64,
 }
@@ -69,6 +71,9 @@ pub struct RateSampler {
     /// Non-zero while application-limited: the delivered count at which the
     /// limitation ends.
     app_limited_until: u64,
+    /// Bytes counted as delivered by duplicate ACKs without SACK, not yet
+    /// covered by a cumulative ACK.
+    emulated: u64,
     pending: Pending,
 }
 
@@ -98,8 +103,34 @@ impl RateSampler {
         }
     }
 
-    /// Records that a segment with `stamp` and `len` bytes was delivered at `now`.
-    pub fn on_delivered(&mut self, now: Instant, stamp: &TxStamp, len: u64) {
+    /// Without SACK, a duplicate ACK reports that one segment of `len` bytes
+    /// left the network: it counts as delivered now (as Linux's emulated SACK
+    /// does), and the cumulative ACK that later covers it does not count it
+    /// again. Without this, a recovery's cumulative ACKs would deliver at once
+    /// data that arrived long before, and their rates would be several times
+    /// the path's.
+    pub fn on_emulated_delivery(&mut self, len: u64, outstanding: u64) {
+        let len = len.min(outstanding.saturating_sub(self.emulated));
+        // The count moves, not the delivered time: no packet's stamp is known
+        // here, and moving it would shorten the intervals of later samples.
+        self.delivered += len;
+        self.emulated += len;
+        self.pending.newly_delivered += len;
+    }
+
+    /// Forgets the duplicate-ACK credit: after a timeout (or Tahoe's go-back)
+    /// everything outstanding is retransmitted and its ACKs count afresh, as
+    /// Linux resets its emulated SACKs when it enters the Loss state.
+    pub fn forget_emulated(&mut self) {
+        self.emulated = 0;
+    }
+
+    /// Records that a segment with `stamp` and `len` bytes was delivered at
+    /// `now`; `retransmitted` if it was ever sent more than once.
+    pub fn on_delivered(&mut self, now: Instant, stamp: &TxStamp, len: u64, retransmitted: bool) {
+        let already = self.emulated.min(len);
+        self.emulated -= already;
+        let len = len - already;
         self.delivered += len;
         self.delivered_time = now;
         self.pending.newly_delivered += len;
@@ -110,7 +141,7 @@ impl RateSampler {
             p.app_limited = stamp.app_limited;
             p.send_elapsed = stamp.sent_time - stamp.first_sent_time;
             p.ack_elapsed = self.delivered_time - stamp.delivered_time;
-            p.rtt = now - stamp.sent_time;
+            p.rtt = (!retransmitted).then(|| now - stamp.sent_time);
             self.first_sent_time = stamp.sent_time;
         }
     }
@@ -173,7 +204,7 @@ mod tests {
         for i in 0..30u64 {
             let now = t(100 + (i / 10) * 100 + i % 10);
             let st = stamps[i as usize];
-            s.on_delivered(now, &st, 1000);
+            s.on_delivered(now, &st, 1000, false);
             samples.push(s.finish(Some(Duration::from_millis(1)), 0, 0).unwrap());
             stamps.push(s.on_send(now, 9000));
         }
@@ -182,7 +213,7 @@ mod tests {
             assert_eq!(r.interval, Duration::from_millis(100));
             assert_eq!(r.rate, Some(Rate::from_bps(800_000)));
             assert_eq!(r.total_delivered, r.prior_delivered + r.delivered);
-            assert_eq!(r.rtt, Duration::from_millis(100));
+            assert_eq!(r.rtt, Some(Duration::from_millis(100)));
             assert!(!r.app_limited);
         }
         // First round: the interval is the ACK's elapsed time since the start.
@@ -196,7 +227,7 @@ mod tests {
         s.on_app_limited(0);
         let st = s.on_send(t(0), 0);
         assert!(st.app_limited);
-        s.on_delivered(t(50), &st, 1000);
+        s.on_delivered(t(50), &st, 1000, false);
         let r = s.finish(None, 0, 1000);
         // interval is ack_elapsed = 50 ms
         assert!(r.unwrap().app_limited);
@@ -214,10 +245,34 @@ mod tests {
     }
 
     #[test]
+    fn retransmitted_segments_give_no_rtt() {
+        let mut s = RateSampler::new();
+        let st = s.on_send(t(0), 0);
+        s.on_delivered(t(3), &st, 1000, true);
+        assert_eq!(s.finish(None, 0, 0).unwrap().rtt, None);
+    }
+
+    #[test]
+    fn duplicate_acks_without_sack_count_once() {
+        let mut s = RateSampler::new();
+        let stamps: Vec<TxStamp> = (0..4).map(|i| s.on_send(t(i), i * 1000)).collect();
+        // segment 0 lost; three duplicate ACKs for segments 1-3
+        for _ in 0..3 {
+            s.on_emulated_delivery(1000, 4000);
+        }
+        assert_eq!(s.delivered(), 3000);
+        // the retransmission arrives: one cumulative ACK covers all four
+        for st in &stamps {
+            s.on_delivered(t(200), st, 1000, false);
+        }
+        assert_eq!(s.delivered(), 4000, "segments 1-3 are not counted twice");
+    }
+
+    #[test]
     fn short_interval_keeps_the_sample_without_a_rate() {
         let mut s = RateSampler::new();
         let st = s.on_send(t(0), 0);
-        s.on_delivered(t(5), &st, 1000);
+        s.on_delivered(t(5), &st, 1000, false);
         let r = s.finish(Some(Duration::from_millis(10)), 0, 1000).unwrap();
         assert_eq!(r.rate, None, "5 ms interval below a 10 ms min RTT");
         assert_eq!(r.newly_delivered, 1000);

@@ -87,6 +87,11 @@ impl Harness {
     /// (write to `tx` yourself).
     pub fn with_stream(cfg: TcpConfig, cc: &str, sa: Segment, unlimited: bool) -> Self {
         let algo = CcConfig::named(cc).expect("a known algorithm");
+        Self::with_algorithm(cfg, &algo, sa, unlimited)
+    }
+
+    /// As [`Harness::with_stream`] with an algorithm and its parameters.
+    pub fn with_algorithm(cfg: TcpConfig, algo: &CcConfig, sa: Segment, unlimited: bool) -> Self {
         let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
         let mut tx = Sender::new(cfg, cc, ISS);
         if unlimited {

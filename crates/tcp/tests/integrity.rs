@@ -1,5 +1,6 @@
 //! Property tests: over a channel that loses, duplicates, delays and reorders
-//! segments in both directions, the receiver delivers exactly the bytes written
+//! segments in both directions, and may go dark for a few seconds (an outage),
+//! the receiver delivers exactly the bytes written
 //! to the sender, in order, once; and the sender only adds data to the network
 //! when its algorithm's window allows it (plus the one immediate retransmission
 //! each loss event permits).
@@ -39,6 +40,8 @@ struct Channel {
     dup: f64,
     delay_ms: u64,
     jitter_ms: u64,
+    /// Everything sent in `[start, start + len)` milliseconds is lost.
+    outage_ms: Option<(u64, u64)>,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -97,6 +100,12 @@ fn run(
                     store: &mut Vec<(wavelab_tcp::Segment, Vec<u8>)>| {
         if rng.chance(chan.loss) {
             return;
+        }
+        if let Some((start, len)) = chan.outage_ms {
+            let t = now.as_nanos() / 1_000_000;
+            if (start..start + len).contains(&t) {
+                return;
+            }
         }
         let copies = if rng.chance(chan.dup) { 2 } else { 1 };
         for _ in 0..copies {
@@ -251,17 +260,18 @@ proptest! {
     #[test]
     fn stream_arrives_intact_once_in_order(
         cfg in config_strategy(),
-        algo in prop_oneof![Just("tahoe"), Just("reno"), Just("newreno")],
+        algo in prop::sample::select(wavelab_tcp::cc::ALGORITHMS),
         len in 1usize..150_000,
         loss in 0.0f64..0.15,
         dup in 0.0f64..0.05,
         delay_ms in 1u64..60,
         jitter_ms in 0u64..40,
+        outage_ms in proptest::option::of((0u64..3_000, 100u64..4_000)),
         seed in any::<u64>(),
         chunked in any::<bool>(),
     ) {
         let data: Vec<u8> = (0..len).map(|i| (i as u64).wrapping_mul(2_654_435_761).wrapping_add(seed) as u8).collect();
-        let chan = Channel { loss, dup, delay_ms, jitter_ms };
+        let chan = Channel { loss, dup, delay_ms, jitter_ms, outage_ms };
         let out = run(cfg, algo, &data, chan, seed, chunked);
         prop_assert!(out.finished, "transfer did not complete");
         prop_assert_eq!(out.delivered.len(), data.len());
@@ -279,6 +289,7 @@ fn clean_channel_has_no_window_violations_and_no_retransmissions() {
         dup: 0.0,
         delay_ms: 20,
         jitter_ms: 0,
+        outage_ms: None,
     };
     let out = run(TcpConfig::default(), "newreno", &data, chan, 42, false);
     assert!(out.finished);

@@ -20,9 +20,17 @@
 //! Built-ins are variants of [`Cc`], dispatched by `match`; [`Cc::Custom`] boxes a
 //! user algorithm. [`CcConfig`] is the serde form, tagged by algorithm name.
 
+pub mod bbr;
+pub mod cubic;
 mod reno;
+pub mod wave;
+pub mod westwood;
 
+pub use bbr::{Bbr, BbrParams};
+pub use cubic::{Cubic, CubicParams};
 pub use reno::{Reno, RenoParams, RenoVariant};
+pub use wave::{Wave, WaveParams};
+pub use westwood::{Westwood, WestwoodParams};
 
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
@@ -209,6 +217,19 @@ pub enum Notification {
     },
 }
 
+/// Something an algorithm asks of the sender (drained with
+/// [`CongestionControl::poll_request`] after every input). Cross-layer
+/// algorithms will add knobs here (dupthresh, RTT re-initialisation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderRequest {
+    /// Feed this RTT sample to the RFC 6298 estimator (only algorithms whose
+    /// [`CongestionControl::takes_rtt_samples`] is true; clears the backoff).
+    RttSample(Duration),
+    /// Mark the connection application-limited in the delivery-rate sampler
+    /// until what is now in flight is delivered (BBR's PROBE_RTT).
+    MarkAppLimited,
+}
+
 /// A congestion-control algorithm. Every input carries `now`; defaults make an
 /// algorithm ACK-clocked with an open gate, no pacing and no timer.
 pub trait CongestionControl: fmt::Debug {
@@ -239,6 +260,21 @@ pub trait CongestionControl: fmt::Debug {
     /// before any data is sent (the peer's MSS option and TCP options can make
     /// it smaller than configured). Windows kept in segments rescale here.
     fn set_mss(&mut self, _mss: u32) {}
+    /// The handshake completed at `now` (after [`Self::set_mss`]); `rtt` is its
+    /// RTT sample (`None` if the SYN was retransmitted). Timer-driven
+    /// algorithms start their clock here; pacing algorithms size their first
+    /// rate.
+    fn on_established(&mut self, _now: Instant, _rtt: Option<Duration>) {}
+    /// True if the algorithm measures RTT itself and feeds the RTO estimator
+    /// through [`SenderRequest::RttSample`]; the sender then takes no samples
+    /// of its own (TCP Wave: one sample per burst, retransmissions included).
+    fn takes_rtt_samples(&self) -> bool {
+        false
+    }
+    /// The next request for the sender, if any.
+    fn poll_request(&mut self) -> Option<SenderRequest> {
+        None
+    }
     /// A segment left the sender.
     fn on_packet_sent(&mut self, _now: Instant, _info: &SentInfo) {}
     /// A transmit opportunity closed after `segments` segments went out.
@@ -276,6 +312,14 @@ pub trait CongestionControl: fmt::Debug {
 pub enum Cc {
     /// Tahoe, Reno and NewReno: one window arithmetic, three repair styles.
     Reno(Reno),
+    /// Westwood+ (Mascolo et al. 2004).
+    Westwood(Westwood),
+    /// CUBIC (RFC 9438).
+    Cubic(Cubic),
+    /// BBR v1 (Cardwell et al. 2016).
+    Bbr(Bbr),
+    /// TCP Wave (Abdelsalam et al.).
+    Wave(Wave),
     /// A user algorithm.
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -284,6 +328,10 @@ macro_rules! dispatch {
     ($self:ident, $cc:ident => $e:expr) => {
         match $self {
             Cc::Reno($cc) => $e,
+            Cc::Westwood($cc) => $e,
+            Cc::Cubic($cc) => $e,
+            Cc::Bbr($cc) => $e,
+            Cc::Wave($cc) => $e,
             Cc::Custom($cc) => $e,
         }
     };
@@ -313,6 +361,15 @@ impl CongestionControl for Cc {
     }
     fn set_mss(&mut self, mss: u32) {
         dispatch!(self, c => c.set_mss(mss))
+    }
+    fn on_established(&mut self, now: Instant, rtt: Option<Duration>) {
+        dispatch!(self, c => c.on_established(now, rtt))
+    }
+    fn takes_rtt_samples(&self) -> bool {
+        dispatch!(self, c => c.takes_rtt_samples())
+    }
+    fn poll_request(&mut self) -> Option<SenderRequest> {
+        dispatch!(self, c => c.poll_request())
     }
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
         dispatch!(self, c => c.on_packet_sent(now, info))
@@ -370,6 +427,14 @@ pub enum CcConfig {
     Reno(RenoParams),
     /// TCP NewReno (RFC 6582).
     NewReno(RenoParams),
+    /// Westwood+ (Mascolo et al., Performance Evaluation 2004); also `"westwood+"`.
+    Westwood(WestwoodParams),
+    /// CUBIC (RFC 9438).
+    Cubic(CubicParams),
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00).
+    Bbr(BbrParams),
+    /// TCP Wave (DCNET 2016 and the project page; the Linux module's behaviour).
+    Wave(WaveParams),
 }
 
 impl Default for CcConfig {
@@ -379,7 +444,9 @@ impl Default for CcConfig {
 }
 
 /// Every algorithm name a scenario may use.
-pub const ALGORITHMS: &[&str] = &["tahoe", "reno", "newreno"];
+pub const ALGORITHMS: &[&str] = &[
+    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave",
+];
 
 impl CcConfig {
     /// The algorithm's name.
@@ -388,6 +455,22 @@ impl CcConfig {
             CcConfig::Tahoe(_) => "tahoe",
             CcConfig::Reno(_) => "reno",
             CcConfig::NewReno(_) => "newreno",
+            CcConfig::Westwood(_) => "westwood",
+            CcConfig::Cubic(_) => "cubic",
+            CcConfig::Bbr(_) => "bbr",
+            CcConfig::Wave(_) => "wave",
+        }
+    }
+
+    /// Checks the algorithm's parameters; the message starts with the
+    /// parameter's name.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            CcConfig::Tahoe(_) | CcConfig::Reno(_) | CcConfig::NewReno(_) => Ok(()),
+            CcConfig::Westwood(p) => p.validate(),
+            CcConfig::Cubic(p) => p.validate(),
+            CcConfig::Bbr(p) => p.validate(),
+            CcConfig::Wave(p) => p.validate(),
         }
     }
 
@@ -410,6 +493,10 @@ impl CcConfig {
             CcConfig::Tahoe(p) => Cc::Reno(Reno::new(RenoVariant::Tahoe, p, &start)),
             CcConfig::Reno(p) => Cc::Reno(Reno::new(RenoVariant::Reno, p, &start)),
             CcConfig::NewReno(p) => Cc::Reno(Reno::new(RenoVariant::NewReno, p, &start)),
+            CcConfig::Westwood(p) => Cc::Westwood(Westwood::new(p, &start)),
+            CcConfig::Cubic(p) => Cc::Cubic(Cubic::new(p, &start)),
+            CcConfig::Bbr(p) => Cc::Bbr(Bbr::new(p, &start)),
+            CcConfig::Wave(p) => Cc::Wave(Wave::new(p, &start)),
         }
     }
 
@@ -433,6 +520,10 @@ impl CcConfig {
             "tahoe" => parse(params).map(CcConfig::Tahoe),
             "reno" => parse(params).map(CcConfig::Reno),
             "newreno" => parse(params).map(CcConfig::NewReno),
+            "westwood" | "westwood+" => parse(params).map(CcConfig::Westwood),
+            "cubic" => parse(params).map(CcConfig::Cubic),
+            "bbr" => parse(params).map(CcConfig::Bbr),
+            "wave" => parse(params).map(CcConfig::Wave),
             other => Err(format!(
                 "\"{other}\" is not a congestion-control algorithm, choose one of {}",
                 ALGORITHMS.join(", ")

@@ -16,7 +16,9 @@ mod stream;
 
 pub use stream::SendBuffer;
 
-use crate::cc::{CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SentInfo};
+use crate::cc::{
+    CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
+};
 use crate::config::TcpConfig;
 use crate::rate::RateSampler;
 use crate::rtt::RttEstimator;
@@ -257,8 +259,10 @@ impl Sender {
         if self.pacer_blocked {
             t = Some(t.map_or(self.pacer_next, |d| d.min(self.pacer_next)));
         }
-        if let Some(c) = self.cc.timer() {
-            t = Some(t.map_or(c, |d| d.min(c)));
+        if self.state == SenderState::Established {
+            if let Some(c) = self.cc.timer() {
+                t = Some(t.map_or(c, |d| d.min(c)));
+            }
         }
         t
     }
@@ -271,6 +275,20 @@ impl Sender {
         }
         if self.cc.timer().is_some_and(|t| t <= now) {
             self.cc.on_timer(now);
+        }
+        self.apply_requests();
+    }
+
+    /// Carries out what the algorithm asked of the sender.
+    fn apply_requests(&mut self) {
+        while let Some(r) = self.cc.poll_request() {
+            match r {
+                SenderRequest::RttSample(d) => {
+                    self.rtt.on_sample(d);
+                    self.rtt.reset_backoff();
+                }
+                SenderRequest::MarkAppLimited => self.rate.on_app_limited(self.sb.in_flight()),
+            }
         }
     }
 
@@ -308,6 +326,7 @@ impl Sender {
     /// A cross-layer notification; passed to the algorithm.
     pub fn handle_notification(&mut self, now: Instant, n: &Notification) {
         self.cc.on_notification(now, n);
+        self.apply_requests();
     }
 
     // ----- inspection --------------------------------------------------------
@@ -655,6 +674,10 @@ impl Sender {
         }
         self.rtt.reset_backoff();
         self.rto_deadline = None;
+        let handshake_rtt = (!self.syn_retransmitted)
+            .then(|| self.rtt.latest())
+            .flatten();
+        self.cc.on_established(now, handshake_rtt);
         self.ack_pending = true; // replaced by the first data segment if any
     }
 

@@ -78,10 +78,16 @@ impl Sender {
         self.snd_wnd = window;
         if dupack {
             self.stats.dupacks_received += 1;
+            if !self.sack_ok {
+                // a segment left the network: count it for the rate sampler
+                let out = self.sb.outstanding();
+                self.rate.on_emulated_delivery(self.mss as u64, out);
+            }
         }
 
         let rtt_sample = self.rtt_sample(now, seg, advanced, &acked);
-        if let Some(r) = rtt_sample {
+        let own_samples = !self.cc.takes_rtt_samples();
+        if let Some(r) = rtt_sample.filter(|_| own_samples) {
             self.rtt.on_sample(r);
             // Karn: the backed-off RTO stays until a valid sample arrives
             // (RFC 6298 section 5, after (5.7)).
@@ -121,6 +127,7 @@ impl Sender {
         {
             self.cc.on_rate_sample(now, &rs);
         }
+        self.apply_requests();
 
         if self.sb.is_empty() {
             self.rto_deadline = None;
@@ -306,6 +313,7 @@ impl Sender {
         self.partial_acks = 0;
         if style == RecoveryStyle::GoBackN {
             let n = self.sb.mark_all_lost();
+            self.rate.forget_emulated();
             self.set_state(now, CaState::Loss);
             return n;
         }
@@ -344,6 +352,7 @@ impl Sender {
         };
         self.cc.on_congestion(now, &ev);
         self.sb.mark_all_lost();
+        self.rate.forget_emulated();
         self.recover = self.snd_nxt;
         self.fr_guard = self.snd_nxt;
         self.dupacks = 0;

@@ -156,7 +156,7 @@ impl Scoreboard {
                 self.sacked_bytes -= len;
             } else {
                 r.delivered += len;
-                rate.on_delivered(now, &s.stamp, len);
+                rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
             }
             if s.has(LOST) {
                 self.lost_bytes -= len;
@@ -205,7 +205,7 @@ impl Scoreboard {
                     }
                     self.sacked_bytes += len;
                     newly += len;
-                    rate.on_delivered(now, &s.stamp, len);
+                    rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
                 }
                 idx += 1;
             }

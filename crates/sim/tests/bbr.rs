@@ -1,0 +1,249 @@
+//! System tests of BBR v1 on the standard dumbbell: a 10 Mbit/s, 50 ms
+//! bottleneck between 100 Mbit/s, 1 ms access links (propagation RTT 104 ms,
+//! BDP 130 kB = 87 packets of 1500 B). Each test prints its measured figures
+//! (run with `--nocapture`).
+//!
+//! The bottleneck rate BBR should measure is the *payload* rate: its
+//! delivery-rate samples count delivered payload bytes, and 10 Mbit/s of
+//! 1500-byte packets carries 10 × 1460 / 1500 = 9.733 Mbit/s of payload.
+
+use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+
+/// Payload rate of the bottleneck: 10 Mbit/s × 1460 / 1500.
+const PAYLOAD_RATE: f64 = 10e6 * 1460.0 / 1500.0;
+/// Propagation RTT: 2 × (1 + 50 + 1) ms.
+const RTPROP: f64 = 0.104;
+/// Index of the bottleneck's forward direction in the link table (link 1).
+const BOTTLENECK_FWD: u32 = 2;
+
+fn run(toml_text: &str) -> Results {
+    let sc = Scenario::from_toml_str(toml_text).unwrap();
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.run();
+    sim.results()
+}
+
+fn dumbbell(queue: &str, flows: &str) -> String {
+    format!(
+        r#"
+        duration = "60s"
+        [[links]]
+        name = "access"
+        between = ["sender", "r1"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        [[links]]
+        name = "bottleneck"
+        between = ["r1", "r2"]
+        rate = "10Mbit/s"
+        delay = "50ms"
+        queue = "{queue}"
+        [[links]]
+        name = "egress"
+        between = ["r2", "receiver"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        {flows}
+        "#
+    )
+}
+
+fn flow(cc: &str, extra: &str) -> String {
+    format!("[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"{cc}\"\n{extra}\n")
+}
+
+fn flows_col(r: &Results) -> &[u32] {
+    match r.series.column("flow") {
+        Some(ColumnData::U32(v)) => v,
+        _ => panic!("flow column"),
+    }
+}
+
+/// Values of series column `col` for flow `flow` with `from <= time <= to`.
+fn series(r: &Results, flow: u32, col: &str, from: f64, to: f64) -> Vec<f64> {
+    let time = r.series.f64s("time");
+    let flows = flows_col(r);
+    let get = |i: usize| match r.series.column(col) {
+        Some(ColumnData::F64(v)) => v[i],
+        Some(ColumnData::U64(v)) => v[i] as f64,
+        _ => panic!("no numeric column {col}"),
+    };
+    (0..time.len())
+        .filter(|&i| flows[i] == flow && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
+        .map(get)
+        .collect()
+}
+
+/// Payload bytes flow `flow` had delivered at time `t`.
+fn delivered_at(r: &Results, flow: u32, t: f64) -> f64 {
+    let v = series(r, flow, "bytes_delivered", t, t);
+    assert_eq!(v.len(), 1, "one sample of flow {flow} at {t}");
+    v[0]
+}
+
+/// Bytes queued at the bottleneck's forward direction, per sample in [from, to].
+fn bottleneck_queue(r: &Results, from: f64, to: f64) -> Vec<f64> {
+    let time = r.queues.f64s("time");
+    let dir = match r.queues.column("dir") {
+        Some(ColumnData::U32(v)) => v,
+        _ => panic!("dir column"),
+    };
+    let bytes = r.queues.u64s("bytes");
+    (0..time.len())
+        .filter(|&i| dir[i] == BOTTLENECK_FWD && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
+        .map(|i| bytes[i] as f64)
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}
+
+#[test]
+fn bbr_fills_a_bdp_buffered_bottleneck() {
+    let r = run(&dumbbell("87pkt", &flow("bbr", "")));
+    let bytes = delivered_at(&r, 0, 60.0) - delivered_at(&r, 0, 10.0);
+    let goodput = bytes * 8.0 / 50.0;
+    let utilisation = goodput / PAYLOAD_RATE;
+    let retx = r.flows.u64s("retransmissions")[0];
+    eprintln!(
+        "BBR, 87-packet buffer: goodput {:.3} Mbit/s over 10..60 s, utilisation {utilisation:.4}, {retx} retransmissions",
+        goodput / 1e6
+    );
+    assert!(utilisation >= 0.90, "utilisation {utilisation}");
+    assert!(utilisation <= 1.0 + 1e-9);
+}
+
+#[test]
+fn bbr_estimates_the_bottleneck_payload_rate() {
+    let r = run(&dumbbell("87pkt", &flow("bbr", "")));
+    // After STARTUP (about 1 s on this path) every sample of the estimate.
+    let bw = series(&r, 0, "cc_btl_bw", 5.0, 60.0);
+    assert!(bw.len() > 500);
+    let (lo, hi) = bw
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let m = mean(&bw);
+    eprintln!(
+        "btl_bw over 5..60 s: mean {:.4} Mbit/s, min {:.4}, max {:.4}; payload rate {:.4} Mbit/s (mean error {:+.2} %)",
+        m / 1e6,
+        lo / 1e6,
+        hi / 1e6,
+        PAYLOAD_RATE / 1e6,
+        (m / PAYLOAD_RATE - 1.0) * 100.0
+    );
+    for &x in &bw {
+        assert!(
+            (x / PAYLOAD_RATE - 1.0).abs() <= 0.05,
+            "btl_bw {x} is not within 5 % of {PAYLOAD_RATE}"
+        );
+    }
+    // The IP rate (10 Mbit/s) is within 5 % too; the estimate must be the
+    // payload rate, not the wire's.
+    assert!(
+        (m - PAYLOAD_RATE).abs() < (m - 10e6).abs(),
+        "mean btl_bw {m} is nearer the IP rate than the payload rate"
+    );
+    // RTprop converges to the propagation RTT plus one serialisation at the
+    // bottleneck and the access links (1.2 ms + 2 × 0.12 ms) .. plus the ACK's.
+    let rt = series(&r, 0, "cc_rt_prop", 5.0, 60.0);
+    let rt_min = rt.iter().cloned().fold(f64::MAX, f64::min);
+    let rt_max = rt.iter().cloned().fold(f64::MIN, f64::max);
+    eprintln!(
+        "rt_prop over 5..60 s: {:.2} .. {:.2} ms",
+        rt_min * 1e3,
+        rt_max * 1e3
+    );
+    assert!(
+        rt_min >= RTPROP && rt_max < RTPROP * 1.05,
+        "rt_prop {rt_min} .. {rt_max}"
+    );
+}
+
+#[test]
+fn without_sack_the_estimate_survives_loss_recovery() {
+    // Without SACK the rate samples of a recovery's cumulative ACKs count
+    // out-of-order data all at once; BBR must keep them out of BtlBw (they
+    // reached 38 Mbit/s on this 10 Mbit/s link before it did).
+    let r = run(&dumbbell("87pkt", &flow("bbr", "tcp = { sack = false }")));
+    let bw = series(&r, 0, "cc_btl_bw", 5.0, 60.0);
+    let hi = bw.iter().cloned().fold(f64::MIN, f64::max);
+    let lo = bw.iter().cloned().fold(f64::MAX, f64::min);
+    let bytes = delivered_at(&r, 0, 60.0) - delivered_at(&r, 0, 10.0);
+    let utilisation = bytes * 8.0 / 50.0 / PAYLOAD_RATE;
+    eprintln!(
+        "BBR without SACK: btl_bw {:.4} .. {:.4} Mbit/s over 5..60 s, utilisation {utilisation:.4} over 10..60 s",
+        lo / 1e6,
+        hi / 1e6
+    );
+    assert!((lo / PAYLOAD_RATE - 1.0).abs() <= 0.05, "btl_bw {lo}");
+    assert!((hi / PAYLOAD_RATE - 1.0).abs() <= 0.05, "btl_bw {hi}");
+    assert!(utilisation >= 0.90, "utilisation {utilisation}");
+}
+
+/// Average queueing delay at the bottleneck over 10..60 s, in seconds:
+/// queued bytes / link rate, from the 100 ms queue samples.
+fn mean_queueing_delay(r: &Results) -> (f64, f64) {
+    let q = bottleneck_queue(r, 10.0, 60.0);
+    let delay: Vec<f64> = q.iter().map(|b| b * 8.0 / 10e6).collect();
+    let max_pkts = r.links.u64s("max_queue_packets")[BOTTLENECK_FWD as usize] as f64;
+    (mean(&delay), max_pkts)
+}
+
+#[test]
+fn bbr_keeps_a_deep_buffer_nearly_empty_while_cubic_fills_it() {
+    // A buffer of 10 BDP: 870 packets, 1.04 s of queueing at 10 Mbit/s.
+    let bbr = run(&dumbbell("870pkt", &flow("bbr", "")));
+    let cubic = run(&dumbbell("870pkt", &flow("cubic", "")));
+    let (bbr_delay, bbr_max) = mean_queueing_delay(&bbr);
+    let (cubic_delay, cubic_max) = mean_queueing_delay(&cubic);
+    // Cross-check from the sender side: mean smoothed RTT minus the propagation RTT.
+    let srtt_excess = |r: &Results| mean(&series(r, 0, "srtt", 10.0, 60.0)) - RTPROP;
+    eprintln!(
+        "10-BDP buffer, mean queueing delay over 10..60 s: BBR {:.1} ms (max queue {bbr_max} pkts, srtt - RTprop {:.1} ms), \
+         CUBIC {:.1} ms (max queue {cubic_max} pkts, srtt - RTprop {:.1} ms)",
+        bbr_delay * 1e3,
+        srtt_excess(&bbr) * 1e3,
+        cubic_delay * 1e3,
+        srtt_excess(&cubic) * 1e3
+    );
+    assert!(bbr_delay < RTPROP, "BBR queueing delay {bbr_delay} s");
+    assert!(
+        cubic_max >= 0.9 * 870.0,
+        "CUBIC's largest queue {cubic_max}"
+    );
+    assert!(
+        cubic_delay > 3.0 * RTPROP,
+        "CUBIC queueing delay {cubic_delay} s"
+    );
+}
+
+#[test]
+fn two_bbr_flows_share_fairly() {
+    let r = run(&dumbbell("87pkt", &flow("bbr", "count = 2")));
+    let rates: Vec<f64> = (0..2)
+        .map(|f| delivered_at(&r, f, 60.0) * 8.0 / 60.0)
+        .collect();
+    let j = jain(&rates);
+    eprintln!(
+        "two BBR flows over 60 s: {:.3} and {:.3} Mbit/s, Jain {j:.4}",
+        rates[0] / 1e6,
+        rates[1] / 1e6
+    );
+    assert!(j >= 0.9, "Jain's index {j}");
+    let total: f64 = rates.iter().sum();
+    assert!(total > 0.85 * PAYLOAD_RATE, "aggregate {total}");
+    // Both flows repair losses here; RTT samples of retransmissions must not
+    // reach RTprop (they once did: 1.15 ms, a 4-segment window for 10 s).
+    for f in 0..2 {
+        let rt = series(&r, f, "cc_rt_prop", 1.0, 60.0);
+        let lo = rt.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(lo >= RTPROP, "flow {f}: rt_prop fell to {lo} s");
+    }
+}
