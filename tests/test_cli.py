@@ -23,7 +23,16 @@ def test_help_lists_every_command() -> None:
     out = wavelab("--help")
     assert out.returncode == 0
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(commands) == {"run", "demo", "validate", "plot", "algorithms", "bench"}
+    assert set(commands) == {
+        "run",
+        "demo",
+        "validate",
+        "plot",
+        "scenarios",
+        "algorithms",
+        "bench",
+        "reproduce",
+    }
     for c in commands:
         assert c in out.stdout
 
@@ -117,3 +126,41 @@ def test_bench_prints_figures() -> None:
     header, row = res.stdout.strip().splitlines()
     assert "hops/s" in header and "peak RSS MB" in header
     assert row.split()[0] == "dcnet-l2"
+
+
+def test_builtin_scenarios_can_be_listed_printed_and_run(tmp_path: Path) -> None:
+    listing = wavelab("scenarios")
+    assert listing.returncode == 0
+    assert "wave-page-single" in listing.stdout and "dcnet-l2" in listing.stdout
+    shown = wavelab("scenarios", "wave-page-single")
+    assert 'cc = "wave"' in shown.stdout
+    out_dir = tmp_path / "w"
+    res = wavelab("run", "wave-page-single", "--set", "duration=5s", "--out", str(out_dir))
+    assert res.returncode == 0, res.stderr
+    assert (out_dir / "algorithm.png").exists(), "Wave's state is plotted"
+    unknown = wavelab("run", "no-such-scenario")
+    assert unknown.returncode == 2 and "built-in" in unknown.stderr
+
+
+def test_reproduce_wave_page_quick(tmp_path: Path) -> None:
+    out_dir = tmp_path / "wp"
+    res = wavelab("reproduce", "wave-page", "--quick", "--out", str(out_dir))
+    assert res.returncode == 0, res.stderr
+    table = (out_dir / "comparison.csv").read_text()
+    assert "about 5 Mbit/s each" in table
+    for fig in [
+        "fig1_bursts",
+        "fig2_txtime",
+        "fig3_rtt",
+        "fig4_sequence",
+        "fig5_rates_wave",
+        "fig6_rates_bbr",
+        "fig7_rates_cubic",
+        "fig8_rtt",
+    ]:
+        assert (out_dir / f"{fig}.png").exists(), fig
+    assert (out_dir / "runs" / "fairness-bbr" / "series.parquet").exists()
+    listing = wavelab("reproduce", "--list")
+    assert "wave-page" in listing.stdout
+    bad = wavelab("reproduce", "nothing")
+    assert bad.returncode == 2 and "not an experiment" in bad.stderr

@@ -107,4 +107,4 @@ def test_finite_flow_completion_and_fairness_scenario(scenarios_dir: Path) -> No
 
 
 def test_algorithms_listed() -> None:
-    assert wavelab.algorithms() == ["tahoe", "reno", "newreno"]
+    assert wavelab.algorithms() == ["tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave"]

@@ -26,29 +26,13 @@ ACCESS = {"rate": "10Gbit/s", "delay": "1ms", "queue": "100000pkt"}
 
 
 def _dcnet_l2() -> dict[str, Any]:
-    return {
-        "name": "bench-dcnet-l2",
-        "duration": "330s",
-        "output": {"interval": "100ms"},
-        "links": [
-            {"between": ["sender", "r1"], **ACCESS},
-            {
-                "between": ["r1", "r2"],
-                "rate": "8Mbit/s",
-                "delay": "240ms",
-                "queue": "100pkt",
-            },
-            {"between": ["r2", "receiver"], **ACCESS},
-        ],
-        "flows": [
-            {
-                "from": "sender",
-                "to": "receiver",
-                "cc": "newreno",
-                "tcp": {"mss": 960, "initial_cwnd": 1, "sack": False},
-            }
-        ],
-    }
+    # The shipped scenario, without its time series' extras (none are on).
+    import tomllib
+
+    from wavelab.scenario import builtin_toml
+
+    data: dict[str, Any] = tomllib.loads(builtin_toml("dcnet-l2"))
+    return data
 
 
 def _many_flows() -> dict[str, Any]:

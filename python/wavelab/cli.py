@@ -15,7 +15,15 @@ from wavelab import __version__, algorithms
 from wavelab.errors import WavelabError
 from wavelab.results import Results
 from wavelab.runner import run
-from wavelab.scenario import Scenario, demo_scenario, demo_toml, load_scenario
+from wavelab.scenario import (
+    Scenario,
+    builtin_names,
+    builtin_scenario,
+    demo_scenario,
+    demo_toml,
+    load_scenario,
+    load_scenario_or_builtin,
+)
 
 
 def _parse_value(text: str) -> Any:
@@ -67,7 +75,7 @@ def _run_and_write(sc: Scenario, out: Path, plots: bool, quiet: bool) -> Results
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
-    sc = _apply_sets(load_scenario(args.scenario), args.set)
+    sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
     out = Path(args.out) if args.out else Path("results") / sc.name
     res = _run_and_write(sc, out, not args.no_plots, args.quiet)
     return 0 if res.complete else 130
@@ -116,6 +124,34 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    """``wavelab scenarios``."""
+    if args.name:
+        from wavelab.scenario import builtin_toml
+
+        print(builtin_toml(args.name), end="")
+        return 0
+    for name in builtin_names():
+        sc = builtin_scenario(name)
+        print(f"{name:24} {sc.normalized.get('description') or ''}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``wavelab reproduce``."""
+    from wavelab.experiments import EXPERIMENTS, experiment
+
+    if args.list or not args.experiment:
+        for name, (_, what) in EXPERIMENTS.items():
+            print(f"{name:12} {what}")
+        return 0
+    reproduce = experiment(args.experiment)
+    out = Path(args.out) if args.out else Path("results") / args.experiment
+    reproduce(out, args.quick, args.jobs)
+    print(f"\nwrote the comparison, the figures and every run's results to {out}/")
+    return 0
+
+
 def cmd_algorithms(_args: argparse.Namespace) -> int:
     """``wavelab algorithms``."""
     for a in algorithms():
@@ -151,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     r = sub.add_parser("run", help="run a scenario file; write results and plots")
-    r.add_argument("scenario", help="scenario file (TOML)")
+    r.add_argument("scenario", help="scenario file (TOML), or a built-in scenario's name")
     r.add_argument("--out", help="output directory (default results/NAME)")
     r.add_argument(
         "--set",
@@ -181,8 +217,20 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")
     pl.set_defaults(func=cmd_plot)
 
+    sc = sub.add_parser("scenarios", help="list the built-in scenarios, or print one")
+    sc.add_argument("name", nargs="?", help="print this scenario's TOML")
+    sc.set_defaults(func=cmd_scenarios)
+
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
     a.set_defaults(func=cmd_algorithms)
+
+    rp = sub.add_parser("reproduce", help="reproduce a published experiment (list: --list)")
+    rp.add_argument("experiment", nargs="?", help="experiment name, e.g. wave-page")
+    rp.add_argument("--out", help="output directory (default results/NAME)")
+    rp.add_argument("--quick", action="store_true", help="a shorter version, for demos")
+    rp.add_argument("--jobs", type=int, help="parallel runs (default: all cores)")
+    rp.add_argument("--list", action="store_true", help="list the experiments")
+    rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
     b.add_argument("--case", action="append", help="run only this case (repeatable)")

@@ -7,7 +7,10 @@
 * ``rate.png``: goodput and sending rate per flow;
 * ``cwnd.png``: congestion window and ssthresh per flow, with the recovery state;
 * ``rtt.png``: smoothed RTT, RTT samples and RTO per flow;
-* ``queue.png``: queue length of every link direction that ever queued.
+* ``queue.png``: queue length of every link direction that ever queued;
+* ``algorithm.png``: the algorithms' own variables (the ``cc_*`` columns:
+  TCP Wave's TxTime and burst, CUBIC's W_max, BBR's bottleneck estimate, ...),
+  one small panel per variable.
 """
 
 from __future__ import annotations
@@ -241,6 +244,47 @@ def plot_queues(results: Results, path: Path, window: TimeRange = None) -> Path 
     return _finish(fig, axes, f"{results.scenario.name}: queues", path)
 
 
+# Variables measured in seconds are drawn in milliseconds.
+_SECONDS = {"tx_time", "dispersion", "min_rtt", "avg_rtt", "delta_rtt", "rt_prop", "rtt_min", "k"}
+
+
+def plot_algorithm_state(
+    results: Results, path: Path, window: TimeRange = None, max_panels: int = 12
+) -> Path | None:
+    """One small panel per algorithm variable (``cc_*`` columns), flows as lines."""
+    series = _within(results.series, window)
+    cols = [c for c in series.columns if c.startswith("cc_") and series[c].notna().any()]
+    cols = cols[:max_panels]
+    if not cols:
+        return None
+    names = flow_names(results)
+    ncols = 3 if len(cols) > 4 else len(cols)
+    nrows = (len(cols) + ncols - 1) // ncols
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(4.2 * ncols, 2.6 * nrows), sharex=True, squeeze=False
+    )
+    axes = [a for row in grid for a in row]
+    for ax, col in zip(axes, cols, strict=False):
+        var = col[3:]
+        scale, unit = (1e3, " (ms)") if var in _SECONDS else (1.0, "")
+        for f in sorted(set(series["flow"].tolist())):
+            part = series[series["flow"] == f]
+            if part[col].notna().any():
+                ax.plot(part["time"], part[col] * scale, lw=0.9, label=names[f])
+        ax.set_title(var + unit, fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+    for ax in axes[len(cols) :]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7, loc="upper right")
+    for ax in axes[-ncols:]:
+        ax.set_xlabel("time (s)")
+    fig.suptitle(f"{results.scenario.name}: algorithm state")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_all(results: Results, directory: str | Path, window: TimeRange = None) -> list[Path]:
     """Writes every default plot into ``directory`` (only the simulated-time
     ``window`` if given); returns the files."""
@@ -252,7 +296,10 @@ def plot_all(results: Results, directory: str | Path, window: TimeRange = None) 
         plot_cwnd(results, out / "cwnd.png", window=window),
         plot_rtt(results, out / "rtt.png", window=window),
     ]
-    q = plot_queues(results, out / "queue.png", window=window)
-    if q:
-        written.append(q)
+    for extra in (
+        plot_queues(results, out / "queue.png", window=window),
+        plot_algorithm_state(results, out / "algorithm.png", window=window),
+    ):
+        if extra:
+            written.append(extra)
     return written

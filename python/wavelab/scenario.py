@@ -122,12 +122,42 @@ def load_scenario(path: str | Path) -> Scenario:
     return from_toml(text, p)
 
 
+def builtin_names() -> list[str]:
+    """Names of the scenarios shipped with the package (``scenarios/`` in the
+    repository)."""
+    folder = resources.files("wavelab").joinpath("scenarios")
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def builtin_toml(name: str) -> str:
+    """The TOML text of a shipped scenario."""
+    if name not in builtin_names():
+        raise ScenarioFileError(
+            f"{name!r} is neither a file nor a built-in scenario; built-in: "
+            + ", ".join(builtin_names())
+        )
+    f = resources.files("wavelab").joinpath("scenarios", f"{name}.toml")
+    return f.read_text(encoding="utf-8")
+
+
+def builtin_scenario(name: str) -> Scenario:
+    """A shipped scenario by name (e.g. ``"wave-page-single"``)."""
+    return from_toml(builtin_toml(name), Path(f"{name}.toml"))
+
+
+def load_scenario_or_builtin(ref: str | Path) -> Scenario:
+    """A scenario file, or a built-in scenario's name if no such file exists."""
+    p = Path(ref)
+    if p.exists() or p.suffix == ".toml":
+        return load_scenario(p)
+    return builtin_scenario(str(ref))
+
+
 def demo_scenario() -> Scenario:
     """The built-in demo: two NewReno flows, a bottleneck and an outage."""
-    text = resources.files("wavelab").joinpath("demo.toml").read_text(encoding="utf-8")
-    return from_toml(text, Path("demo.toml"))
+    return builtin_scenario("demo")
 
 
 def demo_toml() -> str:
     """The demo scenario's TOML text."""
-    return resources.files("wavelab").joinpath("demo.toml").read_text(encoding="utf-8")
+    return builtin_toml("demo")

@@ -1,0 +1,31 @@
+"""Reproductions of published experiments (``wavelab reproduce NAME``).
+
+Each experiment is a module with a ``reproduce(out, quick, jobs)`` function
+that builds its scenarios, runs them in parallel, computes the study's
+metrics, prints our figures beside the published ones, writes them as CSV and
+Markdown, and draws the study's figures.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+EXPERIMENTS: dict[str, tuple[str, str]] = {
+    "wave-page": (
+        "wavelab.experiments.wave_page",
+        "TCP Wave project page: one flow on 6 Mbit/s; two flows on 10 Mbit/s (Wave, BBR, CUBIC)",
+    ),
+}
+
+
+def experiment(name: str) -> Callable[[Path, bool, int | None], Path]:
+    """The ``reproduce`` function of experiment ``name``."""
+    from wavelab.errors import WavelabError
+
+    if name not in EXPERIMENTS:
+        raise WavelabError(f"{name!r} is not an experiment; choose one of {', '.join(EXPERIMENTS)}")
+    module = importlib.import_module(EXPERIMENTS[name][0])
+    fn: Callable[[Path, bool, int | None], Path] = module.reproduce
+    return fn
