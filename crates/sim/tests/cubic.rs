@@ -157,17 +157,17 @@ fn regain_after_first_loss(cc: &str) -> (u64, f64, Option<f64>, u64) {
 fn cubic_regains_its_window_after_a_loss_much_faster_than_reno() {
     let mss = 1460.0;
     let (c_pre, c_at, c_regain, c_rtos) = regain_after_first_loss("cubic");
-    let (r_pre, r_at, r_regain, r_rtos) = regain_after_first_loss("newreno");
+    let (r_pre, r_at, r_regain, r_rtos) = regain_after_first_loss("reno");
     eprintln!(
         "CUBIC: first loss at {c_at:.2} s with cwnd {:.0} segments, 95 % regained after {c_regain:?} s ({c_rtos} timeouts)",
         c_pre as f64 / mss
     );
     eprintln!(
-        "NewReno: first loss at {r_at:.2} s with cwnd {:.0} segments, 95 % regained after {r_regain:?} s ({r_rtos} timeouts)",
+        "Reno: first loss at {r_at:.2} s with cwnd {:.0} segments, 95 % regained after {r_regain:?} s ({r_rtos} timeouts)",
         r_pre as f64 / mss
     );
     // Measured: CUBIC lost at 5.45 s with 1673 segments and was back at 95 %
-    // 5.17 s later; NewReno lost at 7.49 s with 1668 segments and took 109.2 s
+    // 5.17 s later; Reno lost at 7.49 s with 1668 segments and took 109.2 s
     // (half the window at one segment per RTT, the RTT growing from 100 to
     // 200 ms as the buffer fills).
     assert_eq!(
@@ -188,7 +188,7 @@ fn cubic_regains_its_window_after_a_loss_much_faster_than_reno() {
         c_regain > model && c_regain < model + 1.0,
         "CUBIC took {c_regain} s, the cubic function {model} s"
     );
-    assert!(r_regain > 60.0, "NewReno took only {r_regain} s");
+    assert!(r_regain > 60.0, "Reno took only {r_regain} s");
     assert!(
         r_regain > 10.0 * c_regain,
         "Reno {r_regain} s vs CUBIC {c_regain} s"
