@@ -17,6 +17,8 @@
 //!   [`CongestionControl::on_send_round`] = segment_sent,
 //!   [`CongestionControl::on_app_limited`] = no_data_to_transmit);
 //! * the first burst leaves when the connection is established;
+//! * a train's dispersion sample above the average RTT is discarded (DCNET
+//!   2016, section 3.2);
 //! * after each ACK train: tracking mode TxTime = dispersion + DeltaRTT / 2
 //!   (at least 1 ms, never above TxTime0), or, when DeltaRTT exceeds beta,
 //!   adjustment mode: TxTime back to TxTime0, the average RTT set to the
@@ -201,6 +203,12 @@ impl Wave {
     /// Applies one closed train's dispersion sample: TxTime in tracking mode,
     /// or adjustment mode when DeltaRTT exceeds beta.
     fn on_train(&mut self, sample: Duration) {
+        // DCNET 2016, section 3.2: a dispersion sample above the average RTT
+        // (a train stretched by an outage or a path change, measured against
+        // statistics from the old path) is discarded.
+        if self.rtt.avg.is_some_and(|avg| sample > avg) {
+            return;
+        }
         let disp = match self.dispersion {
             None => sample,
             Some(avg) => (avg + sample) / 2,

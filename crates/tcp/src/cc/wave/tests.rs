@@ -234,3 +234,24 @@ fn a_cumulative_ack_over_several_bursts_yields_one_rtt_sample() {
     // reaches the RTO estimator
     assert_eq!(h.tx.rtt().latest(), Some(Duration::from_millis(120)));
 }
+
+#[test]
+fn a_dispersion_sample_above_the_average_rtt_is_discarded() {
+    let mut h = wave(WaveParams::default());
+    h.sent();
+    ack_train(&mut h, 0, 10, 150, 2); // RTT 50 ms, dispersion 8 ms
+    assert_eq!(state(&h).tx_time(), Duration::from_millis(8));
+    h.at(600);
+    h.tx.handle_timeout(h.now);
+    h.sent();
+    // RTT 50 ms again but the ACKs 20 ms apart: an 80 ms train, above the
+    // 50 ms average RTT
+    ack_train(&mut h, 10, 20, 650, 20);
+    let w = state(&h);
+    assert_eq!(
+        w.dispersion(),
+        Some(Duration::from_millis(8)),
+        "not averaged in"
+    );
+    assert_eq!(w.tx_time(), Duration::from_millis(8), "TxTime unchanged");
+}
