@@ -12,7 +12,7 @@ import pandas as pd
 
 from wavelab.scenario import Scenario
 
-TABLES = ("series", "flows", "links", "queues", "packets")
+TABLES = ("series", "flows", "links", "queues", "packets", "handovers")
 
 
 def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
@@ -40,8 +40,10 @@ class Results:
       rto, recovery state and the algorithm's variables (``cc_*`` columns);
     * ``flows``: per-flow counters and completion times;
     * ``links``: per-link-direction counters (sent, delivered, dropped by cause);
-    * ``queues``: queue length per link direction per sample;
-    * ``packets``: the per-packet log of flows with ``log_packets = true``.
+    * ``queues``: per link direction per sample: queue length, and the bytes
+      serialised and delivered so far;
+    * ``packets``: the per-packet log of flows with ``log_packets = true``;
+    * ``handovers``: when each handover of the scenario happened.
 
     Times are in seconds, sizes in bytes, rates in bit/s.
     """
@@ -52,6 +54,7 @@ class Results:
     links: pd.DataFrame
     queues: pd.DataFrame
     packets: pd.DataFrame
+    handovers: pd.DataFrame = field(default_factory=pd.DataFrame)
     run: dict[str, Any] = field(default_factory=dict)
     complete: bool = True
 
@@ -121,7 +124,7 @@ class Results:
         written = []
         for name in TABLES:
             frame: pd.DataFrame = getattr(self, name)
-            if name == "packets" and frame.empty:
+            if name in ("packets", "handovers") and frame.empty:
                 continue
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)

@@ -111,6 +111,7 @@ impl Simulation {
             ("flows", &r.flows),
             ("links", &r.links),
             ("packets", &r.packets),
+            ("handovers", &r.handovers),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

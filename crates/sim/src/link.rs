@@ -116,6 +116,13 @@ impl Outages {
         }
         Outages(merged)
     }
+    /// Adds the window `[start, end)` (merging with overlapping ones).
+    pub fn insert(&mut self, start: Instant, end: Instant) {
+        let mut all = std::mem::take(&mut self.0);
+        all.push((start, end));
+        *self = Outages::new(all);
+    }
+
     /// True if `[a, b]` overlaps a window.
     pub fn overlaps(&self, a: Instant, b: Instant) -> bool {
         let i = self.0.partition_point(|w| w.1 <= a);

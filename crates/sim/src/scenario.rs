@@ -258,6 +258,117 @@ pub struct OutageSpec {
     pub duration: Duration,
 }
 
+/// When a handover happens.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HandoverTime {
+    /// At this time.
+    At(Duration),
+    /// When a flow has reached its steady state on the old link (see
+    /// [`SteadyRule`]).
+    Steady,
+}
+
+impl<'de> Deserialize<'de> for HandoverTime {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = HandoverTime;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a time such as \"30s\", or \"steady\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<HandoverTime, E> {
+                if v == "steady" {
+                    return Ok(HandoverTime::Steady);
+                }
+                wavelab_tcp::units::parse_duration(v)
+                    .map(HandoverTime::At)
+                    .map_err(|_| {
+                        E::custom(format!(
+                            "\"{v}\" is not a time, write e.g. \"30s\", or \"steady\""
+                        ))
+                    })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HandoverTime, E> {
+                Err(E::custom(format!(
+                    "{v} has no unit; write a time such as \"30s\", or \"steady\""
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<HandoverTime, E> {
+                self.visit_i64(v as i64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for HandoverTime {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HandoverTime::At(d) => s.collect_str(d),
+            HandoverTime::Steady => s.serialize_str("steady"),
+        }
+    }
+}
+
+/// The rule of `at = "steady"`: the handover happens at the first sample time
+/// (at or after `earliest`) at which the flow's goodput over the last `window`
+/// reaches `fraction` of the old link's payload capacity (its rate times
+/// MSS / (MSS + 40)); at `latest` if that never happens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SteadyRule {
+    /// The flow watched (index after replicas are expanded; default 0).
+    pub flow: u32,
+    /// The goodput averaging window (default 5 s).
+    pub window: Duration,
+    /// Fraction of the payload capacity that counts as steady (default 0.9).
+    pub fraction: f64,
+    /// Not before this time (default 10 s).
+    pub earliest: Duration,
+    /// At this time at the latest (default: the end of the run, i.e. never).
+    pub latest: Option<Duration>,
+}
+
+impl Default for SteadyRule {
+    fn default() -> Self {
+        SteadyRule {
+            flow: 0,
+            window: Duration::from_secs(5),
+            fraction: 0.9,
+            earliest: Duration::from_secs(10),
+            latest: None,
+        }
+    }
+}
+
+/// A break-before-make vertical handover (DCNET 2016's model): at `at` the
+/// link drops every packet in both directions for `outage` (the handover time
+/// HT), and its settings switch to the new link's at the start of the outage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandoverSpec {
+    /// When: a time, or `"steady"` (see `steady`).
+    pub at: HandoverTime,
+    /// The disconnection, HT (default 0: the switch alone).
+    #[serde(default)]
+    pub outage: Duration,
+    /// The new link's rate (both directions).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// The new link's one-way delay (both directions).
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// The new link's queue limit.
+    #[serde(default)]
+    pub queue: Option<QueueLimit>,
+    /// The new link's random loss.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// The rule of `at = "steady"`.
+    #[serde(default)]
+    pub steady: SteadyRule,
+}
+
 /// A duplex point-to-point link.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -289,6 +400,9 @@ pub struct LinkSpec {
     /// Outage windows (100 % loss in both directions).
     #[serde(default)]
     pub outages: Vec<OutageSpec>,
+    /// Vertical handovers: an outage plus a switch to new link settings.
+    #[serde(default)]
+    pub handovers: Vec<HandoverSpec>,
 }
 
 /// One flow (or `count` identical flows).
@@ -443,6 +557,32 @@ impl Scenario {
                     ));
                 }
                 check_settings(&sp, s.rate, s.loss.as_ref(), s.queue)?;
+            }
+            for (k, h) in l.handovers.iter().enumerate() {
+                let hp = format!("{p}.handovers[{k}]");
+                check_settings(&hp, h.rate, h.loss.as_ref(), h.queue)?;
+                if h.at == HandoverTime::Steady {
+                    let st = &h.steady;
+                    if !(st.fraction > 0.0 && st.fraction <= 1.0) {
+                        return Err(ScenarioError::at(
+                            format!("{hp}.steady.fraction"),
+                            format!("{:?} is not a fraction (above 0, at most 1)", st.fraction),
+                        ));
+                    }
+                    if st.window.is_zero() {
+                        return Err(ScenarioError::at(
+                            format!("{hp}.steady.window"),
+                            "must be above zero",
+                        ));
+                    }
+                    let flows: u32 = self.flows.iter().map(|f| f.count).sum();
+                    if st.flow >= flows {
+                        return Err(ScenarioError::at(
+                            format!("{hp}.steady.flow"),
+                            format!("{} is not a flow index; there are {flows} flows", st.flow),
+                        ));
+                    }
+                }
             }
             for (k, o) in l.outages.iter().enumerate() {
                 if o.duration.is_zero() {

@@ -152,13 +152,16 @@ impl Series {
     }
 }
 
-/// Queue lengths of every link direction at each sample.
+/// Queue lengths, and the bytes serialised and delivered so far, of every
+/// link direction at each sample.
 #[derive(Debug, Default)]
 pub struct QueueSeries {
     time: Vec<f64>,
     dir: Vec<u32>,
     packets: Vec<u64>,
     bytes: Vec<u64>,
+    sent_bytes: Vec<u64>,
+    delivered_bytes: Vec<u64>,
 }
 
 impl QueueSeries {
@@ -168,6 +171,8 @@ impl QueueSeries {
         self.dir.push(dir);
         self.packets.push(d.queued_packets() as u64);
         self.bytes.push(d.queued_bytes());
+        self.sent_bytes.push(d.counters.sent_bytes);
+        self.delivered_bytes.push(d.counters.delivered_bytes);
     }
 
     /// The series as a table (`dir` indexes the links table).
@@ -177,6 +182,11 @@ impl QueueSeries {
         t.push("dir", ColumnData::U32(self.dir.clone()));
         t.push("packets", ColumnData::U64(self.packets.clone()));
         t.push("bytes", ColumnData::U64(self.bytes.clone()));
+        t.push("sent_bytes", ColumnData::U64(self.sent_bytes.clone()));
+        t.push(
+            "delivered_bytes",
+            ColumnData::U64(self.delivered_bytes.clone()),
+        );
         t
     }
 }

@@ -11,7 +11,9 @@ use crate::engine::{Event, EventQueue};
 use crate::link::{Admit, DropCause, LinkDir, LossModel, Outages};
 use crate::packet::{Arena, Packet, PacketId};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{link_name, Direction, Scenario, ScenarioError, ScheduleEntry};
+use crate::scenario::{
+    link_name, Direction, HandoverSpec, HandoverTime, Scenario, ScenarioError, ScheduleEntry,
+};
 use crate::series::{QueueSeries, Series};
 use crate::topology::{DirId, Topology};
 use crate::trace::{event, kind_code, ColumnData, PacketEvent, PacketLog, Table};
@@ -51,6 +53,17 @@ struct Change {
     entry: ScheduleEntry,
 }
 
+/// A handover of the scenario, and when it happened.
+#[derive(Clone, Debug)]
+struct Handover {
+    link: usize,
+    spec: HandoverSpec,
+    /// When it happened (known at construction for a fixed time).
+    time: Option<Instant>,
+    /// Goodput history of the watched flow, for the steady-state rule.
+    history: std::collections::VecDeque<(Instant, u64)>,
+}
+
 /// Figures about the run itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunStats {
@@ -77,6 +90,8 @@ pub struct Results {
     pub links: Table,
     /// The packet log of flows with `log_packets`.
     pub packets: Table,
+    /// When each handover happened.
+    pub handovers: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
@@ -94,6 +109,7 @@ pub struct Simulation {
     topo: Topology,
     pub(crate) flows: Vec<Flow>,
     changes: Vec<Change>,
+    handovers: Vec<Handover>,
     series: Series,
     queues: QueueSeries,
     log: PacketLog,
@@ -109,6 +125,18 @@ fn at(d: Duration) -> Instant {
     Instant::from_nanos(d.as_nanos())
 }
 
+/// The switch of a handover, as a schedule entry for both directions.
+fn switch_entry(h: &HandoverSpec, when: Duration) -> ScheduleEntry {
+    ScheduleEntry {
+        at: when,
+        direction: Direction::Both,
+        rate: h.rate,
+        delay: h.delay,
+        queue: h.queue,
+        loss: h.loss,
+    }
+}
+
 impl Simulation {
     /// Builds the network and the flows of a (validated) scenario.
     pub fn new(sc: Scenario) -> Result<Self, ScenarioError> {
@@ -116,13 +144,36 @@ impl Simulation {
         let topo = Topology::new(&sc);
         let mut dirs = Vec::with_capacity(sc.links.len() * 2);
         let mut changes = Vec::new();
+        let mut handovers = Vec::new();
         for (i, l) in sc.links.iter().enumerate() {
-            let outages = Outages::new(
-                l.outages
-                    .iter()
-                    .map(|o| (at(o.start), at(o.start + o.duration)))
-                    .collect(),
-            );
+            let mut windows: Vec<(Instant, Instant)> = l
+                .outages
+                .iter()
+                .map(|o| (at(o.start), at(o.start + o.duration)))
+                .collect();
+            for h in &l.handovers {
+                let time = match h.at {
+                    HandoverTime::At(t) => {
+                        changes.push(Change {
+                            at: at(t),
+                            link: i,
+                            entry: switch_entry(h, t),
+                        });
+                        if !h.outage.is_zero() {
+                            windows.push((at(t), at(t + h.outage)));
+                        }
+                        Some(at(t))
+                    }
+                    HandoverTime::Steady => None,
+                };
+                handovers.push(Handover {
+                    link: i,
+                    spec: h.clone(),
+                    time,
+                    history: Default::default(),
+                });
+            }
+            let outages = Outages::new(windows);
             for (k, ov) in [&l.forward, &l.reverse].into_iter().enumerate() {
                 let dir = (2 * i + k) as u32;
                 let loss = LossModel::new(
@@ -225,6 +276,7 @@ impl Simulation {
             topo,
             flows,
             changes,
+            handovers,
             series,
             queues: QueueSeries::default(),
             log: PacketLog::default(),
@@ -391,27 +443,84 @@ impl Simulation {
     }
 
     fn on_link_change(&mut self, i: usize) {
-        let c = &self.changes[i];
-        let dirs: &[usize] = match c.entry.direction {
+        let (link, entry) = (self.changes[i].link, self.changes[i].entry.clone());
+        self.apply(link, &entry);
+    }
+
+    /// Applies a change to link `link`'s directions.
+    fn apply(&mut self, link: usize, entry: &ScheduleEntry) {
+        let dirs: &[usize] = match entry.direction {
             Direction::Both => &[0, 1],
             Direction::Forward => &[0],
             Direction::Reverse => &[1],
         };
         for &k in dirs {
-            let d = &mut self.dirs[2 * c.link + k];
-            if let Some(r) = c.entry.rate {
+            let d = &mut self.dirs[2 * link + k];
+            if let Some(r) = entry.rate {
                 d.rate = r;
             }
-            if let Some(delay) = c.entry.delay {
+            if let Some(delay) = entry.delay {
                 d.delay = delay;
             }
-            if let Some(q) = c.entry.queue {
+            if let Some(q) = entry.queue {
                 d.limit = q;
             }
-            if let Some(l) = c.entry.loss {
+            if let Some(l) = entry.loss {
                 d.loss.set(l);
             }
         }
+    }
+
+    /// Checks the steady-state rule of pending `"steady"` handovers at a sample.
+    fn check_steady_handovers(&mut self) {
+        let now = self.now;
+        for h in 0..self.handovers.len() {
+            let ho = &self.handovers[h];
+            if ho.time.is_some() || ho.spec.at != HandoverTime::Steady {
+                continue;
+            }
+            let rule = ho.spec.steady.clone();
+            let f = rule.flow as usize;
+            let delivered = self.flows[f].receiver.delivered();
+            let link = ho.link;
+            // the old link's direction the flow's data crosses
+            let dir = self.flows[f]
+                .data_route
+                .iter()
+                .copied()
+                .find(|&d| d as usize / 2 == link)
+                .unwrap_or((2 * link) as DirId);
+            let mss = self.sc_flow_mss(f) as f64;
+            let capacity = self.dirs[dir as usize].rate.as_bps() as f64 * mss / (mss + 40.0);
+            let ho = &mut self.handovers[h];
+            ho.history.push_back((now, delivered));
+            while ho.history.len() > 1 && now - ho.history[1].0 >= rule.window {
+                ho.history.pop_front();
+            }
+            let (t0, d0) = ho.history[0];
+            let span = now - t0;
+            let steady = now >= at(rule.earliest)
+                && span >= rule.window
+                && (delivered - d0) as f64 * 8.0 / span.as_secs_f64() >= rule.fraction * capacity;
+            let overdue = rule.latest.is_some_and(|l| now >= at(l));
+            if steady || overdue {
+                ho.time = Some(now);
+                let spec = ho.spec.clone();
+                self.apply(link, &switch_entry(&spec, now - Instant::ZERO));
+                if !spec.outage.is_zero() {
+                    for k in 0..2 {
+                        self.dirs[2 * link + k]
+                            .outages
+                            .insert(now, now + spec.outage);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The configured MSS of flow `f`.
+    fn sc_flow_mss(&self, f: usize) -> u32 {
+        self.flows[f].sender.config().mss
     }
 
     // ----- endpoints ----------------------------------------------------------
@@ -563,6 +672,7 @@ impl Simulation {
     // ----- sampling and results ------------------------------------------------
 
     fn on_sample(&mut self) {
+        self.check_steady_handovers();
         let now = self.now;
         for (i, f) in self.flows.iter().enumerate() {
             if f.started {
@@ -588,6 +698,7 @@ impl Simulation {
             flows: self.flow_table(),
             links: self.link_table(),
             packets: self.log.to_table(),
+            handovers: self.handover_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
@@ -700,6 +811,43 @@ impl Simulation {
                     .map(|f| f.sender.rtt().min_rtt().map_or(nan, |d| d.as_secs_f64()))
                     .collect(),
             ),
+        );
+        t
+    }
+
+    fn handover_table(&self) -> Table {
+        let h = &self.handovers;
+        let mut t = Table::default();
+        t.push(
+            "link",
+            ColumnData::Str(
+                h.iter()
+                    .map(|x| link_name(&self.sc.links[x.link], x.link))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "planned",
+            ColumnData::Str(
+                h.iter()
+                    .map(|x| match x.spec.at {
+                        HandoverTime::At(d) => d.to_string(),
+                        HandoverTime::Steady => "steady".to_string(),
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "time",
+            ColumnData::F64(
+                h.iter()
+                    .map(|x| x.time.map_or(f64::NAN, |t| t.as_secs_f64()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "outage",
+            ColumnData::F64(h.iter().map(|x| x.spec.outage.as_secs_f64()).collect()),
         );
         t
     }
