@@ -123,7 +123,7 @@ fn packets_queued_at_the_switch_drain_at_the_new_rate_and_are_lost() {
     );
     let first = drops.iter().cloned().fold(f64::MAX, f64::min);
     assert!(
-        first >= 30.0 && first < 30.03,
+        (30.0..30.03).contains(&first),
         "the packet on the wire dies first: {first}"
     );
     let queued_last = drops
