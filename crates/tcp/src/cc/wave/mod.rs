@@ -18,8 +18,8 @@
 //!   [`CongestionControl::on_app_limited`] = no_data_to_transmit);
 //! * the first burst leaves when the connection is established;
 //! * a train's dispersion sample above the average RTT is discarded (DCNET
-//!   2016, section 3.2);
-//! * after each ACK train: tracking mode TxTime = dispersion + DeltaRTT / 2
+//!   2016, section 3.2); a train cut by a loss gives no sample;
+//! * after each ACK train, with the smoothed dispersion: tracking mode TxTime = dispersion + DeltaRTT / 2
 //!   (at least 1 ms, never above TxTime0), or, when DeltaRTT exceeds beta,
 //!   adjustment mode: TxTime back to TxTime0, the average RTT set to the
 //!   largest RTT seen, the minimum forgotten, and the next
@@ -32,7 +32,9 @@
 //!   lost again is left to the RTO, and fast retransmit is off during RTO
 //!   recovery (the sender's recovery point after a timeout);
 //! * RTO recovery: BURST and TxTime back to BURST0 and TxTime0, a burst at once
-//!   from the first unacknowledged segment, the trains in flight forgotten;
+//!   from the first unacknowledged segment; the trains in flight are kept, so
+//!   the cumulative ACK that ends the outage completes the train it cut and
+//!   brings TxTime back from the smoothed statistics (DCNET 2016, section 3.2);
 //!   cumulative ACKs make later bursts skip what they cover (the sender
 //!   retransmits only what is still unacknowledged);
 //! * RTT: one sample per burst (first packet to first ACK of its train); every
@@ -200,20 +202,23 @@ impl Wave {
         self.next_expiry = Some(now + self.tx_time);
     }
 
-    /// Applies one closed train's dispersion sample: TxTime in tracking mode,
-    /// or adjustment mode when DeltaRTT exceeds beta.
-    fn on_train(&mut self, sample: Duration) {
+    /// A train closed, with a clean dispersion `sample` or none (cut by a
+    /// loss or by a cumulative ACK): folds the sample into the smoothed
+    /// dispersion, then sets TxTime from the smoothed statistics (tracking
+    /// mode), or enters adjustment mode when DeltaRTT exceeds beta.
+    fn on_train(&mut self, sample: Option<Duration>) {
         // DCNET 2016, section 3.2: a dispersion sample above the average RTT
         // (a train stretched by an outage or a path change, measured against
         // statistics from the old path) is discarded.
-        if self.rtt.avg.is_some_and(|avg| sample > avg) {
-            return;
+        if let Some(sample) = sample.filter(|&d| self.rtt.avg.is_none_or(|avg| d <= avg)) {
+            self.dispersion = Some(match self.dispersion {
+                None => sample,
+                Some(avg) => (avg + sample) / 2,
+            });
         }
-        let disp = match self.dispersion {
-            None => sample,
-            Some(avg) => (avg + sample) / 2,
+        let Some(disp) = self.dispersion else {
+            return;
         };
-        self.dispersion = Some(disp);
         if self.skip_updates > 0 {
             self.skip_updates -= 1;
             return;
@@ -322,8 +327,8 @@ impl CongestionControl for Wave {
             };
             self.rtt.add(stat);
         }
-        if let Some(d) = up.dispersion {
-            self.on_train(d);
+        if up.closed {
+            self.on_train(up.dispersion);
         }
     }
     fn on_rate_sample(&mut self, _now: Instant, rs: &RateSample) {
@@ -344,7 +349,6 @@ impl CongestionControl for Wave {
                 self.fr_quota = 0;
                 self.skip_updates = 0;
                 self.mode = Mode::Tracking;
-                self.trains.reset();
                 self.start_burst(now);
             }
             CongestionKind::Ecn => {}

@@ -255,3 +255,38 @@ fn a_dispersion_sample_above_the_average_rtt_is_discarded() {
     );
     assert_eq!(w.tx_time(), Duration::from_millis(8), "TxTime unchanged");
 }
+
+#[test]
+fn after_an_rto_the_cumulative_ack_that_completes_a_cut_train_restores_tx_time() {
+    // DCNET 2016, section 3.2: the first cumulative ACK after an outage
+    // completes the train the outage cut; its dispersion is discarded but
+    // TxTime comes back from the smoothed statistics (the old link's value).
+    let mut h = wave(WaveParams::default());
+    h.sent();
+    ack_train(&mut h, 0, 10, 150, 2); // dispersion 8 ms, TxTime 8 ms
+    h.at(600);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent(), segs(10..20, false));
+    // the outage: nothing comes back until the RTO
+    let before = h.tx.stats().rto_expiries;
+    while h.tx.stats().rto_expiries == before {
+        h.now = h.tx.poll_timeout().unwrap();
+        h.tx.handle_timeout(h.now);
+    }
+    h.sent();
+    assert_eq!(state(&h).tx_time(), Duration::from_millis(500), "TxTime0");
+    // the link is back: one ACK covers the burst of 600 ms at once
+    h.at(h.now.as_nanos() / 1_000_000 + 100);
+    h.ack(20 * MSS, &[]);
+    let w = state(&h);
+    assert_eq!(
+        w.dispersion(),
+        Some(Duration::from_millis(8)),
+        "no new sample"
+    );
+    assert_eq!(
+        w.tx_time(),
+        Duration::from_millis(8),
+        "the old link's TxTime"
+    );
+}

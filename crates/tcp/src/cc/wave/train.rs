@@ -15,11 +15,13 @@
 //!   estimator, the statistics use the average RTT instead;
 //! * a train cut by a loss (duplicate ACKs arrived during it, or a cumulative
 //!   ACK closed it) gives no dispersion sample: the time it took measures the
-//!   repair, not the path. TxTime keeps its value, so the bursts keep coming
-//!   and keep producing the duplicate ACKs that repair the next hole. (Taking
-//!   such trains' dispersion from the delivery rate, which collapses during a
-//!   repair, stretched TxTime to its maximum and slowed the repair itself: a
-//!   spiral we observed before choosing this rule);
+//!   repair, not the path. Its closing still updates TxTime from the smoothed
+//!   dispersion (DCNET 2016, section 3.2: after an outage the first cumulative
+//!   ACK brings TxTime back to the old link's value), so the bursts keep
+//!   coming and keep producing the duplicate ACKs that repair the next hole.
+//!   (Taking such trains' dispersion from the delivery rate, which collapses
+//!   during a repair, stretched TxTime to its maximum and slowed the repair
+//!   itself: a spiral we observed before choosing this rule);
 //! * the train ends at the last ACK that acknowledges only this burst's data.
 //!   A receiver that ACKs every second segment pairs the last segment of a
 //!   burst with an odd number of segments with the *next* burst's first one, so
@@ -63,8 +65,10 @@ pub struct Burst {
 pub struct TrainUpdate {
     /// The RTT sample for the RTO estimator (one per ACK at most).
     pub rto_sample: Option<Duration>,
-    /// A closed train's dispersion sample, if one closed.
+    /// A closed train's dispersion sample, if one closed cleanly.
     pub dispersion: Option<Duration>,
+    /// True if the ACK closed at least one train (cleanly or not).
+    pub closed: bool,
 }
 
 /// The RTT statistics of TCP Wave.
@@ -147,12 +151,6 @@ impl Trains {
         Some(b)
     }
 
-    /// Forgets every burst (after a timeout the trains mean nothing).
-    pub fn reset(&mut self) {
-        self.bursts.clear();
-        self.open = None;
-    }
-
     /// Bursts whose trains are open.
     pub fn len(&self) -> usize {
         self.bursts.len()
@@ -201,6 +199,7 @@ impl Trains {
                 break;
             }
             let b = self.bursts.pop_front().expect("front exists");
+            up.closed = true;
             if up.dispersion.is_none() && !b.cut && !cumulative {
                 up.dispersion = train_dispersion(&b)
                     .or_else(|| fallback_dispersion(b.bytes, delivery_rate))
