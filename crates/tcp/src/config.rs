@@ -41,6 +41,24 @@ pub struct TcpConfig {
     pub rcv_window: ByteSize,
     /// Slow-start increase limit per ACK in segments, RFC 3465's L (default 2).
     pub abc_limit: u32,
+    /// Whether partial ACKs restart the retransmission timer during NewReno
+    /// recovery without SACK (default `"impatient"`).
+    pub partial_ack_timer: PartialAckTimer,
+}
+
+/// RFC 6582 section 4's two ways of treating the retransmission timer during
+/// NewReno fast recovery (without SACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialAckTimer {
+    /// Only the first partial ACK restarts the timer: with many losses the
+    /// timer expires and go-back-N repairs the rest (RFC 6582's recommendation).
+    #[default]
+    Impatient,
+    /// Every partial ACK restarts the timer: recovery repairs one hole per RTT
+    /// however many there are (as stacks that restart the timer on every ACK
+    /// of new data do, per RFC 6298 (5.3)).
+    SlowButSteady,
 }
 
 impl Default for TcpConfig {
@@ -60,6 +78,7 @@ impl Default for TcpConfig {
             delayed_ack: Some(Duration::from_millis(200)),
             rcv_window: ByteSize(64 << 20),
             abc_limit: 2,
+            partial_ack_timer: PartialAckTimer::Impatient,
         }
     }
 }

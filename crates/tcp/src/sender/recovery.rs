@@ -24,6 +24,7 @@ use crate::cc::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
     RecoveryStyle,
 };
+use crate::config::PartialAckTimer;
 use crate::time::{Duration, Instant};
 use crate::wire::{Flags, SackBlock, Segment};
 
@@ -142,10 +143,12 @@ impl Sender {
     }
 
     /// RFC 6298 (5.3) restarts the timer on every ACK of new data; NewReno
-    /// without SACK does so only for the first partial ACK of a recovery
-    /// (RFC 6582's "Impatient" variant), so that many losses end in a timeout.
+    /// without SACK does so only for the first partial ACK of a recovery in
+    /// RFC 6582's "Impatient" variant (the default), so that many losses end in
+    /// a timeout, and on every one in its "Slow-but-Steady" variant.
     fn restart_timer_on_ack(&self) -> bool {
-        !(self.ca_state == CaState::Recovery && !self.sack_ok && self.partial_acks > 1)
+        self.cfg.partial_ack_timer == PartialAckTimer::SlowButSteady
+            || !(self.ca_state == CaState::Recovery && !self.sack_ok && self.partial_acks > 1)
     }
 
     fn rtt_sample(

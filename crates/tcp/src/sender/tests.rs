@@ -114,6 +114,50 @@ fn newreno_stays_in_recovery_on_partial_acks_and_leaves_at_recovery_point() {
     assert_eq!(h.tx.stats().retransmissions, 2);
 }
 
+/// Three holes (0, 4 and 7) in a window of 10; returns the retransmission
+/// deadline after the first and after the second partial ACK.
+fn deadlines_after_partial_acks(timer: crate::PartialAckTimer) -> (Instant, Instant) {
+    let mut h = Harness::new(
+        TcpConfig {
+            partial_ack_timer: timer,
+            ..cfg(false)
+        },
+        "newreno",
+    );
+    h.sent();
+    h.at(200);
+    for _ in 0..7 {
+        h.ack(0, &[]);
+    }
+    h.at(300);
+    h.ack(4 * MSS, &[]); // first partial ACK
+    let first = h.tx.poll_timeout().unwrap();
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    h.at(500);
+    h.ack(7 * MSS, &[]); // second partial ACK
+    assert_eq!(h.tx.ca_state(), CaState::Recovery);
+    (first, h.tx.poll_timeout().unwrap())
+}
+
+#[test]
+fn impatient_newreno_restarts_the_timer_only_on_the_first_partial_ack() {
+    let (first, second) = deadlines_after_partial_acks(crate::PartialAckTimer::Impatient);
+    assert_eq!(
+        second, first,
+        "the second partial ACK leaves the timer alone"
+    );
+}
+
+#[test]
+fn slow_but_steady_newreno_restarts_the_timer_on_every_partial_ack() {
+    let (first, second) = deadlines_after_partial_acks(crate::PartialAckTimer::SlowButSteady);
+    assert_eq!(
+        second,
+        first + Duration::from_millis(200),
+        "restarted 200 ms later"
+    );
+}
+
 #[test]
 fn reno_leaves_recovery_on_partial_ack_and_halves_again() {
     let mut h = Harness::new(cfg(false), "reno");
