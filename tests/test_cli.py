@@ -164,3 +164,28 @@ def test_reproduce_wave_page_quick(tmp_path: Path) -> None:
     assert "wave-page" in listing.stdout
     bad = wavelab("reproduce", "nothing")
     assert bad.returncode == 2 and "not an experiment" in bad.stderr
+
+
+def test_reproduce_dcnet2016_quick(tmp_path: Path) -> None:
+    out_dir = tmp_path / "dcnet"
+    res = wavelab("reproduce", "dcnet2016", "--quick", "--out", str(out_dir))
+    assert res.returncode == 0, res.stderr
+    # our table beside the paper's, on stdout and on disk
+    assert "ours / paper" in res.stdout
+    assert "/ 267" in res.stdout, "NewReno L1L2 HT=2 s: the paper's 267 s"
+    table = (out_dir / "recovery.csv").read_text().splitlines()
+    assert table[0].startswith("variant,ht_s,direction,handover_s,paper_s,goodput_s")
+    assert len(table) == 1 + 4, "Wave and NewReno, HT = 2 s, both directions"
+    assert "| Wave" in (out_dir / "table1.md").read_text()
+    for fig in [
+        "fig2_newreno_l1l2",
+        "fig3_wave_l1l2",
+        "fig4_newreno_l2l1",
+        "fig5_wave_l2l1",
+        "fig6_rate_l1l2",
+        "fig7_rate_l2l1",
+    ]:
+        assert (out_dir / f"{fig}.png").exists(), fig
+    # the raw series are kept for other definitions of recovery
+    assert (out_dir / "runs" / "newreno-L1L2-ht2" / "series.parquet").exists()
+    assert (out_dir / "runs" / "newreno-L1L2-ht2" / "queues.parquet").exists()

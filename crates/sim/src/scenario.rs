@@ -561,6 +561,25 @@ impl Scenario {
             for (k, h) in l.handovers.iter().enumerate() {
                 let hp = format!("{p}.handovers[{k}]");
                 check_settings(&hp, h.rate, h.loss.as_ref(), h.queue)?;
+                if h.outage.is_zero()
+                    && h.rate.is_none()
+                    && h.delay.is_none()
+                    && h.queue.is_none()
+                    && h.loss.is_none()
+                {
+                    return Err(ScenarioError::at(
+                        hp,
+                        "changes nothing: set an outage, or the new rate, delay, queue or loss",
+                    ));
+                }
+                if let HandoverTime::At(t) = h.at {
+                    if t >= self.duration {
+                        return Err(ScenarioError::at(
+                            format!("{hp}.at"),
+                            format!("{t} is not before the end of the run ({})", self.duration),
+                        ));
+                    }
+                }
                 if h.at == HandoverTime::Steady {
                     let st = &h.steady;
                     if !(st.fraction > 0.0 && st.fraction <= 1.0) {
@@ -830,6 +849,39 @@ mod tests {
             "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, bbr, wave"
         );
         assert!(err("duration = ").starts_with("not valid TOML"));
+    }
+
+    #[test]
+    fn handover_errors_name_the_field() {
+        let with = |h: &str| {
+            BASE.replace(
+                "queue = \"100pkt\"",
+                &format!("queue = \"100pkt\"\nhandovers = [{h}]"),
+            )
+        };
+        Scenario::from_toml_str(&with(
+            r#"{ at = "5s", outage = "2s", rate = "8Mbit/s", delay = "240ms" }"#,
+        ))
+        .unwrap();
+        Scenario::from_toml_str(&with(r#"{ at = "steady", outage = "2s" }"#)).unwrap();
+        assert_eq!(
+            err(&with(r#"{ at = "soon", outage = "2s" }"#)),
+            "links[0].handovers[0].at: \"soon\" is not a time, write e.g. \"30s\", or \"steady\""
+        );
+        assert_eq!(
+            err(&with(r#"{ at = "10s", outage = "2s" }"#)),
+            "links[0].handovers[0].at: 10s is not before the end of the run (10s)"
+        );
+        assert_eq!(
+            err(&with(r#"{ at = "5s" }"#)),
+            "links[0].handovers[0]: changes nothing: set an outage, or the new rate, delay, queue or loss"
+        );
+        assert_eq!(
+            err(&with(
+                r#"{ at = "steady", outage = "1s", steady = { flow = 3 } }"#
+            )),
+            "links[0].handovers[0].steady.flow: 3 is not a flow index; there are 1 flows"
+        );
     }
 
     #[test]

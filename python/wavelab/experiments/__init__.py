@@ -17,6 +17,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "wavelab.experiments.wave_page",
         "TCP Wave project page: one flow on 6 Mbit/s; two flows on 10 Mbit/s (Wave, BBR, CUBIC)",
     ),
+    "dcnet2016": (
+        "wavelab.experiments.dcnet2016",
+        "DCNET 2016 vertical handover L1 <-> L2: Table 1 (recovery times) and Figures 2-7",
+    ),
 }
 
 
