@@ -215,7 +215,7 @@ WAVE_DISAGREES = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=WAVE_DISAGREES)
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=WAVE_DISAGREES)
 @pytest.mark.parametrize("direction", ["L1L2", "L2L1"])
 @pytest.mark.parametrize("ht", [2.0, 10.0])
 def test_wave_recovers_within_10_s(ht: float, direction: str) -> None:
@@ -224,7 +224,7 @@ def test_wave_recovers_within_10_s(ht: float, direction: str) -> None:
     assert seconds(rec["bottleneck"]) < 10
 
 
-@pytest.mark.xfail(strict=True, reason=WAVE_DISAGREES)
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=WAVE_DISAGREES)
 @pytest.mark.parametrize("ht", [2.0, 10.0])
 def test_wave_is_10x_faster_than_newreno_on_l1_to_l2(ht: float) -> None:
     wave = shape_recovery()[("Wave", ht, "L1L2")]
