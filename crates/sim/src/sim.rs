@@ -96,6 +96,27 @@ pub struct Results {
     pub run: RunStats,
 }
 
+impl Results {
+    /// A fingerprint of every table (series, queues, flows, links, packet log,
+    /// handovers; not the run's own figures, which count events and may change
+    /// with the engine's internals). Equal digests mean the same simulated
+    /// behaviour, bit for bit.
+    pub fn digest(&self) -> u64 {
+        [
+            &self.series,
+            &self.queues,
+            &self.flows,
+            &self.links,
+            &self.packets,
+            &self.handovers,
+        ]
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, t| {
+            (h ^ t.digest()).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+}
+
 /// A simulation in progress.
 #[derive(Debug)]
 pub struct Simulation {

@@ -45,6 +45,29 @@ impl ColumnData {
     }
 }
 
+/// 64-bit FNV-1a.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn byte(&mut self, b: u8) {
+        self.0 ^= b as u64;
+        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+    }
+    fn u64(&mut self, x: u64) {
+        x.to_le_bytes().iter().for_each(|&b| self.byte(b));
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        b.iter().for_each(|&x| self.byte(x));
+    }
+}
+
 /// A named column.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {
@@ -98,6 +121,49 @@ impl Table {
             other => panic!("no u64 column {name}: {other:?}"),
         }
     }
+    /// A fingerprint of the table's names and values (64-bit FNV-1a over
+    /// every column name, type and value, floats by their bit patterns): equal
+    /// tables give equal digests on every platform, so a run's results can
+    /// be pinned by a few numbers.
+    pub fn digest(&self) -> u64 {
+        let mut h = Fnv::default();
+        for c in &self.columns {
+            h.bytes(c.name.as_bytes());
+            match &c.data {
+                ColumnData::F64(v) => {
+                    h.u64(1);
+                    v.iter().for_each(|x| h.u64(x.to_bits()));
+                }
+                ColumnData::U64(v) => {
+                    h.u64(2);
+                    v.iter().for_each(|&x| h.u64(x));
+                }
+                ColumnData::I64(v) => {
+                    h.u64(3);
+                    v.iter().for_each(|&x| h.u64(x as u64));
+                }
+                ColumnData::U32(v) => {
+                    h.u64(4);
+                    v.iter().for_each(|&x| h.u64(x as u64));
+                }
+                ColumnData::Bool(v) => {
+                    h.u64(5);
+                    v.iter().for_each(|&x| h.u64(x as u64));
+                }
+                ColumnData::Str(v) => {
+                    h.u64(6);
+                    v.iter().for_each(|x| h.bytes(x.as_bytes()));
+                }
+                ColumnData::Category { codes, labels } => {
+                    h.u64(7);
+                    labels.iter().for_each(|x| h.bytes(x.as_bytes()));
+                    codes.iter().for_each(|&x| h.u64(x as u64));
+                }
+            }
+        }
+        h.0
+    }
+
     /// Renders the table as aligned text (for snapshots and the CLI).
     pub fn to_text(&self) -> String {
         let mut cells: Vec<Vec<String>> =
