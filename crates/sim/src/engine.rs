@@ -2,8 +2,6 @@
 //! events at the same nanosecond run in the order they were scheduled.
 //! Events are small `Copy` values, never boxed closures.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use wavelab_tcp::Instant;
 
 /// Something that happens at an instant.
@@ -31,35 +29,20 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Debug)]
-struct Entry {
-    at: Instant,
-    seq: u64,
-    ev: Event,
-}
+/// Bits of a key's low word that hold the event's payload slot.
+const SLOT_BITS: u32 = 22;
+/// Most events pending at once (4 Mi).
+const MAX_PENDING: usize = 1 << SLOT_BITS;
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse for earliest first.
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
-}
-
-/// A deterministic future-event list.
+/// A deterministic future-event list: a binary min-heap of 128-bit keys,
+/// (time << 64) | (insertion counter << 22) | payload slot, so one integer
+/// comparison orders two events by time, then by insertion. The payloads live
+/// in a slab indexed by the slot (recycled); the heap moves only the keys.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    keys: Vec<u128>,
+    events: Vec<Event>,
+    free: Vec<u32>,
     seq: u64,
     processed: u64,
 }
@@ -68,20 +51,73 @@ impl EventQueue {
     /// Schedules `ev` at `at`.
     pub fn push(&mut self, at: Instant, ev: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.events[s as usize] = ev;
+                s
+            }
+            None => {
+                assert!(
+                    self.events.len() < MAX_PENDING,
+                    "more than {MAX_PENDING} events pending"
+                );
+                self.events.push(ev);
+                (self.events.len() - 1) as u32
+            }
+        };
+        assert!(
+            self.seq < 1 << (64 - SLOT_BITS),
+            "more than 2^42 events scheduled"
+        );
+        let key = ((at.as_nanos() as u128) << 64) | ((self.seq << SLOT_BITS) | slot as u64) as u128;
+        // sift up, moving a hole
+        let keys = &mut self.keys;
+        keys.push(key);
+        let mut i = keys.len() - 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if keys[parent] <= key {
+                break;
+            }
+            keys[i] = keys[parent];
+            i = parent;
+        }
+        keys[i] = key;
     }
+
     /// Removes and returns the earliest event if it is not after `until`.
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
-        if self.heap.peek()?.at > until {
+        let &top = self.keys.first()?;
+        let at = Instant::from_nanos((top >> 64) as u64);
+        if at > until {
             return None;
         }
-        let e = self.heap.pop()?;
+        let last = self.keys.pop().expect("not empty");
+        let n = self.keys.len();
+        if n > 0 {
+            // sift the last key down from the root, moving a hole
+            let keys = &mut self.keys;
+            let mut i = 0;
+            loop {
+                let mut child = 2 * i + 1;
+                if child >= n {
+                    break;
+                }
+                if child + 1 < n && keys[child + 1] < keys[child] {
+                    child += 1;
+                }
+                if keys[child] >= last {
+                    break;
+                }
+                keys[i] = keys[child];
+                i = child;
+            }
+            keys[i] = last;
+        }
+        let slot = (top as u64 & ((1 << SLOT_BITS) - 1)) as u32;
+        self.free.push(slot);
         self.processed += 1;
-        Some((e.at, e.ev))
+        Some((at, self.events[slot as usize]))
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
@@ -89,11 +125,11 @@ impl EventQueue {
     }
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.keys.len()
     }
     /// True if nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.keys.is_empty()
     }
 }
 

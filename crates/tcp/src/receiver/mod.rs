@@ -493,15 +493,19 @@ impl Receiver {
 
     /// Drops blocks now below `rcv_nxt` and refreshes merged ones.
     fn refresh_recent(&mut self) {
-        let mut next = Vec::with_capacity(4);
-        for &(s, _) in &self.recent {
+        // In place (this runs for every in-order segment): keep, in order,
+        // the distinct ranges that still hold each reported block's start.
+        let mut kept = 0;
+        for i in 0..self.recent.len() {
+            let (s, _) = self.recent[i];
             if let Some(r) = self.ooo.range_containing(s.max(self.rcv_nxt)) {
-                if !next.contains(&r) {
-                    next.push(r);
+                if !self.recent[..kept].contains(&r) {
+                    self.recent[kept] = r;
+                    kept += 1;
                 }
             }
         }
-        self.recent = next;
+        self.recent.truncate(kept);
     }
 }
 

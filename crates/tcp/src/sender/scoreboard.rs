@@ -331,6 +331,12 @@ impl Scoreboard {
     /// RFC 6675 `NextSeg` rule 1: the first segment marked lost and not yet
     /// retransmitted.
     pub fn next_retransmit(&mut self) -> Option<usize> {
+        if self.lost_bytes == 0 {
+            // Nothing is marked lost (the common case): no search. The cursor
+            // only tells where a search may start; `mark_lost` lowers it to
+            // any segment it marks, so leaving it is safe.
+            return None;
+        }
         let front = self.segs.front()?.start;
         let mut idx = self.index_of(self.rtx_cursor.max(front));
         while idx < self.segs.len() {
