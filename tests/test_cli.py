@@ -121,11 +121,20 @@ def test_demo_show_and_plot_command(tmp_path: Path, small_file: Path) -> None:
 
 
 def test_bench_prints_figures() -> None:
-    res = wavelab("bench", "--case", "dcnet-l2", "--repeat", "1")
+    res = wavelab(
+        "bench", "--case", "dcnet-newreno", "--case", "sweep", "--sweep-runs", "20", "--repeat", "1"
+    )
     assert res.returncode == 0, res.stderr
-    header, row = res.stdout.strip().splitlines()
+    engine, layer = res.stdout.strip().split("\n\n")
+    header, row = engine.splitlines()
     assert "hops/s" in header and "peak RSS MB" in header
-    assert row.split()[0] == "dcnet-l2"
+    assert row.split()[0] == "dcnet-newreno"
+    assert row.split()[1] == "360", "the speed issue's 360 s case"
+    header, row = layer.splitlines()
+    assert "runs/s" in header and "outside engine" in header
+    assert row.split()[:2] == ["sweep", "20"]
+    bad = wavelab("bench", "--case", "nothing")
+    assert bad.returncode == 2 and "not a benchmark" in bad.stderr
 
 
 def test_builtin_scenarios_can_be_listed_printed_and_run(tmp_path: Path) -> None:

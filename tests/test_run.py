@@ -36,7 +36,7 @@ def test_results_are_dataframes_with_the_documented_columns(small_toml: str) -> 
         "recovery",
         "loss",
     }
-    assert len(res.series) == 30  # samples at 0.1 .. 3.0 s (the flow starts at 0)
+    assert len(res.series) == 31  # samples at 0.0 .. 3.0 s (a sample sees the start at 0)
     assert res.flows.loc[0, "bytes_delivered"] > 1_000_000
     assert res.flows.loc[0, "retransmissions"] > 0, "1 % loss causes retransmissions"
     assert res.links["dropped_random"].sum() > 0

@@ -1,64 +1,114 @@
 """Speed benchmarks that print figures (``wavelab bench``).
 
-Each case runs in a fresh Python process that imports only the native module,
-so its peak resident memory is the simulator's plus the interpreter's (the
-interpreter's own footprint is reported separately as ``base RSS``).
+Engine cases run each in a fresh Python process that imports only the native
+module, so its peak resident memory is the simulator's plus the interpreter's
+(the interpreter's own footprint is reported separately as ``base RSS``):
 
-Cases:
+* ``dcnet-newreno``, ``dcnet-wave``: one flow through the DCNET 2016
+  bottleneck L2 (8 Mbit/s, 240 ms, 100 packets, 1000-byte packets) handing
+  over to L1 (2 Mbit/s, 30 ms) after a 2 s outage at 300 s; 360 simulated s;
+* ``cubic-<flows>-<rate>``: 100 or 1,000 CUBIC flows sharing a 1 or
+  10 Gbit/s, 10 ms bottleneck with a BDP-sized buffer; 10 simulated s.
 
-* ``dcnet-l2``: one NewReno flow through the DCNET 2016 L2 bottleneck
-  (8 Mbit/s, 240 ms, 100-packet buffer, 1000-byte packets) for 330 simulated s;
-* ``many-flows``: 100 NewReno flows sharing a 1 Gbit/s, 10 ms bottleneck with a
-  BDP-sized buffer for 10 simulated s.
+Python cases measure the layer above the engine:
+
+* ``python-overhead``: ``dcnet-newreno`` through ``wavelab.run`` (stepped run,
+  results converted to DataFrames) against the engine alone, same process;
+* ``sweep``: 1,000 short handover runs (20 s of the DCNET scenario, the
+  handover instant and the algorithm varied) through the parallel runner on
+  all cores: runs per second, and the share of the wall time spent outside
+  the engine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-ACCESS = {"rate": "10Gbit/s", "delay": "1ms", "queue": "100000pkt"}
+ACCESS = {"rate": "100Gbit/s", "delay": "1ms", "queue": "100000pkt"}
 
 
-def _dcnet_l2() -> dict[str, Any]:
-    # The shipped scenario, without its time series' extras (none are on).
+def _dcnet(cc: str) -> dict[str, Any]:
+    """The speed issue's case (a): L2 for 300 s, a 2 s outage, then L1."""
     import tomllib
 
     from wavelab.scenario import builtin_toml
 
-    data: dict[str, Any] = tomllib.loads(builtin_toml("dcnet-l2"))
+    data: dict[str, Any] = tomllib.loads(builtin_toml("dcnet2016-handover"))
+    data["duration"] = "360s"
+    bottleneck = data["links"][1]
+    bottleneck.update({"rate": "8Mbit/s", "delay": "240ms"})
+    bottleneck["handovers"] = [{"at": "300s", "outage": "2s", "rate": "2Mbit/s", "delay": "30ms"}]
+    data["flows"][0]["cc"] = cc
     return data
 
 
-def _many_flows() -> dict[str, Any]:
-    # RTT = 2 x (1 + 10 + 1) ms = 24 ms; BDP = 1 Gbit/s x 24 ms = 3 MB = 2000 packets.
+def _cubic(flows: int, gbps: int) -> dict[str, Any]:
+    # RTT = 2 x (1 + 10 + 1) ms = 24 ms; BDP = rate x 24 ms in 1500-byte packets.
+    bdp = gbps * 10**9 * 24 // 1000 // 8 // 1500
     return {
-        "name": "bench-many-flows",
+        "name": f"bench-cubic-{flows}-{gbps}g",
         "duration": "10s",
         "output": {"interval": "100ms"},
         "links": [
             {"between": ["senders", "r1"], **ACCESS},
-            {"between": ["r1", "r2"], "rate": "1Gbit/s", "delay": "10ms", "queue": "2000pkt"},
+            {
+                "between": ["r1", "r2"],
+                "rate": f"{gbps}Gbit/s",
+                "delay": "10ms",
+                "queue": f"{bdp}pkt",
+            },
             {"between": ["r2", "receivers"], **ACCESS},
         ],
-        "flows": [{"from": "senders", "to": "receivers", "cc": "newreno", "count": 100}],
+        "flows": [{"from": "senders", "to": "receivers", "cc": "cubic", "count": flows}],
     }
 
 
-CASES = {
-    "dcnet-l2": ("1 NewReno flow, 8 Mbit/s / 240 ms / 100 pkt, 330 s", _dcnet_l2),
-    "many-flows": ("100 NewReno flows, 1 Gbit/s / 10 ms / BDP buffer, 10 s", _many_flows),
+CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
+    "dcnet-newreno": (
+        "1 NewReno flow, 8 Mbit/s / 240 ms -> 2 Mbit/s / 30 ms at 300 s, 360 s",
+        lambda: _dcnet("newreno"),
+    ),
+    "dcnet-wave": (
+        "1 TCP Wave flow, 8 Mbit/s / 240 ms -> 2 Mbit/s / 30 ms at 300 s, 360 s",
+        lambda: _dcnet("wave"),
+    ),
+    "cubic-100-1g": (
+        "100 CUBIC flows, 1 Gbit/s / 10 ms / BDP buffer, 10 s",
+        lambda: _cubic(100, 1),
+    ),
+    "cubic-1000-1g": (
+        "1,000 CUBIC flows, 1 Gbit/s / 10 ms / BDP buffer, 10 s",
+        lambda: _cubic(1000, 1),
+    ),
+    "cubic-100-10g": (
+        "100 CUBIC flows, 10 Gbit/s / 10 ms / BDP buffer, 10 s",
+        lambda: _cubic(100, 10),
+    ),
+    "cubic-1000-10g": (
+        "1,000 CUBIC flows, 10 Gbit/s / 10 ms / BDP buffer, 10 s",
+        lambda: _cubic(1000, 10),
+    ),
 }
+"""Engine cases: name -> (description, scenario)."""
+
+PYTHON_CASES = {
+    "python-overhead": "dcnet-newreno through wavelab.run vs the engine alone",
+    "sweep": "1,000 short handover runs through the parallel runner, all cores",
+}
+"""Cases that measure the Python layer."""
 
 
 @dataclass
 class Figures:
-    """What one benchmark run measured."""
+    """What one engine benchmark run measured."""
 
     case: str
     simulated_s: float
@@ -96,7 +146,7 @@ def _rss_mb() -> float:
 
 
 def run_case_here(case: str) -> Figures:
-    """Runs one case in this process (the engine alone, no result conversion)."""
+    """Runs one engine case in this process (the engine alone, no result conversion)."""
     from wavelab import _native
 
     base = _rss_mb()
@@ -118,7 +168,7 @@ def run_case_here(case: str) -> Figures:
 
 
 def run_case(case: str) -> Figures:
-    """Runs one case in a fresh process, for a clean peak-memory figure."""
+    """Runs one engine case in a fresh process, for a clean peak-memory figure."""
     out = subprocess.run(
         [sys.executable, "-m", "wavelab.bench", case],
         check=True,
@@ -128,8 +178,15 @@ def run_case(case: str) -> Figures:
     return Figures(**json.loads(out.stdout))
 
 
+def _table(head: list[str], body: list[list[str]]) -> str:
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    return "\n".join(
+        "  ".join(h.rjust(w) for h, w in zip(row, widths, strict=True)) for row in [head, *body]
+    )
+
+
 def format_table(rows: list[Figures]) -> str:
-    """The figures as an aligned text table."""
+    """The engine figures as an aligned text table."""
     head = [
         "case",
         "sim s",
@@ -145,7 +202,7 @@ def format_table(rows: list[Figures]) -> str:
         [
             r.case,
             f"{r.simulated_s:g}",
-            f"{r.wall_s:.3f}",
+            f"{r.wall_s:.4f}",
             f"{r.events:,}",
             f"{r.packet_hops:,}",
             f"{r.hops_per_s / 1e6:.2f} M",
@@ -155,11 +212,105 @@ def format_table(rows: list[Figures]) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-    lines = [
-        "  ".join(h.rjust(w) for h, w in zip(row, widths, strict=True)) for row in [head, *body]
+    return _table(head, body)
+
+
+@dataclass
+class LayerFigures:
+    """What a Python-layer case measured."""
+
+    case: str
+    runs: int
+    wall_s: float
+    engine_s: float
+    note: str
+
+    @property
+    def overhead(self) -> float:
+        """Share of the wall time spent outside the engine."""
+        return 1.0 - self.engine_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def python_overhead(repeat: int = 3) -> LayerFigures:
+    """``dcnet-newreno`` through ``wavelab.run`` against the engine alone, in
+    this (warm) process; the fastest of ``repeat`` for each."""
+    from wavelab import _native
+    from wavelab.runner import run
+    from wavelab.scenario import from_dict
+
+    sc = from_dict(CASES["dcnet-newreno"][1]())
+    run(sc)  # warm: imports, first-call costs
+    engine = float("inf")
+    total = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sim = _native.Simulation(sc.to_json())
+        sim.run_until(sim.end)
+        engine = min(engine, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        run(sc)
+        total = min(total, time.perf_counter() - t0)
+    return LayerFigures(
+        "python-overhead", 1, total, engine, "wavelab.run (100 steps, DataFrames) vs engine"
+    )
+
+
+def sweep_scenarios(n: int = 1000) -> dict[str, Any]:
+    """``n`` short handover runs: 20 s of the DCNET scenario, the handover
+    instant from 5 to 15 s, the algorithm alternating NewReno / Wave."""
+    from wavelab.scenario import Scenario, builtin_scenario
+
+    base = builtin_scenario("dcnet2016-handover")
+    out: dict[str, Scenario] = {}
+    for k in range(n):
+        at = 5.0 + 10.0 * k / n
+        out[f"run{k}"] = base.with_changes(
+            {
+                "duration": "20s",
+                "flows[0].cc": "wave" if k % 2 else "newreno",
+                "links[1].handovers[0].at": f"{at:.4f}s",
+            }
+        )
+    return out
+
+
+def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
+    """Runs :func:`sweep_scenarios` through the parallel runner, and the same
+    runs through the engine alone in this process to compare."""
+    from wavelab import _native
+    from wavelab.experiments.parallel import run_all
+
+    scenarios = sweep_scenarios(n)
+    jobs = jobs or os.cpu_count() or 1
+    t0 = time.perf_counter()
+    run_all(scenarios, jobs, progress=False)
+    wall = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for sc in scenarios.values():
+        sim = _native.Simulation(sc.to_json())
+        sim.run_until(sim.end)
+    engine = (time.perf_counter() - t0) / jobs
+    return LayerFigures(
+        "sweep", n, wall, engine, f"{jobs} workers; engine time = serial engine time / workers"
+    )
+
+
+def format_layer_table(rows: list[LayerFigures]) -> str:
+    """The Python-layer figures as an aligned text table."""
+    head = ["case", "runs", "wall s", "runs/s", "engine s", "outside engine", "what"]
+    body = [
+        [
+            r.case,
+            f"{r.runs:,}",
+            f"{r.wall_s:.3f}",
+            f"{r.runs / r.wall_s:.1f}",
+            f"{r.engine_s:.3f}",
+            f"{100 * r.overhead:.1f} %",
+            r.note,
+        ]
+        for r in rows
     ]
-    return "\n".join(lines)
+    return _table(head, body)
 
 
 def main() -> None:

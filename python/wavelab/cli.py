@@ -161,19 +161,41 @@ def cmd_algorithms(_args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``wavelab bench``."""
-    from wavelab.bench import CASES, format_table, run_case
+    from wavelab.bench import (
+        CASES,
+        PYTHON_CASES,
+        format_layer_table,
+        format_table,
+        python_overhead,
+        run_case,
+        sweep,
+    )
 
-    cases = args.case or list(CASES)
-    rows = []
+    cases = args.case or [*CASES, *PYTHON_CASES]
     for case in cases:
-        if case not in CASES:
-            raise WavelabError(
-                f"--case {case!r} is not a benchmark; choose from {', '.join(CASES)}"
-            )
+        if case not in CASES and case not in PYTHON_CASES:
+            choices = ", ".join([*CASES, *PYTHON_CASES])
+            raise WavelabError(f"--case {case!r} is not a benchmark; choose from {choices}")
+    if args.repeat < 1:
+        raise WavelabError(f"--repeat {args.repeat} must be at least 1")
+    rows = []
+    for case in [c for c in cases if c in CASES]:
         print(f"running {case}: {CASES[case][0]} ...", file=sys.stderr)
         best = min((run_case(case) for _ in range(args.repeat)), key=lambda f: f.wall_s)
         rows.append(best)
-    print(format_table(rows))
+    if rows:
+        print(format_table(rows))
+    layer = []
+    if "python-overhead" in cases:
+        print(f"running python-overhead: {PYTHON_CASES['python-overhead']} ...", file=sys.stderr)
+        layer.append(python_overhead(args.repeat))
+    if "sweep" in cases:
+        print(f"running sweep: {PYTHON_CASES['sweep']} ...", file=sys.stderr)
+        layer.append(sweep(args.sweep_runs, args.jobs))
+    if layer:
+        if rows:
+            print()
+        print(format_layer_table(layer))
     return 0
 
 
@@ -235,6 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
     b.add_argument("--case", action="append", help="run only this case (repeatable)")
     b.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    b.add_argument(
+        "--sweep-runs", type=int, default=1000, help="runs in the sweep case (default 1000)"
+    )
+    b.add_argument("--jobs", type=int, help="workers for the sweep case (default: all cores)")
     b.set_defaults(func=cmd_bench)
     return p
 

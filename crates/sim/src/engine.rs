@@ -1,16 +1,40 @@
-//! The event queue: a binary heap ordered by (time, insertion counter), so
-//! events at the same nanosecond run in the order they were scheduled.
-//! Events are small `Copy` values, never boxed closures.
-
-use wavelab_tcp::Instant;
+//! The event queue, in a canonical order: by time, then by a fixed class
+//! order, then by component, then by a per-component counter. Events are small
+//! `Copy` values, never boxed closures.
+//!
+//! The order of simultaneous events is part of the model, so it is defined by
+//! what the events are, never by when the engine happened to schedule them:
+//! an engine that computes some events without scheduling them (a packet's
+//! passage through an idle link, say) reproduces the same order. At one
+//! instant the classes run in this order:
+//!
+//! 0. scheduled link changes (in file order), so that they apply to
+//!    everything else at that instant;
+//! 1. ends of serialisation, by link direction;
+//! 2. flow starts, 3. flow stops, by flow;
+//! 4. arrivals at the far end of a link direction, by direction, then in the
+//!    direction's first-in first-out order;
+//! 5. endpoint wake-ups, by endpoint;
+//! 6. samples of the time series (which thus see everything else at their
+//!    instant).
 
 /// Something that happens at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A link direction finished serialising its head packet.
-    TxDone(u32),
-    /// The oldest packet in a link direction's pipe reached the far end.
-    Arrive(u32),
+    /// A link direction finished serialising its `n`-th admitted packet.
+    TxDone {
+        /// The link direction.
+        dir: u32,
+        /// The packet's admission number on the direction.
+        n: u64,
+    },
+    /// The `n`-th packet admitted to a link direction reached the far end.
+    Arrive {
+        /// The link direction.
+        dir: u32,
+        /// The packet's admission number on the direction.
+        n: u64,
+    },
     /// An endpoint's timer (endpoint = 2 * flow + side, side 0 = sender);
     /// stale when `gen` is not the endpoint's current generation.
     Wake {
@@ -25,99 +49,105 @@ pub enum Event {
     FlowStop(u32),
     /// A scheduled link change (index into the run's change list).
     LinkChange(u32),
-    /// Take a sample of the time series.
-    Sample,
+    /// The `n`-th sample of the time series.
+    Sample(u64),
 }
 
-/// Bits of a key's low word that hold the event's payload slot.
-const SLOT_BITS: u32 = 22;
-/// Most events pending at once (4 Mi).
-const MAX_PENDING: usize = 1 << SLOT_BITS;
+/// Bits of the component in a key.
+const COMPONENT_BITS: u32 = 24;
+/// Bits of the per-component counter in a key.
+const COUNTER_BITS: u32 = 37;
+/// Most components (link directions, endpoints, flows, changes) of one class.
+pub const MAX_COMPONENTS: u64 = 1 << COMPONENT_BITS;
 
-/// A deterministic future-event list: a binary min-heap of 128-bit keys,
-/// (time << 64) | (insertion counter << 22) | payload slot, so one integer
-/// comparison orders two events by time, then by insertion. The payloads live
-/// in a slab indexed by the slot (recycled); the heap moves only the keys.
+impl Event {
+    /// (class, component, counter) of the canonical order.
+    fn rank(&self) -> (u32, u64, u64) {
+        match *self {
+            Event::LinkChange(i) => (0, i as u64, 0),
+            Event::TxDone { dir, n } => (1, dir as u64, n),
+            Event::FlowStart(f) => (2, f as u64, 0),
+            Event::FlowStop(f) => (3, f as u64, 0),
+            Event::Arrive { dir, n } => (4, dir as u64, n),
+            Event::Wake { ep, gen } => (5, ep as u64, gen as u64),
+            Event::Sample(n) => (6, 0, n),
+        }
+    }
+}
+
+/// The canonical sort key of `ev` at `at`: time in the high 64 bits, then
+/// class (3 bits), component (24 bits) and counter (37 bits).
+pub fn key(at: Instant, ev: &Event) -> u128 {
+    let (class, comp, counter) = ev.rank();
+    debug_assert!(comp < MAX_COMPONENTS, "component {comp} out of range");
+    debug_assert!(
+        counter < 1 << COUNTER_BITS,
+        "counter {counter} out of range"
+    );
+    ((at.as_nanos() as u128) << 64)
+        | ((class as u128) << (COMPONENT_BITS + COUNTER_BITS))
+        | ((comp as u128) << COUNTER_BITS)
+        | (counter & ((1 << COUNTER_BITS) - 1)) as u128
+}
+
+use wavelab_tcp::Instant;
+
+/// A deterministic future-event list: a binary min-heap by canonical key.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    keys: Vec<u128>,
-    events: Vec<Event>,
-    free: Vec<u32>,
-    seq: u64,
+    heap: Vec<(u128, Event)>,
     processed: u64,
 }
 
 impl EventQueue {
     /// Schedules `ev` at `at`.
     pub fn push(&mut self, at: Instant, ev: Event) {
-        self.seq += 1;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.events[s as usize] = ev;
-                s
-            }
-            None => {
-                assert!(
-                    self.events.len() < MAX_PENDING,
-                    "more than {MAX_PENDING} events pending"
-                );
-                self.events.push(ev);
-                (self.events.len() - 1) as u32
-            }
-        };
-        assert!(
-            self.seq < 1 << (64 - SLOT_BITS),
-            "more than 2^42 events scheduled"
-        );
-        let key = ((at.as_nanos() as u128) << 64) | ((self.seq << SLOT_BITS) | slot as u64) as u128;
-        // sift up, moving a hole
-        let keys = &mut self.keys;
-        keys.push(key);
-        let mut i = keys.len() - 1;
+        let e = (key(at, &ev), ev);
+        let h = &mut self.heap;
+        h.push(e);
+        let mut i = h.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
-            if keys[parent] <= key {
+            if h[parent].0 <= e.0 {
                 break;
             }
-            keys[i] = keys[parent];
+            h[i] = h[parent];
             i = parent;
         }
-        keys[i] = key;
+        h[i] = e;
     }
 
-    /// Removes and returns the earliest event if it is not after `until`.
-    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
-        let &top = self.keys.first()?;
+    /// Removes and returns the earliest event, with its key, if it is not
+    /// after `until`.
+    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event, u128)> {
+        let &(top, ev) = self.heap.first()?;
         let at = Instant::from_nanos((top >> 64) as u64);
         if at > until {
             return None;
         }
-        let last = self.keys.pop().expect("not empty");
-        let n = self.keys.len();
+        let last = self.heap.pop().expect("not empty");
+        let h = &mut self.heap;
+        let n = h.len();
         if n > 0 {
-            // sift the last key down from the root, moving a hole
-            let keys = &mut self.keys;
             let mut i = 0;
             loop {
                 let mut child = 2 * i + 1;
                 if child >= n {
                     break;
                 }
-                if child + 1 < n && keys[child + 1] < keys[child] {
+                if child + 1 < n && h[child + 1].0 < h[child].0 {
                     child += 1;
                 }
-                if keys[child] >= last {
+                if h[child].0 >= last.0 {
                     break;
                 }
-                keys[i] = keys[child];
+                h[i] = h[child];
                 i = child;
             }
-            keys[i] = last;
+            h[i] = last;
         }
-        let slot = (top as u64 & ((1 << SLOT_BITS) - 1)) as u32;
-        self.free.push(slot);
         self.processed += 1;
-        Some((at, self.events[slot as usize]))
+        Some((at, ev, top))
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
@@ -125,11 +155,11 @@ impl EventQueue {
     }
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.heap.len()
     }
     /// True if nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.heap.is_empty()
     }
 }
 
@@ -137,26 +167,79 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    fn t(n: u64) -> Instant {
+        Instant::from_nanos(n)
+    }
+
     #[test]
-    fn earliest_first_ties_in_insertion_order() {
+    fn earliest_first_then_class_component_and_counter() {
         let mut q = EventQueue::default();
-        let t = |n| Instant::from_nanos(n);
-        q.push(t(5), Event::Sample);
-        q.push(t(3), Event::TxDone(1));
-        q.push(t(5), Event::TxDone(2));
-        q.push(t(3), Event::TxDone(3));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop_until(t(10))).collect();
+        q.push(t(5), Event::Sample(1));
+        q.push(t(5), Event::Arrive { dir: 2, n: 7 });
+        q.push(t(5), Event::Arrive { dir: 1, n: 9 });
+        q.push(t(5), Event::Arrive { dir: 2, n: 3 });
+        q.push(t(3), Event::Wake { ep: 0, gen: 4 });
+        q.push(t(5), Event::TxDone { dir: 3, n: 0 });
+        q.push(t(5), Event::LinkChange(0));
+        let order: Vec<_> =
+            std::iter::from_fn(|| q.pop_until(t(10)).map(|(at, e, _)| (at, e))).collect();
         assert_eq!(
             order,
             vec![
-                (t(3), Event::TxDone(1)),
-                (t(3), Event::TxDone(3)),
-                (t(5), Event::Sample),
-                (t(5), Event::TxDone(2)),
+                (t(3), Event::Wake { ep: 0, gen: 4 }),
+                (t(5), Event::LinkChange(0)),
+                (t(5), Event::TxDone { dir: 3, n: 0 }),
+                (t(5), Event::Arrive { dir: 1, n: 9 }),
+                (t(5), Event::Arrive { dir: 2, n: 3 }),
+                (t(5), Event::Arrive { dir: 2, n: 7 }),
+                (t(5), Event::Sample(1)),
             ]
         );
-        q.push(t(20), Event::Sample);
+        q.push(t(20), Event::Sample(2));
         assert_eq!(q.pop_until(t(10)), None);
-        assert_eq!(q.processed(), 4);
+        assert_eq!(q.processed(), 7);
+    }
+
+    /// Against a sorted reference over random pushes and pops.
+    #[test]
+    fn matches_a_sorted_reference() {
+        use crate::rng::{Rng, Stream};
+        for seed in 0..100u64 {
+            let mut rng = Rng::derive(seed, Stream::FlowIsn(0));
+            let mut q = EventQueue::default();
+            let mut reference: Vec<(u128, Event)> = Vec::new();
+            let mut now = 0u64;
+            for i in 0..500u64 {
+                if rng.next_u64() % 3 == 0 {
+                    reference.sort_by_key(|e| e.0);
+                    let want = (!reference.is_empty()).then(|| reference.remove(0));
+                    let got = q.pop_until(Instant::from_nanos(u64::MAX));
+                    assert_eq!(got.map(|g| (g.2, g.1)), want, "seed {seed}");
+                    if let Some((at, _, _)) = got {
+                        now = at.as_nanos();
+                    }
+                    continue;
+                }
+                let at = t(now + rng.next_u64() % 4);
+                let c = rng.next_u64() % 4;
+                let ev = match rng.next_u64() % 4 {
+                    0 => Event::Arrive {
+                        dir: c as u32,
+                        n: i,
+                    },
+                    1 => Event::TxDone {
+                        dir: c as u32,
+                        n: i,
+                    },
+                    2 => Event::Wake {
+                        ep: c as u32,
+                        gen: i as u32,
+                    },
+                    _ => Event::Sample(i),
+                };
+                q.push(at, ev);
+                reference.push((key(at, &ev), ev));
+            }
+        }
     }
 }

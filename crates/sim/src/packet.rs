@@ -14,6 +14,9 @@ pub struct Packet {
     pub to_receiver: bool,
     /// Index of the hop (in the flow's route) it is on.
     pub hop: u16,
+    /// Its admission number on the link direction it is on (the direction's
+    /// count of packets offered before it).
+    pub n: u64,
     /// Bytes on the wire (IPv4 + TCP headers + payload).
     pub size: u32,
     /// When it started serialisation on the current hop.

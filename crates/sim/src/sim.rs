@@ -136,6 +136,10 @@ pub struct Simulation {
     log: PacketLog,
     hops: u64,
     scratch: Vec<Transmit>,
+    /// Canonical key of the event being processed, and the rows it wrote.
+    cur_key: u128,
+    cur_rows: u32,
+    samples: u64,
 }
 
 /// Endpoint sides (index into `Flow::wake`; endpoint id = 2 * flow + side).
@@ -271,7 +275,7 @@ impl Simulation {
 
         let end = at(sc.duration);
         let mut q = EventQueue::default();
-        q.push(Instant::ZERO, Event::Sample);
+        q.push(Instant::ZERO, Event::Sample(0));
         for (i, c) in changes.iter().enumerate() {
             if c.at <= end {
                 q.push(c.at, Event::LinkChange(i as u32));
@@ -303,6 +307,9 @@ impl Simulation {
             log: PacketLog::default(),
             hops: 0,
             scratch: Vec::new(),
+            cur_key: 0,
+            cur_rows: 0,
+            samples: 0,
         })
     }
 
@@ -342,9 +349,11 @@ impl Simulation {
     /// Runs every event up to `t` (capped at the end of the run).
     pub fn run_until(&mut self, t: Instant) {
         let until = t.min(self.end);
-        while let Some((when, ev)) = self.q.pop_until(until) {
+        while let Some((when, ev, key)) = self.q.pop_until(until) {
             debug_assert!(when >= self.now, "time never runs backwards");
             self.now = when;
+            self.cur_key = key;
+            self.cur_rows = 0;
             self.handle(ev);
         }
         self.now = self.now.max(until);
@@ -357,8 +366,8 @@ impl Simulation {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::TxDone(d) => self.on_tx_done(d),
-            Event::Arrive(d) => self.on_arrive(d),
+            Event::TxDone { dir, .. } => self.on_tx_done(dir),
+            Event::Arrive { dir, .. } => self.on_arrive(dir),
             Event::Wake { ep, gen } => self.on_wake(ep, gen),
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => {
@@ -367,14 +376,17 @@ impl Simulation {
                 self.drain_sender(f);
             }
             Event::LinkChange(i) => self.on_link_change(i as usize),
-            Event::Sample => self.on_sample(),
+            Event::Sample(_) => self.on_sample(),
         }
     }
 
     // ----- links -------------------------------------------------------------
 
     fn enqueue(&mut self, dir: DirId, id: PacketId) {
-        let size = self.arena.get(id).size;
+        let n = self.dirs[dir as usize].counters.arrived;
+        let p = self.arena.get_mut(id);
+        p.n = n;
+        let size = p.size;
         match self.dirs[dir as usize].admit(id, size) {
             Admit::Start => self.start_tx(dir, id),
             Admit::Queued => {}
@@ -387,7 +399,8 @@ impl Simulation {
         let p = self.arena.get_mut(id);
         p.tx_start = now;
         let done = now + self.dirs[dir as usize].rate.tx_time(p.size as u64);
-        self.q.push(done, Event::TxDone(dir));
+        let n = p.n;
+        self.q.push(done, Event::TxDone { dir, n });
     }
 
     fn on_tx_done(&mut self, dir: DirId) {
@@ -403,9 +416,11 @@ impl Simulation {
         } else {
             let was_empty = d.pipe.is_empty();
             let arrival = d.propagate(id, self.now);
-            self.arena.get_mut(id).arrival = arrival;
+            let p = self.arena.get_mut(id);
+            p.arrival = arrival;
             if was_empty {
-                self.q.push(arrival, Event::Arrive(dir));
+                let n = p.n;
+                self.q.push(arrival, Event::Arrive { dir, n });
             }
         }
         if let Some(next) = self.dirs[dir as usize].next_in_queue() {
@@ -417,8 +432,8 @@ impl Simulation {
         let d = &mut self.dirs[dir as usize];
         let id = d.pipe.pop_front().expect("a packet is propagating");
         if let Some(&next) = d.pipe.front() {
-            self.q
-                .push(self.arena.get(next).arrival, Event::Arrive(dir));
+            let p = self.arena.get(next);
+            self.q.push(p.arrival, Event::Arrive { dir, n: p.n });
         }
         let p = *self.arena.get(id);
         if d.outages.overlaps(p.tx_start, self.now) {
@@ -449,7 +464,7 @@ impl Simulation {
         let p = *self.arena.get(id);
         self.arena.free(id);
         if self.flows[p.flow as usize].log {
-            self.log.push(PacketEvent {
+            self.log_row(PacketEvent {
                 time: self.now.as_secs_f64(),
                 flow: p.flow,
                 event: event::DROP,
@@ -461,6 +476,12 @@ impl Simulation {
                 cause: cause as u8,
             });
         }
+    }
+
+    /// Writes a packet-log row as the current event's next row.
+    fn log_row(&mut self, e: PacketEvent) {
+        self.log.push(self.cur_key, self.cur_rows, e);
+        self.cur_rows += 1;
     }
 
     fn on_link_change(&mut self, i: usize) {
@@ -562,9 +583,8 @@ impl Simulation {
     fn deliver(&mut self, p: Packet) {
         let f = p.flow as usize;
         let now = self.now;
-        let flow = &mut self.flows[f];
-        if flow.log {
-            self.log.push(PacketEvent {
+        if self.flows[f].log {
+            self.log_row(PacketEvent {
                 time: now.as_secs_f64(),
                 flow: p.flow,
                 event: if p.to_receiver {
@@ -580,6 +600,7 @@ impl Simulation {
                 cause: 255,
             });
         }
+        let flow = &mut self.flows[f];
         if p.to_receiver {
             flow.receiver.handle_segment(now, &p.seg, None);
             self.drain_receiver(f);
@@ -652,9 +673,11 @@ impl Simulation {
     }
 
     fn emit(&mut self, f: usize, from_sender: bool, t: Transmit) {
-        let flow = &self.flows[f];
-        if flow.log && from_sender && matches!(t.kind, TxKind::Data | TxKind::Retransmission) {
-            self.log.push(PacketEvent {
+        if self.flows[f].log
+            && from_sender
+            && matches!(t.kind, TxKind::Data | TxKind::Retransmission)
+        {
+            self.log_row(PacketEvent {
                 time: self.now.as_secs_f64(),
                 flow: f as u32,
                 event: if t.kind == TxKind::Data {
@@ -670,6 +693,7 @@ impl Simulation {
                 cause: 255,
             });
         }
+        let flow = &self.flows[f];
         let route = if from_sender {
             &flow.data_route
         } else {
@@ -680,6 +704,7 @@ impl Simulation {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
+            n: 0,
             size: t.segment.ip_len() as u32,
             tx_start: self.now,
             arrival: self.now,
@@ -707,7 +732,8 @@ impl Simulation {
         }
         let next = now + self.interval;
         if next <= self.end {
-            self.q.push(next, Event::Sample);
+            self.samples += 1;
+            self.q.push(next, Event::Sample(self.samples));
         }
     }
 
@@ -718,7 +744,7 @@ impl Simulation {
             queues: self.queues.to_table(),
             flows: self.flow_table(),
             links: self.link_table(),
-            packets: self.log.to_table(),
+            packets: self.log.to_table(u128::MAX),
             handovers: self.handover_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,

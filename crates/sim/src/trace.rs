@@ -245,6 +245,9 @@ pub fn kind_code(k: wavelab_tcp::TxKind) -> u8 {
 /// The per-packet event log of the flows that asked for it.
 #[derive(Clone, Debug, Default)]
 pub struct PacketLog {
+    /// The canonical order of each row: the key of the event that wrote it
+    /// (see [`crate::engine`]) and its rank among that event's rows.
+    keys: Vec<(u128, u32)>,
     time: Vec<f64>,
     flow: Vec<u32>,
     event: Vec<u8>,
@@ -280,8 +283,10 @@ pub struct PacketEvent {
 }
 
 impl PacketLog {
-    /// Appends a row.
-    pub fn push(&mut self, e: PacketEvent) {
+    /// Appends a row written by the event with canonical key `key`, as its
+    /// `rank`-th row.
+    pub fn push(&mut self, key: u128, rank: u32, e: PacketEvent) {
+        self.keys.push((key, rank));
         self.time.push(e.time);
         self.flow.push(e.flow);
         self.event.push(e.event);
@@ -303,29 +308,41 @@ impl PacketLog {
         self.time.is_empty()
     }
 
-    /// The log as a table (`link` is the link-direction index, -1 if none).
-    pub fn to_table(&self) -> Table {
+    /// The log as a table (`link` is the link-direction index, -1 if none),
+    /// in the canonical order of the events that wrote the rows, without the
+    /// rows of events after `upto` (an engine may write a row before the
+    /// simulated clock reaches its time).
+    pub fn to_table(&self, upto: u128) -> Table {
+        let mut order: Vec<usize> = (0..self.keys.len())
+            .filter(|&i| self.keys[i].0 <= upto)
+            .collect();
+        if !order.is_sorted_by_key(|&i| self.keys[i]) {
+            order.sort_by_key(|&i| self.keys[i]);
+        }
+        fn pick<T: Copy>(v: &[T], order: &[usize]) -> Vec<T> {
+            order.iter().map(|&i| v[i]).collect()
+        }
         let mut t = Table::default();
-        t.push("time", ColumnData::F64(self.time.clone()));
-        t.push("flow", ColumnData::U32(self.flow.clone()));
+        t.push("time", ColumnData::F64(pick(&self.time, &order)));
+        t.push("flow", ColumnData::U32(pick(&self.flow, &order)));
         t.push(
             "event",
             ColumnData::Category {
-                codes: self.event.clone(),
+                codes: pick(&self.event, &order),
                 labels: event::NAMES.iter().map(|s| s.to_string()).collect(),
             },
         );
-        t.push("seq", ColumnData::U64(self.seq.clone()));
-        t.push("len", ColumnData::U32(self.len.clone()));
-        t.push("is_ack", ColumnData::Bool(self.is_ack.clone()));
+        t.push("seq", ColumnData::U64(pick(&self.seq, &order)));
+        t.push("len", ColumnData::U32(pick(&self.len, &order)));
+        t.push("is_ack", ColumnData::Bool(pick(&self.is_ack, &order)));
         t.push(
             "kind",
             ColumnData::Category {
-                codes: self.kind.clone(),
+                codes: pick(&self.kind, &order),
                 labels: KIND_NAMES.iter().map(|s| s.to_string()).collect(),
             },
         );
-        t.push("link", ColumnData::I64(self.link.clone()));
+        t.push("link", ColumnData::I64(pick(&self.link, &order)));
         let mut causes: Vec<String> = crate::link::DropCause::NAMES
             .iter()
             .map(|s| s.to_string())
@@ -334,7 +351,7 @@ impl PacketLog {
         t.push(
             "cause",
             ColumnData::Category {
-                codes: self.cause.iter().map(|&c| c.min(3)).collect(),
+                codes: order.iter().map(|&i| self.cause[i].min(3)).collect(),
                 labels: causes,
             },
         );
