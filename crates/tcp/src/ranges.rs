@@ -1,14 +1,16 @@
-//! A set of disjoint half-open `u64` ranges, kept merged. Used by the receiver
-//! for out-of-order data and by the sender for its SACK scoreboard. Every
-//! operation costs O(log n) plus the ranges it merges, so a SACK block that
-//! repeats what is already known costs almost nothing.
+//! A set of disjoint half-open `u64` ranges, kept merged and sorted in a ring
+//! buffer. Used by the receiver for out-of-order data and by the sender for
+//! its SACK scoreboard. Lookups are binary searches; new ranges usually land
+//! at the top (SACK blocks above what is known) and old ones leave at the
+//! bottom (cumulative ACKs), both O(1); a range inserted in the middle shifts
+//! the shorter side. An empty set costs nothing and allocates nothing.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// Disjoint, non-adjacent half-open ranges `[start, end)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeSet {
-    map: BTreeMap<u64, u64>,
+    ranges: VecDeque<(u64, u64)>,
     covered: u64,
 }
 
@@ -20,17 +22,23 @@ impl RangeSet {
 
     /// Number of disjoint ranges.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.ranges.len()
     }
 
     /// True if the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ranges.is_empty()
     }
 
     /// Total length covered.
     pub fn covered(&self) -> u64 {
         self.covered
+    }
+
+    /// Index of the first range that ends at or after `x` (so it contains
+    /// `x`, touches it, or lies above it).
+    fn first_reaching(&self, x: u64) -> usize {
+        self.ranges.partition_point(|&(_, e)| e < x)
     }
 
     /// Adds `[start, end)`, calling `on_new(s, e)` for each piece that was not
@@ -39,35 +47,37 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
-        let mut new_start = start;
-        let mut new_end = end;
+        // the ranges that overlap or touch [start, end) are [i, j)
+        let i = self.first_reaching(start);
+        let mut j = i;
         let mut cursor = start;
         let mut added = 0;
-        if let Some((&ps, &pe)) = self.map.range(..=start).next_back() {
-            if pe >= start {
-                new_start = ps;
-                new_end = new_end.max(pe);
-                cursor = cursor.max(pe);
-                self.map.remove(&ps);
-                self.covered -= pe - ps;
-            }
-        }
-        while let Some((&rs, &re)) = self.map.range(start..=end).next() {
+        let (mut new_start, mut new_end) = (start, end);
+        while j < self.ranges.len() && self.ranges[j].0 <= end {
+            let (rs, re) = self.ranges[j];
             if rs > cursor {
                 on_new(cursor, rs);
                 added += rs - cursor;
             }
             cursor = cursor.max(re);
+            new_start = new_start.min(rs);
             new_end = new_end.max(re);
-            self.map.remove(&rs);
             self.covered -= re - rs;
+            j += 1;
         }
         if cursor < end {
             on_new(cursor, end);
             added += end - cursor;
         }
-        self.map.insert(new_start, new_end);
         self.covered += new_end - new_start;
+        match j - i {
+            0 => self.ranges.insert(i, (new_start, new_end)),
+            1 => self.ranges[i] = (new_start, new_end),
+            _ => {
+                self.ranges[i] = (new_start, new_end);
+                self.ranges.drain(i + 1..j);
+            }
+        }
         added
     }
 
@@ -76,25 +86,26 @@ impl RangeSet {
         self.insert_with(start, end, |_, _| {})
     }
 
+    /// The range containing `x`, if any.
+    pub fn range_containing(&self, x: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|&(_, e)| e <= x);
+        match self.ranges.get(i) {
+            Some(&(s, e)) if s <= x => Some((s, e)),
+            _ => None,
+        }
+    }
+
     /// True if `[start, end)` is entirely covered (an empty range is covered).
     pub fn contains_range(&self, start: u64, end: u64) -> bool {
         if start >= end {
             return true;
         }
-        matches!(self.map.range(..=start).next_back(), Some((_, &e)) if e >= end)
+        matches!(self.range_containing(start), Some((_, e)) if e >= end)
     }
 
     /// True if `x` is covered.
     pub fn contains(&self, x: u64) -> bool {
-        matches!(self.map.range(..=x).next_back(), Some((_, &e)) if e > x)
-    }
-
-    /// The range containing `x`, if any.
-    pub fn range_containing(&self, x: u64) -> Option<(u64, u64)> {
-        match self.map.range(..=x).next_back() {
-            Some((&s, &e)) if e > x => Some((s, e)),
-            _ => None,
-        }
+        self.range_containing(x).is_some()
     }
 
     /// True if any part of `[start, end)` is covered.
@@ -102,48 +113,44 @@ impl RangeSet {
         if start >= end {
             return false;
         }
-        if let Some((_, &e)) = self.map.range(..=start).next_back() {
-            if e > start {
-                return true;
-            }
-        }
-        self.map.range(start..end).next().is_some()
+        let i = self.ranges.partition_point(|&(_, e)| e <= start);
+        matches!(self.ranges.get(i), Some(&(s, _)) if s < end)
     }
 
     /// Removes everything below `x` (trimming a range that straddles it).
     pub fn remove_below(&mut self, x: u64) {
-        while let Some((&s, &e)) = self.map.iter().next() {
+        while let Some(&(s, e)) = self.ranges.front() {
             if s >= x {
                 break;
             }
-            self.map.remove(&s);
-            self.covered -= e - s;
             if e > x {
-                self.map.insert(x, e);
-                self.covered += e - x;
+                self.ranges[0] = (x, e);
+                self.covered -= x - s;
                 break;
             }
+            self.ranges.pop_front();
+            self.covered -= e - s;
         }
     }
 
     /// The lowest range.
     pub fn first(&self) -> Option<(u64, u64)> {
-        self.map.iter().next().map(|(&s, &e)| (s, e))
+        self.ranges.front().copied()
     }
 
     /// The highest range.
     pub fn last(&self) -> Option<(u64, u64)> {
-        self.map.iter().next_back().map(|(&s, &e)| (s, e))
+        self.ranges.back().copied()
     }
 
     /// Ranges in ascending order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
-        self.map.iter().map(|(&s, &e)| (s, e))
+        self.ranges.iter().copied()
     }
 
     /// Removes every range.
     pub fn clear(&mut self) {
-        self.map.clear();
+        self.ranges.clear();
         self.covered = 0;
     }
 }
@@ -202,6 +209,58 @@ mod tests {
                 prev_end = Some(e);
                 for x in s..e { prop_assert!(bits[x as usize]); }
             }
+        }
+
+        /// Every query, the reported new pieces and `remove_below`, against a
+        /// bitmap.
+        #[test]
+        fn queries_match_a_bitmap(
+            ops in proptest::collection::vec((0u64..200, 0u64..30), 1..30),
+            cut in 0u64..230,
+            probes in proptest::collection::vec((0u64..240, 0u64..20), 20),
+        ) {
+            let mut r = RangeSet::new();
+            let mut bits = vec![false; 300];
+            for (s, l) in ops {
+                let mut pieces = Vec::new();
+                r.insert_with(s, s + l, |a, b| pieces.push((a, b)));
+                let mut want = Vec::new();
+                for x in s..s + l {
+                    if !bits[x as usize] {
+                        match want.last_mut() {
+                            Some((_, e)) if *e == x => *e = x + 1,
+                            _ => want.push((x, x + 1)),
+                        }
+                        bits[x as usize] = true;
+                    }
+                }
+                prop_assert_eq!(pieces, want);
+            }
+            let check = |r: &RangeSet, bits: &[bool]| -> Result<(), TestCaseError> {
+                for &(x, l) in &probes {
+                    let covered = bits[x as usize];
+                    prop_assert_eq!(r.contains(x), covered);
+                    let all = (x..x + l).all(|y| bits[y as usize]);
+                    let any = (x..x + l).any(|y| bits[y as usize]);
+                    prop_assert_eq!(r.contains_range(x, x + l), all);
+                    prop_assert_eq!(r.intersects(x, x + l), any);
+                    match r.range_containing(x) {
+                        Some((s, e)) => {
+                            prop_assert!(covered && s <= x && x < e);
+                            prop_assert!(s == 0 || !bits[s as usize - 1]);
+                            prop_assert!(!bits[e as usize]);
+                        }
+                        None => prop_assert!(!covered),
+                    }
+                }
+                prop_assert_eq!(r.covered(), bits.iter().filter(|b| **b).count() as u64);
+                Ok(())
+            };
+            check(&r, &bits)?;
+            r.remove_below(cut);
+            for b in &mut bits[..cut as usize] { *b = false; }
+            check(&r, &bits)?;
+            prop_assert!(r.first().is_none_or(|(s, _)| s >= cut));
         }
     }
 }
