@@ -247,3 +247,49 @@ fn two_bbr_flows_share_fairly() {
         assert!(lo >= RTPROP, "flow {f}: rt_prop fell to {lo} s");
     }
 }
+
+/// Regression: a finite BBR flow whose last ACK arrived while its pacer was
+/// blocked kept asking to be woken at the pacer's (past) deadline once the
+/// connection had closed, and the run never advanced. It must finish, with
+/// a number of events in proportion to its packets.
+#[test]
+fn a_flow_that_closes_with_its_pacer_blocked_goes_quiet() {
+    let text = r#"
+        duration = "6s"
+        seed = 870
+        [[links]]
+        between = ["n0", "n1"]
+        rate = "34179kbit/s"
+        delay = "20ms"
+        queue = "51000B"
+        loss = { model = "gilbert_elliott", p_good_bad = 0.01, p_bad_good = 0.3, loss_good = 0.0, loss_bad = 0.6 }
+        [[flows]]
+        from = "n0"
+        to = "n1"
+        cc = "newreno"
+        start = "361ms"
+        tcp = { sack = false, delayed_ack = false, mss = 1000 }
+        [[flows]]
+        from = "n0"
+        to = "n1"
+        cc = "bbr"
+        start = "576ms"
+        tcp = { sack = false, delayed_ack = "200ms", mss = 1000 }
+        size = "887778B"
+    "#;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run(text));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run ends (a spinning timer never lets it)");
+    assert!(
+        r.run.events < 20 * r.run.packet_hops,
+        "{} events for {} packet hops",
+        r.run.events,
+        r.run.packet_hops
+    );
+    let done = r.flows.f64s("completion_time");
+    assert!(done[1].is_finite(), "the BBR flow completes: {done:?}");
+}

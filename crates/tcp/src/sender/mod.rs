@@ -256,7 +256,9 @@ impl Sender {
     /// The earliest instant the sender wants [`Sender::handle_timeout`] called.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.rto_deadline;
-        if self.pacer_blocked {
+        // the pacer matters only while data can be sent (a connection that
+        // closed with its pacer blocked must not wake at the stale deadline)
+        if self.pacer_blocked && self.state == SenderState::Established {
             t = Some(t.map_or(self.pacer_next, |d| d.min(self.pacer_next)));
         }
         if self.state == SenderState::Established {
