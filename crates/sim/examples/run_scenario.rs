@@ -1,5 +1,7 @@
 //! Runs a scenario file and prints the engine's figures: for profiling
 //! (`perf record target/release/examples/run_scenario FILE [REPEATS]`).
+//! With `WAVELAB_REFERENCE=1` it runs the reference engine (every link
+//! direction in reference mode) instead of the virtual-time one.
 
 use std::time::Instant as Clock;
 use wavelab_sim::{Scenario, Simulation};
@@ -24,7 +26,12 @@ fn main() {
     let mut best = f64::INFINITY;
     for _ in 0..repeats {
         let t0 = Clock::now();
-        let mut sim = Simulation::new(sc.clone()).expect("a valid scenario");
+        let mut sim = if std::env::var_os("WAVELAB_REFERENCE").is_some() {
+            Simulation::new_reference(sc.clone())
+        } else {
+            Simulation::new(sc.clone())
+        }
+        .expect("a valid scenario");
         sim.run();
         let wall = t0.elapsed().as_secs_f64();
         best = best.min(wall);

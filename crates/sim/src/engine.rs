@@ -149,6 +149,12 @@ impl EventQueue {
         self.processed += 1;
         Some((at, ev, top))
     }
+    /// The time of the next event, if any.
+    pub fn peek_time(&self) -> Option<Instant> {
+        self.heap
+            .first()
+            .map(|&(k, _)| Instant::from_nanos((k >> 64) as u64))
+    }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
         self.processed

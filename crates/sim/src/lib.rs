@@ -29,6 +29,7 @@
 
 pub mod engine;
 pub mod link;
+pub mod net;
 pub mod packet;
 pub mod rng;
 pub mod scenario;

@@ -13,11 +13,9 @@
 //! queued when an outage starts keep being serialised at the link rate and are
 //! lost; so is everything that arrives during the outage.
 
-use crate::packet::PacketId;
 use crate::rng::Rng;
-use crate::scenario::{LossSpec, QueueLimit};
-use std::collections::VecDeque;
-use wavelab_tcp::{Duration, Instant, Rate};
+use crate::scenario::LossSpec;
+use wavelab_tcp::Instant;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,118 +121,15 @@ impl Outages {
         *self = Outages::new(all);
     }
 
+    /// True if there is no window.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// True if `[a, b]` overlaps a window.
     pub fn overlaps(&self, a: Instant, b: Instant) -> bool {
         let i = self.0.partition_point(|w| w.1 <= a);
         self.0.get(i).is_some_and(|w| w.0 <= b)
-    }
-}
-
-/// The state of one link direction.
-#[derive(Debug)]
-pub struct LinkDir {
-    /// Serialisation rate.
-    pub rate: Rate,
-    /// Propagation delay.
-    pub delay: Duration,
-    /// Queue limit.
-    pub limit: QueueLimit,
-    /// Random loss.
-    pub loss: LossModel,
-    /// Outage windows of the link.
-    pub outages: Outages,
-    queue: VecDeque<(PacketId, u32)>,
-    queued_bytes: u64,
-    /// The packet being serialised.
-    pub busy: Option<PacketId>,
-    /// Packets propagating, in arrival order.
-    pub pipe: VecDeque<PacketId>,
-    last_arrival: Instant,
-    /// Counters.
-    pub counters: LinkCounters,
-}
-
-/// What happened to a packet offered to a direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admit {
-    /// The direction was idle: serialisation starts now.
-    Start,
-    /// It waits in the queue.
-    Queued,
-    /// The queue was full.
-    Dropped,
-}
-
-impl LinkDir {
-    /// A direction with these settings.
-    pub fn new(
-        rate: Rate,
-        delay: Duration,
-        limit: QueueLimit,
-        loss: LossModel,
-        outages: Outages,
-    ) -> Self {
-        LinkDir {
-            rate,
-            delay,
-            limit,
-            loss,
-            outages,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            busy: None,
-            pipe: VecDeque::new(),
-            last_arrival: Instant::ZERO,
-            counters: LinkCounters::default(),
-        }
-    }
-
-    /// Packets waiting (not counting the one being serialised).
-    pub fn queued_packets(&self) -> usize {
-        self.queue.len()
-    }
-    /// Bytes waiting.
-    pub fn queued_bytes(&self) -> u64 {
-        self.queued_bytes
-    }
-
-    /// Offers a packet of `size` bytes.
-    pub fn admit(&mut self, id: PacketId, size: u32) -> Admit {
-        self.counters.arrived += 1;
-        if self.busy.is_none() {
-            self.busy = Some(id);
-            return Admit::Start;
-        }
-        let fits = match self.limit {
-            QueueLimit::Packets(n) => self.queue.len() < n as usize,
-            QueueLimit::Bytes(b) => self.queued_bytes + size as u64 <= b,
-        };
-        if !fits {
-            self.counters.dropped[DropCause::Queue as usize] += 1;
-            return Admit::Dropped;
-        }
-        self.queue.push_back((id, size));
-        self.queued_bytes += size as u64;
-        let c = &mut self.counters;
-        c.max_queue_packets = c.max_queue_packets.max(self.queue.len() as u64);
-        c.max_queue_bytes = c.max_queue_bytes.max(self.queued_bytes);
-        Admit::Queued
-    }
-
-    /// Takes the next waiting packet into service.
-    pub fn next_in_queue(&mut self) -> Option<PacketId> {
-        let (id, size) = self.queue.pop_front()?;
-        self.queued_bytes -= size as u64;
-        self.busy = Some(id);
-        Some(id)
-    }
-
-    /// Enters a serialised packet into the pipe; returns its arrival time.
-    pub fn propagate(&mut self, id: PacketId, now: Instant) -> Instant {
-        let arrival = (now + self.delay).max(self.last_arrival);
-        self.last_arrival = arrival;
-        self.pipe.push_back(id);
-        arrival
     }
 }
 
@@ -258,50 +153,6 @@ mod tests {
             o.overlaps(t(0), t(1000)),
             "a packet in the air across the whole outage"
         );
-    }
-
-    #[test]
-    fn drop_tail_in_packets_and_bytes() {
-        let loss = LossModel::new(LossSpec::None, Rng::derive(1, Stream::LinkLoss(0)));
-        let mut d = LinkDir::new(
-            Rate::from_mbps(1),
-            Duration::ZERO,
-            QueueLimit::Packets(2),
-            loss.clone(),
-            Outages::default(),
-        );
-        assert_eq!(d.admit(0, 1500), Admit::Start);
-        assert_eq!(d.admit(1, 1500), Admit::Queued);
-        assert_eq!(d.admit(2, 1500), Admit::Queued);
-        assert_eq!(d.admit(3, 1500), Admit::Dropped);
-        assert_eq!(d.counters.dropped[0], 1);
-        let mut b = LinkDir::new(
-            Rate::from_mbps(1),
-            Duration::ZERO,
-            QueueLimit::Bytes(3000),
-            loss,
-            Outages::default(),
-        );
-        b.admit(0, 1500);
-        assert_eq!(b.admit(1, 1500), Admit::Queued);
-        assert_eq!(b.admit(2, 1501), Admit::Dropped);
-        assert_eq!(b.admit(3, 1500), Admit::Queued);
-    }
-
-    #[test]
-    fn pipe_stays_fifo_when_delay_drops() {
-        let loss = LossModel::new(LossSpec::None, Rng::derive(1, Stream::LinkLoss(0)));
-        let mut d = LinkDir::new(
-            Rate::from_mbps(1),
-            Duration::from_millis(240),
-            QueueLimit::Packets(2),
-            loss,
-            Outages::default(),
-        );
-        assert_eq!(d.propagate(0, t(0)), t(240));
-        d.delay = Duration::from_millis(30);
-        assert_eq!(d.propagate(1, t(10)), t(240), "no overtaking");
-        assert_eq!(d.propagate(2, t(300)), t(330));
     }
 
     #[test]

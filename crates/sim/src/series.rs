@@ -1,7 +1,7 @@
 //! Recorders of the sampled time series: per flow (bytes, window, RTT, state,
 //! the algorithm's own variables) and per link direction (queue length).
 
-use crate::link::LinkDir;
+use crate::link::LinkCounters;
 use crate::trace::{ColumnData, Table};
 use wavelab_tcp::{CaState, CongestionControl, Instant, Receiver, Sender};
 
@@ -165,14 +165,15 @@ pub struct QueueSeries {
 }
 
 impl QueueSeries {
-    /// Records direction `dir`.
-    pub fn record(&mut self, now: Instant, dir: u32, d: &LinkDir) {
+    /// Records direction `dir`: `packets` and `bytes` waiting, and its
+    /// counters.
+    pub fn record(&mut self, now: Instant, dir: u32, packets: u64, bytes: u64, c: &LinkCounters) {
         self.time.push(now.as_secs_f64());
         self.dir.push(dir);
-        self.packets.push(d.queued_packets() as u64);
-        self.bytes.push(d.queued_bytes());
-        self.sent_bytes.push(d.counters.sent_bytes);
-        self.delivered_bytes.push(d.counters.delivered_bytes);
+        self.packets.push(packets);
+        self.bytes.push(bytes);
+        self.sent_bytes.push(c.sent_bytes);
+        self.delivered_bytes.push(c.delivered_bytes);
     }
 
     /// The series as a table (`dir` indexes the links table).

@@ -7,9 +7,10 @@
 //! popped. A wake-up that fires early (the deadline moved later) costs one
 //! no-op `handle_timeout` call and is then rescheduled.
 
-use crate::engine::{Event, EventQueue};
-use crate::link::{Admit, DropCause, LinkDir, LossModel, Outages};
-use crate::packet::{Arena, Packet, PacketId};
+use crate::engine::{key, Event, EventQueue};
+use crate::link::{DropCause, LossModel, Outages};
+use crate::net::{Ctx, Dir, Net, Settings};
+use crate::packet::Packet;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
     link_name, Direction, HandoverSpec, HandoverTime, Scenario, ScenarioError, ScheduleEntry,
@@ -125,8 +126,7 @@ pub struct Simulation {
     end: Instant,
     interval: Duration,
     q: EventQueue,
-    arena: Arena,
-    dirs: Vec<LinkDir>,
+    net: Net,
     topo: Topology,
     pub(crate) flows: Vec<Flow>,
     changes: Vec<Change>,
@@ -134,7 +134,6 @@ pub struct Simulation {
     series: Series,
     queues: QueueSeries,
     log: PacketLog,
-    hops: u64,
     scratch: Vec<Transmit>,
     /// Canonical key of the event being processed, and the rows it wrote.
     cur_key: u128,
@@ -165,6 +164,18 @@ fn switch_entry(h: &HandoverSpec, when: Duration) -> ScheduleEntry {
 impl Simulation {
     /// Builds the network and the flows of a (validated) scenario.
     pub fn new(sc: Scenario) -> Result<Self, ScenarioError> {
+        Self::build(sc, false)
+    }
+
+    /// The same simulation with every link direction in reference mode
+    /// (explicit end-of-serialisation and arrival events, see
+    /// [`crate::net`]): slower, and bit-identical. The tests use it as the
+    /// oracle of the virtual-time mode.
+    pub fn new_reference(sc: Scenario) -> Result<Self, ScenarioError> {
+        Self::build(sc, true)
+    }
+
+    fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
         sc.validate()?;
         let topo = Topology::new(&sc);
         let mut dirs = Vec::with_capacity(sc.links.len() * 2);
@@ -205,13 +216,12 @@ impl Simulation {
                     ov.loss.unwrap_or(l.loss),
                     Rng::derive(sc.seed, Stream::LinkLoss(dir)),
                 );
-                dirs.push(LinkDir::new(
-                    ov.rate.unwrap_or(l.rate),
-                    ov.delay.unwrap_or(l.delay),
-                    ov.queue.unwrap_or(l.queue),
-                    loss,
-                    outages.clone(),
-                ));
+                let settings = Settings {
+                    rate: ov.rate.unwrap_or(l.rate),
+                    delay: ov.delay.unwrap_or(l.delay),
+                    limit: ov.queue.unwrap_or(l.queue),
+                };
+                dirs.push((settings, loss, outages.clone()));
             }
             for e in &l.schedule {
                 changes.push(Change {
@@ -222,6 +232,35 @@ impl Simulation {
             }
         }
         changes.sort_by_key(|c| c.at); // stable: file order among equal times
+                                       // Links whose handover is decided during the run stay in reference
+                                       // mode; the others run in virtual time with their changes known.
+        let decided_live: Vec<bool> = sc
+            .links
+            .iter()
+            .map(|l| l.handovers.iter().any(|h| h.at == HandoverTime::Steady))
+            .collect();
+        let dirs: Vec<Dir> = dirs
+            .into_iter()
+            .enumerate()
+            .map(|(d, (settings, loss, outages))| {
+                let link = d / 2;
+                let timeline = (!reference && !decided_live[link]).then(|| {
+                    changes
+                        .iter()
+                        .filter(|c| {
+                            c.link == link
+                                && match c.entry.direction {
+                                    Direction::Both => true,
+                                    Direction::Forward => d % 2 == 0,
+                                    Direction::Reverse => d % 2 == 1,
+                                }
+                        })
+                        .map(|c| (c.at, c.entry.clone()))
+                        .collect()
+                });
+                Dir::new(settings, loss, outages, timeline)
+            })
+            .collect();
 
         let mut flows = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
@@ -290,14 +329,21 @@ impl Simulation {
             }
         }
         let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
+        let net = Net::new(
+            dirs,
+            flows
+                .iter()
+                .map(|f| [f.data_route.clone(), f.ack_route.clone()])
+                .collect(),
+            flows.iter().map(|f| f.log).collect(),
+        );
         Ok(Simulation {
             interval: sc.output.interval,
             sc,
             now: Instant::ZERO,
             end,
             q,
-            arena: Arena::default(),
-            dirs,
+            net,
             topo,
             flows,
             changes,
@@ -305,7 +351,6 @@ impl Simulation {
             series,
             queues: QueueSeries::default(),
             log: PacketLog::default(),
-            hops: 0,
             scratch: Vec::new(),
             cur_key: 0,
             cur_rows: 0,
@@ -343,7 +388,7 @@ impl Simulation {
     }
     /// Packet transmissions on links so far.
     pub fn packet_hops(&self) -> u64 {
-        self.hops
+        self.net.hops()
     }
 
     /// Runs every event up to `t` (capped at the end of the run).
@@ -357,6 +402,7 @@ impl Simulation {
             self.handle(ev);
         }
         self.now = self.now.max(until);
+        self.net.sync(self.now);
     }
 
     /// Runs to the end.
@@ -366,8 +412,16 @@ impl Simulation {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::TxDone { dir, .. } => self.on_tx_done(dir),
-            Event::Arrive { dir, .. } => self.on_arrive(dir),
+            Event::TxDone { dir, .. } => {
+                let (net, mut ctx) = self.net_ctx();
+                net.on_tx_done(&mut ctx, dir);
+            }
+            Event::Arrive { dir, .. } => {
+                let (net, mut ctx) = self.net_ctx();
+                if let Some(p) = net.on_arrive(&mut ctx, dir) {
+                    self.deliver(p);
+                }
+            }
             Event::Wake { ep, gen } => self.on_wake(ep, gen),
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => {
@@ -382,100 +436,18 @@ impl Simulation {
 
     // ----- links -------------------------------------------------------------
 
-    fn enqueue(&mut self, dir: DirId, id: PacketId) {
-        let n = self.dirs[dir as usize].counters.arrived;
-        let p = self.arena.get_mut(id);
-        p.n = n;
-        let size = p.size;
-        match self.dirs[dir as usize].admit(id, size) {
-            Admit::Start => self.start_tx(dir, id),
-            Admit::Queued => {}
-            Admit::Dropped => self.drop_packet(id, dir, DropCause::Queue),
-        }
-    }
-
-    fn start_tx(&mut self, dir: DirId, id: PacketId) {
-        let now = self.now;
-        let p = self.arena.get_mut(id);
-        p.tx_start = now;
-        let done = now + self.dirs[dir as usize].rate.tx_time(p.size as u64);
-        let n = p.n;
-        self.q.push(done, Event::TxDone { dir, n });
-    }
-
-    fn on_tx_done(&mut self, dir: DirId) {
-        let d = &mut self.dirs[dir as usize];
-        let id = d.busy.take().expect("a packet is in service");
-        let size = self.arena.get(id).size as u64;
-        d.counters.sent_packets += 1;
-        d.counters.sent_bytes += size;
-        self.hops += 1;
-        if d.loss.lose() {
-            d.counters.dropped[DropCause::Random as usize] += 1;
-            self.drop_packet(id, dir, DropCause::Random);
-        } else {
-            let was_empty = d.pipe.is_empty();
-            let arrival = d.propagate(id, self.now);
-            let p = self.arena.get_mut(id);
-            p.arrival = arrival;
-            if was_empty {
-                let n = p.n;
-                self.q.push(arrival, Event::Arrive { dir, n });
-            }
-        }
-        if let Some(next) = self.dirs[dir as usize].next_in_queue() {
-            self.start_tx(dir, next);
-        }
-    }
-
-    fn on_arrive(&mut self, dir: DirId) {
-        let d = &mut self.dirs[dir as usize];
-        let id = d.pipe.pop_front().expect("a packet is propagating");
-        if let Some(&next) = d.pipe.front() {
-            let p = self.arena.get(next);
-            self.q.push(p.arrival, Event::Arrive { dir, n: p.n });
-        }
-        let p = *self.arena.get(id);
-        if d.outages.overlaps(p.tx_start, self.now) {
-            d.counters.dropped[DropCause::Outage as usize] += 1;
-            self.drop_packet(id, dir, DropCause::Outage);
-            return;
-        }
-        d.counters.delivered_packets += 1;
-        d.counters.delivered_bytes += p.size as u64;
-        let flow = &self.flows[p.flow as usize];
-        let route = if p.to_receiver {
-            &flow.data_route
-        } else {
-            &flow.ack_route
-        };
-        let hop = p.hop as usize + 1;
-        if hop < route.len() {
-            let next = route[hop];
-            self.arena.get_mut(id).hop = hop as u16;
-            self.enqueue(next, id);
-        } else {
-            self.arena.free(id);
-            self.deliver(p);
-        }
-    }
-
-    fn drop_packet(&mut self, id: PacketId, dir: DirId, cause: DropCause) {
-        let p = *self.arena.get(id);
-        self.arena.free(id);
-        if self.flows[p.flow as usize].log {
-            self.log_row(PacketEvent {
-                time: self.now.as_secs_f64(),
-                flow: p.flow,
-                event: event::DROP,
-                seq: p.offset,
-                len: p.seg.len,
-                is_ack: !p.to_receiver,
-                kind: kind_code(p.kind),
-                link: dir as i64,
-                cause: cause as u8,
-            });
-        }
+    /// The network and the context of the event being processed.
+    fn net_ctx(&mut self) -> (&mut Net, Ctx<'_>) {
+        (
+            &mut self.net,
+            Ctx {
+                q: &mut self.q,
+                log: &mut self.log,
+                now: self.now,
+                key: self.cur_key,
+                rows: &mut self.cur_rows,
+            },
+        )
     }
 
     /// Writes a packet-log row as the current event's next row.
@@ -491,26 +463,7 @@ impl Simulation {
 
     /// Applies a change to link `link`'s directions.
     fn apply(&mut self, link: usize, entry: &ScheduleEntry) {
-        let dirs: &[usize] = match entry.direction {
-            Direction::Both => &[0, 1],
-            Direction::Forward => &[0],
-            Direction::Reverse => &[1],
-        };
-        for &k in dirs {
-            let d = &mut self.dirs[2 * link + k];
-            if let Some(r) = entry.rate {
-                d.rate = r;
-            }
-            if let Some(delay) = entry.delay {
-                d.delay = delay;
-            }
-            if let Some(q) = entry.queue {
-                d.limit = q;
-            }
-            if let Some(l) = entry.loss {
-                d.loss.set(l);
-            }
-        }
+        self.net.apply(link, entry);
     }
 
     /// Checks the steady-state rule of pending `"steady"` handovers at a sample.
@@ -533,7 +486,8 @@ impl Simulation {
                 .find(|&d| d as usize / 2 == link)
                 .unwrap_or((2 * link) as DirId);
             let mss = self.sc_flow_mss(f) as f64;
-            let capacity = self.dirs[dir as usize].rate.as_bps() as f64 * mss / (mss + 40.0);
+            let rate = self.net.dirs[dir as usize].settings_at(now).rate;
+            let capacity = rate.as_bps() as f64 * mss / (mss + 40.0);
             let ho = &mut self.handovers[h];
             ho.history.push_back((now, delivered));
             while ho.history.len() > 1 && now - ho.history[1].0 >= rule.window {
@@ -551,7 +505,7 @@ impl Simulation {
                 self.apply(link, &switch_entry(&spec, now - Instant::ZERO));
                 if !spec.outage.is_zero() {
                     for k in 0..2 {
-                        self.dirs[2 * link + k]
+                        self.net.dirs[2 * link + k]
                             .outages
                             .insert(now, now + spec.outage);
                     }
@@ -693,14 +647,7 @@ impl Simulation {
                 cause: 255,
             });
         }
-        let flow = &self.flows[f];
-        let route = if from_sender {
-            &flow.data_route
-        } else {
-            &flow.ack_route
-        };
-        let first = route[0];
-        let id = self.arena.alloc(Packet {
+        let p = Packet {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
@@ -711,8 +658,9 @@ impl Simulation {
             kind: t.kind,
             offset: t.offset,
             seg: t.segment,
-        });
-        self.enqueue(first, id);
+        };
+        let (net, mut ctx) = self.net_ctx();
+        net.inject(&mut ctx, p);
     }
 
     // ----- sampling and results ------------------------------------------------
@@ -726,8 +674,11 @@ impl Simulation {
             }
         }
         if self.sc.output.queues {
-            for (i, d) in self.dirs.iter().enumerate() {
-                self.queues.record(now, i as u32, d);
+            self.net.sync(now);
+            for (i, d) in self.net.dirs.iter().enumerate() {
+                let (packets, bytes) = d.queued();
+                self.queues
+                    .record(now, i as u32, packets, bytes, &d.counters);
             }
         }
         let next = now + self.interval;
@@ -744,13 +695,15 @@ impl Simulation {
             queues: self.queues.to_table(),
             flows: self.flow_table(),
             links: self.link_table(),
-            packets: self.log.to_table(u128::MAX),
+            packets: self
+                .log
+                .to_table(key(self.now, &Event::Sample(u64::MAX >> 27))),
             handovers: self.handover_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
-                packet_hops: self.hops,
-                peak_packets: self.arena.capacity() as u64,
+                packet_hops: self.net.hops(),
+                peak_packets: self.net.arena.capacity() as u64,
             },
         }
     }
@@ -900,7 +853,8 @@ impl Simulation {
     }
 
     fn link_table(&self) -> Table {
-        let n = self.dirs.len();
+        let dirs = &self.net.dirs;
+        let n = dirs.len();
         let names: Vec<String> = (0..n)
             .map(|d| link_name(&self.sc.links[d / 2], d / 2))
             .collect();
@@ -926,13 +880,21 @@ impl Simulation {
         t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
         t.push(
             "rate",
-            ColumnData::U64(self.dirs.iter().map(|d| d.rate.as_bps()).collect()),
+            ColumnData::U64(
+                dirs.iter()
+                    .map(|d| d.settings_at(self.now).rate.as_bps())
+                    .collect(),
+            ),
         );
         t.push(
             "delay",
-            ColumnData::F64(self.dirs.iter().map(|d| d.delay.as_secs_f64()).collect()),
+            ColumnData::F64(
+                dirs.iter()
+                    .map(|d| d.settings_at(self.now).delay.as_secs_f64())
+                    .collect(),
+            ),
         );
-        let c = |g: fn(&LinkDir) -> u64| ColumnData::U64(self.dirs.iter().map(g).collect());
+        let c = |g: fn(&Dir) -> u64| ColumnData::U64(dirs.iter().map(g).collect());
         t.push("arrived", c(|d| d.counters.arrived));
         t.push("sent_packets", c(|d| d.counters.sent_packets));
         t.push("sent_bytes", c(|d| d.counters.sent_bytes));

@@ -1,0 +1,865 @@
+//! The network: what happens to packets between the endpoints.
+//!
+//! A link direction runs in one of two modes, which give bit-identical
+//! results (the engine's canonical event order, [`crate::engine`], is what
+//! makes that possible):
+//!
+//! * **reference**: a drop-tail queue served at the link rate with one
+//!   pending end-of-serialisation event, then a first-in first-out pipe with
+//!   one pending arrival event, as a textbook simulator does it;
+//! * **virtual time**: the direction is a first-in first-out server whose
+//!   schedule is computed when a packet is admitted: start = max(admission,
+//!   previous finish), finish = start + size / rate, arrival = max(finish +
+//!   delay, previous arrival). Rate, delay, queue limit and loss come from
+//!   the direction's timeline of scheduled changes, evaluated at the instant
+//!   the reference mode would apply them; the random loss of each packet is
+//!   drawn in service order, as in reference mode. Nothing is scheduled for a
+//!   packet that has more links to cross: when the next direction's only
+//!   source is this one, the packet is admitted there at once, at its future
+//!   arrival time (all packets that reach that direction before it came the
+//!   same way and were admitted before it). An event is scheduled only where
+//!   something else can interleave: at the destination endpoint, or at a
+//!   direction fed by several sources. Counters and queue lengths are read
+//!   "as of now" through cursors that follow the clock.
+//!
+//! Links with a handover at `"steady"` (decided during the run) run in
+//! reference mode, as does everything in [`Simulation::new_reference`],
+//! the oracle the tests compare the virtual-time mode against.
+//!
+//! [`Simulation::new_reference`]: crate::Simulation::new_reference
+
+use crate::engine::{key, Event, EventQueue};
+use crate::link::{DropCause, LinkCounters, LossModel, Outages};
+use crate::packet::{Arena, Packet, PacketId};
+use crate::scenario::{Direction, QueueLimit, ScheduleEntry};
+use crate::topology::DirId;
+use crate::trace::{event, kind_code, PacketEvent, PacketLog};
+use std::collections::VecDeque;
+use wavelab_tcp::{Duration, Instant, Rate};
+
+/// Where an engine call comes from: the event being processed (its
+/// canonical key and how many packet-log rows it wrote so far) and the clock.
+pub(crate) struct Ctx<'a> {
+    pub q: &'a mut EventQueue,
+    pub log: &'a mut PacketLog,
+    pub now: Instant,
+    pub key: u128,
+    pub rows: &'a mut u32,
+}
+
+/// Which event a packet-log row belongs to.
+#[derive(Clone, Copy)]
+enum Row {
+    /// The event being processed.
+    Current,
+    /// An event the virtual-time mode computes without scheduling it (its
+    /// key is computed only if the row is written).
+    Virtual(Instant, Event),
+}
+
+/// A direction's settings at one instant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub rate: Rate,
+    pub delay: Duration,
+    pub limit: QueueLimit,
+}
+
+/// The scheduled changes of a direction, read by one cursor per setting;
+/// each cursor moves forward with the (monotone) instants at which its
+/// setting is needed: the rate at the start of serialisation, the queue limit
+/// at admission, the delay and the loss model at the end of serialisation.
+#[derive(Debug, Default)]
+struct Timeline {
+    changes: Vec<(Instant, ScheduleEntry)>,
+    rate: (usize, Option<Rate>),
+    delay: (usize, Option<Duration>),
+    limit: (usize, Option<QueueLimit>),
+    loss_at: usize,
+}
+
+/// Running totals over a virtual-time direction's packets, in admission
+/// order (each entry holds them up to and including itself).
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    bytes: u64,
+    random: u64,
+    outage: u64,
+    delivered: u64,
+    delivered_bytes: u64,
+    /// Largest queue (packets, bytes) right after an admission.
+    max_queue: (u64, u64),
+}
+
+/// One packet on a virtual-time direction.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    pkt: PacketId,
+    /// Admission number on the direction (counts queue drops too).
+    n: u64,
+    admit: Instant,
+    start: Instant,
+    finish: Instant,
+    /// Arrival at the far end; for a random loss, the previous arrival (so
+    /// that arrivals stay in order along the fifo).
+    arrival: Instant,
+    /// An arrival event is (or was) scheduled for it.
+    event: bool,
+    totals: Totals,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Arrives,
+    RandomLoss,
+    OutageLoss,
+}
+
+/// A virtual-time direction's state.
+#[derive(Debug, Default)]
+struct Virtual {
+    timeline: Timeline,
+    /// Packets offered (queue drops included): the next admission number.
+    offered: u64,
+    /// Packets admitted and not yet entirely past the clock.
+    fifo: VecDeque<Entry>,
+    /// Absolute index of `fifo[0]`, and the totals of the entries before it.
+    base: u64,
+    base_totals: Totals,
+    /// Entries ever pushed, and the totals so far.
+    pushed: u64,
+    totals: Totals,
+    /// Admission side: the first entry (absolute) not started at the latest
+    /// admission instant.
+    started: u64,
+    last_finish: Instant,
+    last_arrival: Instant,
+    /// Absolute indices of entries that need an arrival event, in order.
+    pending: VecDeque<u64>,
+    /// Queue drops at admission instants not yet reached by the clock, and
+    /// the drops already reached.
+    drops: VecDeque<Instant>,
+    drops_seen: u64,
+    /// As of the last sync: entries admitted and entries started.
+    seen_admit: u64,
+    seen_start: u64,
+    /// The last serialisation time computed, by packet size.
+    tx_cache: [(u32, Rate, Duration); 2],
+}
+
+/// A reference-mode direction's state.
+#[derive(Debug, Default)]
+struct Reference {
+    queue: VecDeque<(PacketId, u32)>,
+    queued_bytes: u64,
+    busy: Option<PacketId>,
+    pipe: VecDeque<PacketId>,
+    last_arrival: Instant,
+}
+
+/// One link direction.
+#[derive(Debug)]
+pub(crate) struct Dir {
+    /// Settings (in reference mode: current; in virtual-time mode: initial).
+    settings: Settings,
+    loss: LossModel,
+    pub outages: Outages,
+    /// Counters (virtual-time mode: as of the last [`Net::sync`]).
+    pub counters: LinkCounters,
+    virt: Option<Box<Virtual>>,
+    reference: Reference,
+}
+
+/// The links and the packets on them.
+#[derive(Debug)]
+pub(crate) struct Net {
+    pub dirs: Vec<Dir>,
+    pub arena: Arena,
+    /// Per flow: its data route and its ACK route.
+    routes: Vec<[Vec<DirId>; 2]>,
+    /// Per flow: whether its packets are logged.
+    logged: Vec<bool>,
+    /// Per direction: the direction whose packets are admitted to it at once
+    /// (its only source), if it is in virtual-time mode.
+    merge_from: Vec<Option<DirId>>,
+}
+
+fn tx_time(rate: Rate, size: u32) -> Duration {
+    rate.tx_time(size as u64)
+}
+
+impl Dir {
+    /// A direction with these initial settings, loss model and outages, in
+    /// virtual-time mode with `changes` (sorted by time) if `changes` is
+    /// `Some`, else in reference mode.
+    pub fn new(
+        settings: Settings,
+        loss: LossModel,
+        outages: Outages,
+        changes: Option<Vec<(Instant, ScheduleEntry)>>,
+    ) -> Self {
+        Dir {
+            settings,
+            loss,
+            outages,
+            counters: LinkCounters::default(),
+            virt: changes.map(|changes| {
+                Box::new(Virtual {
+                    timeline: Timeline {
+                        changes,
+                        ..Timeline::default()
+                    },
+                    ..Virtual::default()
+                })
+            }),
+            reference: Reference::default(),
+        }
+    }
+
+    /// True in virtual-time mode.
+    pub fn is_virtual(&self) -> bool {
+        self.virt.is_some()
+    }
+
+    /// The settings in effect at `now`.
+    pub fn settings_at(&self, now: Instant) -> Settings {
+        let mut s = self.settings;
+        if let Some(v) = &self.virt {
+            for (t, e) in &v.timeline.changes {
+                if *t > now {
+                    break;
+                }
+                s.rate = e.rate.unwrap_or(s.rate);
+                s.delay = e.delay.unwrap_or(s.delay);
+                s.limit = e.queue.unwrap_or(s.limit);
+            }
+        }
+        s
+    }
+
+    /// Packets and bytes waiting in the queue (as of the last sync).
+    pub fn queued(&self) -> (u64, u64) {
+        match &self.virt {
+            Some(v) => v.waiting(),
+            None => (
+                self.reference.queue.len() as u64,
+                self.reference.queued_bytes,
+            ),
+        }
+    }
+
+    /// Applies a change now (reference mode; virtual-time directions read
+    /// their scheduled changes from their timeline).
+    fn apply(&mut self, e: &ScheduleEntry) {
+        if self.virt.is_some() {
+            return;
+        }
+        let s = &mut self.settings;
+        s.rate = e.rate.unwrap_or(s.rate);
+        s.delay = e.delay.unwrap_or(s.delay);
+        s.limit = e.queue.unwrap_or(s.limit);
+        if let Some(l) = e.loss {
+            self.loss.set(l);
+        }
+    }
+}
+
+impl Net {
+    /// A network of `dirs`, for flows with these routes and log flags.
+    pub fn new(dirs: Vec<Dir>, routes: Vec<[Vec<DirId>; 2]>, logged: Vec<bool>) -> Self {
+        // the sources of each direction: upstream directions, or endpoints
+        #[derive(Clone, Copy, PartialEq)]
+        enum Source {
+            None,
+            One(DirId),
+            Many,
+        }
+        let mut sources = vec![Source::None; dirs.len()];
+        for route in routes.iter().flatten() {
+            for (i, &d) in route.iter().enumerate() {
+                let s = &mut sources[d as usize];
+                let from = if i == 0 { None } else { Some(route[i - 1]) };
+                *s = match (*s, from) {
+                    (Source::None, Some(u)) => Source::One(u),
+                    (Source::One(u), Some(v)) if u == v => Source::One(u),
+                    _ => Source::Many,
+                };
+            }
+        }
+        let merge_from = sources
+            .iter()
+            .enumerate()
+            .map(|(d, s)| match *s {
+                Source::One(u) if dirs[d].is_virtual() && dirs[u as usize].is_virtual() => Some(u),
+                _ => None,
+            })
+            .collect();
+        Net {
+            dirs,
+            arena: Arena::default(),
+            routes,
+            logged,
+            merge_from,
+        }
+    }
+
+    /// Packet transmissions on links so far (as of the last sync).
+    pub fn hops(&self) -> u64 {
+        self.dirs.iter().map(|d| d.counters.sent_packets).sum()
+    }
+
+    /// Sends a packet an endpoint emitted now into its first link direction.
+    pub fn inject(&mut self, ctx: &mut Ctx, p: Packet) {
+        let first = self.routes[p.flow as usize][!p.to_receiver as usize][0];
+        let id = self.arena.alloc(p);
+        self.admit(ctx, first, id, ctx.now, Row::Current);
+    }
+
+    /// Applies a scheduled or decided change to link `link`'s directions.
+    pub fn apply(&mut self, link: usize, e: &ScheduleEntry) {
+        let dirs: &[usize] = match e.direction {
+            Direction::Both => &[0, 1],
+            Direction::Forward => &[0],
+            Direction::Reverse => &[1],
+        };
+        for &k in dirs {
+            self.dirs[2 * link + k].apply(e);
+        }
+    }
+
+    // ----- admission ---------------------------------------------------------
+
+    /// Offers packet `id` to direction `dir` at `at` (now, or for a merged
+    /// virtual-time direction the packet's arrival from its source).
+    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId, at: Instant, row: Row) {
+        let d = &mut self.dirs[dir as usize];
+        let n = d.counters.arrived;
+        if d.virt.is_none() {
+            d.counters.arrived += 1;
+            let p = self.arena.get_mut(id);
+            p.n = n;
+            let size = p.size;
+            let r = &mut d.reference;
+            if r.busy.is_none() {
+                r.busy = Some(id);
+                self.start_tx(ctx, dir, id);
+                return;
+            }
+            let fits = match d.settings.limit {
+                QueueLimit::Packets(n) => r.queue.len() < n as usize,
+                QueueLimit::Bytes(b) => r.queued_bytes + size as u64 <= b,
+            };
+            if !fits {
+                d.counters.dropped[DropCause::Queue as usize] += 1;
+                self.drop_packet(ctx, id, dir, DropCause::Queue, at, row);
+                return;
+            }
+            r.queue.push_back((id, size));
+            r.queued_bytes += size as u64;
+            let c = &mut d.counters;
+            c.max_queue_packets = c.max_queue_packets.max(r.queue.len() as u64);
+            c.max_queue_bytes = c.max_queue_bytes.max(r.queued_bytes);
+            return;
+        }
+        self.admit_virtual(ctx, dir, id, at, row);
+    }
+
+    fn admit_virtual(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId, a: Instant, row: Row) {
+        let d = &mut self.dirs[dir as usize];
+        let v = d.virt.as_mut().expect("virtual-time direction");
+        // the admission number counts every offer, drops included, as the
+        // reference mode's counter does
+        let n = v.offered;
+        v.offered += 1;
+        let p = self.arena.get_mut(id);
+        p.n = n;
+        let size = p.size;
+        // what has started by `a` (admissions come in time order)
+        while v.started < v.pushed && v.entry(v.started).start <= a {
+            v.started += 1;
+        }
+        let busy = v.last_finish > a;
+        let mut queue = None;
+        if busy {
+            let limit = v.timeline.limit(d.settings.limit, a);
+            let waiting = v.pushed - v.started;
+            let waiting_bytes = v.totals.bytes - v.bytes_before(v.started);
+            let fits = match limit {
+                QueueLimit::Packets(k) => waiting < k as u64,
+                QueueLimit::Bytes(b) => waiting_bytes + size as u64 <= b,
+            };
+            if !fits {
+                v.drops.push_back(a);
+                self.drop_packet(ctx, id, dir, DropCause::Queue, a, row);
+                return;
+            }
+            queue = Some((waiting + 1, waiting_bytes + size as u64));
+        }
+        let start = if busy { v.last_finish } else { a };
+        let rate = v.timeline.rate(d.settings.rate, start);
+        let finish = start + v.tx(rate, size);
+        v.last_finish = finish;
+        v.timeline.loss(&mut d.loss, finish);
+        let (fate, arrival) = if d.loss.lose() {
+            (Fate::RandomLoss, v.last_arrival)
+        } else {
+            let delay = v.timeline.delay(d.settings.delay, finish);
+            let arrival = (finish + delay).max(v.last_arrival);
+            v.last_arrival = arrival;
+            let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
+            (
+                if lost {
+                    Fate::OutageLoss
+                } else {
+                    Fate::Arrives
+                },
+                arrival,
+            )
+        };
+        let t = &mut v.totals;
+        t.bytes += size as u64;
+        match fate {
+            Fate::RandomLoss => t.random += 1,
+            Fate::OutageLoss => t.outage += 1,
+            Fate::Arrives => {
+                t.delivered += 1;
+                t.delivered_bytes += size as u64;
+            }
+        }
+        if let Some((pk, by)) = queue {
+            t.max_queue = (t.max_queue.0.max(pk), t.max_queue.1.max(by));
+        }
+        let index = v.pushed;
+        v.fifo.push_back(Entry {
+            pkt: id,
+            n,
+            admit: a,
+            start,
+            finish,
+            arrival,
+            event: false,
+            totals: *t,
+        });
+        v.pushed += 1;
+        match fate {
+            Fate::RandomLoss => {
+                let row = Row::Virtual(finish, Event::TxDone { dir, n });
+                self.drop_packet(ctx, id, dir, DropCause::Random, finish, row);
+            }
+            Fate::OutageLoss => {
+                let row = Row::Virtual(arrival, Event::Arrive { dir, n });
+                self.drop_packet(ctx, id, dir, DropCause::Outage, arrival, row);
+            }
+            Fate::Arrives => {
+                let p = self.arena.get(id);
+                let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
+                let hop = p.hop as usize + 1;
+                if hop < route.len() && self.merge_from[route[hop] as usize] == Some(dir) {
+                    let next = route[hop];
+                    self.arena.get_mut(id).hop = hop as u16;
+                    let row = Row::Virtual(arrival, Event::Arrive { dir, n });
+                    self.admit(ctx, next, id, arrival, row);
+                } else {
+                    let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
+                    v.fifo.back_mut().expect("just pushed").event = true;
+                    v.pending.push_back(index);
+                    if v.pending.len() == 1 {
+                        ctx.q.push(arrival, Event::Arrive { dir, n });
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- reference mode ------------------------------------------------------
+
+    fn start_tx(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId) {
+        let now = ctx.now;
+        let d = &self.dirs[dir as usize];
+        let p = self.arena.get_mut(id);
+        p.tx_start = now;
+        let done = now + tx_time(d.settings.rate, p.size);
+        ctx.q.push(done, Event::TxDone { dir, n: p.n });
+    }
+
+    /// A reference-mode direction finished serialising its packet.
+    pub fn on_tx_done(&mut self, ctx: &mut Ctx, dir: DirId) {
+        let d = &mut self.dirs[dir as usize];
+        let r = &mut d.reference;
+        let id = r.busy.take().expect("a packet is in service");
+        let size = self.arena.get(id).size as u64;
+        d.counters.sent_packets += 1;
+        d.counters.sent_bytes += size;
+        if d.loss.lose() {
+            d.counters.dropped[DropCause::Random as usize] += 1;
+            self.drop_packet(ctx, id, dir, DropCause::Random, ctx.now, Row::Current);
+        } else {
+            let was_empty = r.pipe.is_empty();
+            let arrival = (ctx.now + d.settings.delay).max(r.last_arrival);
+            r.last_arrival = arrival;
+            r.pipe.push_back(id);
+            let p = self.arena.get_mut(id);
+            p.arrival = arrival;
+            if was_empty {
+                ctx.q.push(arrival, Event::Arrive { dir, n: p.n });
+            }
+        }
+        let r = &mut self.dirs[dir as usize].reference;
+        if let Some((next, size)) = r.queue.pop_front() {
+            r.queued_bytes -= size as u64;
+            r.busy = Some(next);
+            self.start_tx(ctx, dir, next);
+        }
+    }
+
+    /// A packet reached the far end of `dir`: it goes on to its next
+    /// direction, or is returned for delivery to its endpoint.
+    pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Packet> {
+        let d = &mut self.dirs[dir as usize];
+        let id = match d.virt.as_mut() {
+            Some(v) => {
+                let index = v.pending.pop_front().expect("an arrival is pending");
+                let id = v.fifo[(index - v.base) as usize].pkt;
+                if let Some(&next) = v.pending.front() {
+                    let e = &v.fifo[(next - v.base) as usize];
+                    ctx.q.push(e.arrival, Event::Arrive { dir, n: e.n });
+                }
+                id
+            }
+            None => {
+                let r = &mut d.reference;
+                let id = r.pipe.pop_front().expect("a packet is propagating");
+                if let Some(&next) = r.pipe.front() {
+                    let p = self.arena.get(next);
+                    ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
+                }
+                let p = self.arena.get(id);
+                if d.outages.overlaps(p.tx_start, ctx.now) {
+                    d.counters.dropped[DropCause::Outage as usize] += 1;
+                    self.drop_packet(ctx, id, dir, DropCause::Outage, ctx.now, Row::Current);
+                    return None;
+                }
+                d.counters.delivered_packets += 1;
+                d.counters.delivered_bytes += p.size as u64;
+                id
+            }
+        };
+        let p = self.arena.get(id);
+        let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
+        let hop = p.hop as usize + 1;
+        if hop < route.len() {
+            let next = route[hop];
+            self.arena.get_mut(id).hop = hop as u16;
+            self.admit(ctx, next, id, ctx.now, Row::Current);
+            None
+        } else {
+            let p = *self.arena.get(id);
+            self.arena.free(id);
+            Some(p)
+        }
+    }
+
+    fn drop_packet(
+        &mut self,
+        ctx: &mut Ctx,
+        id: PacketId,
+        dir: DirId,
+        cause: DropCause,
+        at: Instant,
+        row: Row,
+    ) {
+        let p = *self.arena.get(id);
+        self.arena.free(id);
+        if self.logged[p.flow as usize] {
+            let e = PacketEvent {
+                time: at.as_secs_f64(),
+                flow: p.flow,
+                event: event::DROP,
+                seq: p.offset,
+                len: p.seg.len,
+                is_ack: !p.to_receiver,
+                kind: kind_code(p.kind),
+                link: dir as i64,
+                cause: cause as u8,
+            };
+            match row {
+                Row::Current => {
+                    ctx.log.push(ctx.key, *ctx.rows, e);
+                    *ctx.rows += 1;
+                }
+                Row::Virtual(at, ev) => ctx.log.push(key(at, &ev), 0, e),
+            }
+        }
+    }
+
+    // ----- observation ---------------------------------------------------------
+
+    /// Brings the virtual-time directions' counters and queues to `now`, and
+    /// forgets the packets entirely behind it.
+    pub fn sync(&mut self, now: Instant) {
+        for d in &mut self.dirs {
+            if let Some(v) = d.virt.as_mut() {
+                v.sync(now, &mut d.counters);
+            }
+        }
+    }
+}
+
+impl Virtual {
+    /// Serialisation time of `size` bytes at `rate`, cached by size.
+    fn tx(&mut self, rate: Rate, size: u32) -> Duration {
+        for &(s, r, t) in &self.tx_cache {
+            if s == size && r == rate {
+                return t;
+            }
+        }
+        let t = tx_time(rate, size);
+        self.tx_cache[1] = self.tx_cache[0];
+        self.tx_cache[0] = (size, rate, t);
+        t
+    }
+
+    fn entry(&self, abs: u64) -> &Entry {
+        &self.fifo[(abs - self.base) as usize]
+    }
+
+    /// The totals of the entries before absolute index `abs`.
+    fn totals_before(&self, abs: u64) -> Totals {
+        if abs == self.base {
+            self.base_totals
+        } else {
+            self.entry(abs - 1).totals
+        }
+    }
+
+    fn bytes_before(&self, abs: u64) -> u64 {
+        self.totals_before(abs).bytes
+    }
+
+    /// Entries (absolute count) whose `at` is not after `now`; `at` must be
+    /// in order along the fifo.
+    fn count_upto(&self, now: Instant, at: fn(&Entry) -> Instant) -> u64 {
+        self.base + self.fifo.partition_point(|e| at(e) <= now) as u64
+    }
+
+    /// Sets the counters to their values at `now` and forgets the entries
+    /// entirely behind it.
+    fn sync(&mut self, now: Instant, c: &mut LinkCounters) {
+        while self.drops.front().is_some_and(|&a| a <= now) {
+            self.drops.pop_front();
+            self.drops_seen += 1;
+        }
+        let admitted = self.count_upto(now, |e| e.admit);
+        let started = self.count_upto(now, |e| e.start);
+        let finished = self.count_upto(now, |e| e.finish);
+        let arrived = self.count_upto(now, |e| e.arrival);
+        let at_admit = self.totals_before(admitted);
+        let at_finish = self.totals_before(finished);
+        let at_arrival = self.totals_before(arrived);
+        c.arrived = admitted + self.drops_seen;
+        c.dropped[DropCause::Queue as usize] = self.drops_seen;
+        c.max_queue_packets = at_admit.max_queue.0;
+        c.max_queue_bytes = at_admit.max_queue.1;
+        c.sent_packets = finished;
+        c.sent_bytes = at_finish.bytes;
+        c.dropped[DropCause::Random as usize] = at_finish.random;
+        c.delivered_packets = at_arrival.delivered;
+        c.delivered_bytes = at_arrival.delivered_bytes;
+        c.dropped[DropCause::Outage as usize] = at_arrival.outage;
+        self.seen_admit = admitted;
+        self.seen_start = started;
+        // forget what is entirely behind the clock (and has had its event)
+        let keep_from = arrived
+            .min(finished)
+            .min(self.pending.front().copied().unwrap_or(u64::MAX));
+        if keep_from > self.base {
+            let k = (keep_from - self.base) as usize;
+            self.base_totals = self.fifo[k - 1].totals;
+            self.fifo.drain(..k);
+            self.base = keep_from;
+        }
+        // what is forgotten started before now, so before any admission to come
+        self.started = self.started.max(self.base);
+    }
+
+    /// Packets and bytes waiting at the last sync.
+    fn waiting(&self) -> (u64, u64) {
+        let bytes =
+            self.totals_before(self.seen_admit).bytes - self.totals_before(self.seen_start).bytes;
+        (self.seen_admit - self.seen_start, bytes)
+    }
+}
+
+impl Timeline {
+    fn rate(&mut self, initial: Rate, at: Instant) -> Rate {
+        let (i, cur) = &mut self.rate;
+        while *i < self.changes.len() && self.changes[*i].0 <= at {
+            *cur = self.changes[*i].1.rate.or(*cur);
+            *i += 1;
+        }
+        cur.unwrap_or(initial)
+    }
+    fn delay(&mut self, initial: Duration, at: Instant) -> Duration {
+        let (i, cur) = &mut self.delay;
+        while *i < self.changes.len() && self.changes[*i].0 <= at {
+            *cur = self.changes[*i].1.delay.or(*cur);
+            *i += 1;
+        }
+        cur.unwrap_or(initial)
+    }
+    fn limit(&mut self, initial: QueueLimit, at: Instant) -> QueueLimit {
+        let (i, cur) = &mut self.limit;
+        while *i < self.changes.len() && self.changes[*i].0 <= at {
+            *cur = self.changes[*i].1.queue.or(*cur);
+            *i += 1;
+        }
+        cur.unwrap_or(initial)
+    }
+    /// Applies to `loss` every loss change up to `at`, in order.
+    fn loss(&mut self, loss: &mut LossModel, at: Instant) {
+        while self.loss_at < self.changes.len() && self.changes[self.loss_at].0 <= at {
+            if let Some(l) = self.changes[self.loss_at].1.loss {
+                loss.set(l);
+            }
+            self.loss_at += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Rng, Stream};
+    use crate::scenario::LossSpec;
+    use wavelab_tcp::{Segment, TxKind};
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    /// One flow over one link; its data crosses direction 0.
+    fn net(limit: QueueLimit, changes: Option<Vec<(Instant, ScheduleEntry)>>) -> Net {
+        let dir = || {
+            let settings = Settings {
+                rate: Rate::from_mbps(1),
+                delay: ms(240),
+                limit,
+            };
+            let loss = LossModel::new(LossSpec::None, Rng::derive(1, Stream::LinkLoss(0)));
+            Dir::new(settings, loss, Outages::default(), changes.clone())
+        };
+        Net::new(vec![dir(), dir()], vec![[vec![0], vec![1]]], vec![true])
+    }
+
+    fn packet(offset: u64, size: u32) -> Packet {
+        Packet {
+            flow: 0,
+            to_receiver: true,
+            hop: 0,
+            n: 0,
+            size,
+            tx_start: Instant::ZERO,
+            arrival: Instant::ZERO,
+            kind: TxKind::Data,
+            offset,
+            seg: Segment::default(),
+        }
+    }
+
+    /// Injects packets `(at, size)` (in time order) and runs the network:
+    /// returns the arrivals `(time, offset)` at the far end and the
+    /// direction's counters.
+    fn run(net: &mut Net, sends: &[(Instant, u32)]) -> (Vec<(Instant, u64)>, LinkCounters) {
+        let mut q = EventQueue::default();
+        let mut log = PacketLog::default();
+        let mut out = vec![];
+        let mut sends = sends.iter().enumerate().peekable();
+        loop {
+            let next_send = sends.peek().map(|(_, (at, _))| *at);
+            let next_event = q.peek_time();
+            let send_first = match (next_send, next_event) {
+                (Some(s), Some(e)) => s <= e,
+                (s, _) => s.is_some(),
+            };
+            match (send_first, next_event) {
+                (true, _) => {
+                    let (i, &(at, size)) = sends.next().expect("peeked");
+                    let mut rows = 0;
+                    let mut ctx = Ctx {
+                        q: &mut q,
+                        log: &mut log,
+                        now: at,
+                        key: 0,
+                        rows: &mut rows,
+                    };
+                    net.inject(&mut ctx, packet(i as u64, size));
+                }
+                (false, Some(_)) => {
+                    let (now, ev, key) = q.pop_until(Instant::MAX).expect("an event");
+                    let mut rows = 0;
+                    let mut ctx = Ctx {
+                        q: &mut q,
+                        log: &mut log,
+                        now,
+                        key,
+                        rows: &mut rows,
+                    };
+                    match ev {
+                        Event::TxDone { dir, .. } => net.on_tx_done(&mut ctx, dir),
+                        Event::Arrive { dir, .. } => {
+                            if let Some(p) = net.on_arrive(&mut ctx, dir) {
+                                out.push((now, p.offset));
+                            }
+                        }
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+                (false, None) => break,
+            }
+        }
+        net.sync(Instant::MAX);
+        (out, net.dirs[0].counters.clone())
+    }
+
+    #[test]
+    fn drop_tail_counts_packets_or_bytes_in_both_modes() {
+        for changes in [None, Some(vec![])] {
+            // one in service, two waiting, the fourth is dropped
+            let mut n = net(QueueLimit::Packets(2), changes.clone());
+            let (out, c) = run(&mut n, &[(t(0), 1500); 4]);
+            assert_eq!(out.iter().map(|o| o.1).collect::<Vec<_>>(), [0, 1, 2]);
+            assert_eq!((c.arrived, c.dropped[DropCause::Queue as usize]), (4, 1));
+            assert_eq!((c.max_queue_packets, c.max_queue_bytes), (2, 3000));
+            // 3000 bytes of queue: a 1501-byte packet does not fit, a 1500 one does
+            let mut n = net(QueueLimit::Bytes(3000), changes);
+            let sends = [(t(0), 1500), (t(0), 1500), (t(0), 1501), (t(0), 1500)];
+            let (out, c) = run(&mut n, &sends);
+            assert_eq!(out.iter().map(|o| o.1).collect::<Vec<_>>(), [0, 1, 3]);
+            assert_eq!(c.dropped[DropCause::Queue as usize], 1);
+            // 1500 bytes at 1 Mbit/s take 12 ms: back to back after 240 ms
+            assert_eq!(out[0].0, t(252));
+            assert_eq!(out[1].0, t(264));
+        }
+    }
+
+    #[test]
+    fn pipe_stays_fifo_when_the_delay_drops() {
+        let change = ScheduleEntry {
+            at: ms(2),
+            direction: Direction::Both,
+            rate: None,
+            delay: Some(ms(30)),
+            queue: None,
+            loss: None,
+        };
+        // virtual time: the first packet leaves before the change (240 ms of
+        // delay), the second after it (30 ms) but may not overtake
+        let mut n = net(QueueLimit::Packets(10), Some(vec![(t(2), change)]));
+        let (out, _) = run(&mut n, &[(t(0), 125), (t(1), 125), (t(400), 125)]);
+        assert_eq!(out, [(t(241), 0), (t(241), 1), (t(431), 2)]);
+    }
+}
