@@ -7,6 +7,7 @@
 //! popped. A wake-up that fires early (the deadline moved later) costs one
 //! no-op `handle_timeout` call and is then rescheduled.
 
+use crate::capture::{Capture, TapPoint};
 use crate::engine::{Event, EventQueue};
 use crate::link::{Admit, DropCause, LinkDir, LossModel, Outages};
 use crate::packet::{Arena, Packet, PacketId};
@@ -115,6 +116,8 @@ pub struct Simulation {
     log: PacketLog,
     hops: u64,
     scratch: Vec<Transmit>,
+    /// Packet captures (`capture.rs`); empty unless asked for.
+    pub(crate) captures: Vec<Capture>,
 }
 
 /// Endpoint sides (index into `Flow::wake`; endpoint id = 2 * flow + side).
@@ -282,6 +285,7 @@ impl Simulation {
             log: PacketLog::default(),
             hops: 0,
             scratch: Vec::new(),
+            captures: Vec::new(),
         })
     }
 
@@ -376,6 +380,9 @@ impl Simulation {
         d.counters.sent_packets += 1;
         d.counters.sent_bytes += size;
         self.hops += 1;
+        for c in &mut self.captures {
+            c.record(self.now, TapPoint::LinkTx(dir), self.arena.get(id));
+        }
         if d.loss.lose() {
             d.counters.dropped[DropCause::Random as usize] += 1;
             self.drop_packet(id, dir, DropCause::Random);
@@ -563,6 +570,9 @@ impl Simulation {
             flow.receiver.handle_segment(now, &p.seg, None);
             self.drain_receiver(f);
         } else {
+            for c in &mut self.captures {
+                c.record(now, TapPoint::SenderIn, &p);
+            }
             flow.sender.handle_segment(now, &p.seg);
             self.drain_sender(f);
         }
@@ -666,6 +676,11 @@ impl Simulation {
             offset: t.offset,
             seg: t.segment,
         });
+        if from_sender {
+            for c in &mut self.captures {
+                c.record(self.now, TapPoint::SenderOut, self.arena.get(id));
+            }
+        }
         self.enqueue(first, id);
     }
 
