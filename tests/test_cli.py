@@ -32,6 +32,7 @@ def test_help_lists_every_command() -> None:
         "algorithms",
         "bench",
         "reproduce",
+        "sweep",
     }
     for c in commands:
         assert c in out.stdout
