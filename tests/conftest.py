@@ -43,3 +43,21 @@ def small_file(tmp_path: Path) -> Path:
     p = tmp_path / "small.toml"
     p.write_text(SMALL)
     return p
+
+
+def require_tool(name: str, *alternatives: str) -> str:
+    """The path of a command-line tool the test needs. Without it the test is
+    skipped, except under CI=true, where it fails: CI must run every test."""
+    import os
+    import shutil
+
+    for n in (name, *alternatives):
+        path = shutil.which(n)
+        if path:
+            return path
+    message = (
+        f"{name} is not installed (Debian: apt-get install {name}; scripts/test.sh does it as root)"
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: {message}")
+    pytest.skip(message)

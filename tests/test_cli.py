@@ -33,6 +33,7 @@ def test_help_lists_every_command() -> None:
         "bench",
         "reproduce",
         "sweep",
+        "report",
     }
     for c in commands:
         assert c in out.stdout

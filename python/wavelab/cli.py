@@ -151,6 +151,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """``wavelab report``."""
+    from wavelab.report import write_report
+
+    d = Path(args.results)
+    out = Path(args.out) if args.out else d / "report.html"
+    path = write_report(d, out, max_runs=args.max_runs)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """``wavelab demo``."""
     if args.show:
@@ -298,6 +309,18 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sw.set_defaults(func=cmd_sweep)
 
+    rep = sub.add_parser(
+        "report", help="write a self-contained HTML report of a sweep, run or reproduction"
+    )
+    rep.add_argument("results", help="directory of `wavelab sweep`, `run` or `reproduce`")
+    rep.add_argument("--out", help="HTML file (default RESULTS/report.html)")
+    rep.add_argument(
+        "--max-runs",
+        type=int,
+        default=200,
+        help="embed the time series of at most this many runs (default 200)",
+    )
+    rep.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="run the built-in demo scenario and write its plots")
     d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
