@@ -61,3 +61,39 @@ def require_tool(name: str, *alternatives: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true: {message}")
     pytest.skip(message)
+
+
+LOSSY = """
+name = "lossy"
+duration = "6s"
+seed = 5
+
+[[links]]
+name = "access"
+between = ["s", "r"]
+rate = "100Mbit/s"
+delay = "1ms"
+
+[[links]]
+name = "bottleneck"
+between = ["r", "d"]
+rate = "10Mbit/s"
+delay = "20ms"
+queue = "40pkt"
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flows]]
+name = "bulk"
+from = "s"
+to = "d"
+cc = "newreno"
+log_packets = true
+tcp = { sack = true, timestamps = true }
+"""
+
+
+@pytest.fixture
+def lossy_file(tmp_path: Path) -> Path:
+    p = tmp_path / "lossy.toml"
+    p.write_text(LOSSY)
+    return p

@@ -102,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
     sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
     out = Path(args.out) if args.out else Path("results") / sc.name
-    res = _run_and_write(sc, out, not args.no_plots, args.quiet)
+    res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap)
     return 0 if res.complete else 130
 
 
@@ -280,6 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    r.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="FLOW_OR_LINK",
+        help="write a pcap of a flow's sender (flow:NAME) or of a link (link:NAME, "
+        "link:NAME:forward); a bare name works when unambiguous (repeatable)",
+    )
     r.set_defaults(func=cmd_run)
 
     sw = sub.add_parser(
