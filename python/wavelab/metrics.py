@@ -112,17 +112,23 @@ def baseline_scenario(sc: Scenario) -> Scenario | None:
     return sc.with_changes(changes)
 
 
-def _cumulative(series: pd.DataFrame, flow: int | None) -> pd.Series:
-    """Cumulative delivered bytes of ``flow`` (or of all flows summed) over time."""
-    s = series[["time", "flow", "bytes_delivered"]]
+Columns = Mapping[str, Any]
+"""A table as columns: a DataFrame, or a dict of arrays."""
+
+
+def _cumulative(series: Columns, flow: int | None) -> pd.Series:
+    """Cumulative delivered bytes of ``flow`` (or of all flows summed) over time.
+
+    Every flow has a sample at every sampling instant once it has started, so
+    the sum over flows at an instant is the sum of that instant's rows."""
+    t = np.asarray(series["time"], dtype=float)
+    f = np.asarray(series["flow"])
+    b = np.asarray(series["bytes_delivered"], dtype=float)
     if flow is not None:
-        s = s[s["flow"] == flow]
-        return pd.Series(
-            s["bytes_delivered"].to_numpy(dtype=float), index=s["time"].to_numpy(dtype=float)
-        )
-    wide = s.pivot_table(index="time", columns="flow", values="bytes_delivered", aggfunc="last")
-    total = wide.sort_index().ffill().fillna(0.0).sum(axis=1)
-    return pd.Series(total.to_numpy(dtype=float), index=total.index.to_numpy(dtype=float))
+        keep = f == flow
+        return pd.Series(b[keep], index=t[keep])
+    times, at = np.unique(t, return_inverse=True)
+    return pd.Series(np.bincount(at, weights=b, minlength=len(times)), index=times)
 
 
 def _recovery(run: pd.Series, base: pd.Series, t0: float) -> tuple[float, float, float]:
@@ -141,17 +147,20 @@ def _recovery(run: pd.Series, base: pd.Series, t0: float) -> tuple[float, float,
 
 
 def recovery_metrics(
-    series: pd.DataFrame,
-    handovers: pd.DataFrame,
-    baseline_series: pd.DataFrame,
+    series: Columns,
+    handovers: Columns,
+    baseline_series: Columns,
     flow_names: list[str],
 ) -> dict[str, Any]:
-    """Recovery times after the scenario's first handover (module description)."""
+    """Recovery times after the scenario's first handover (module description).
+
+    ``series`` and ``baseline_series`` need the columns ``time``, ``flow``
+    and ``bytes_delivered``; ``handovers`` the columns ``time`` and ``outage``."""
     out: dict[str, Any] = {}
-    if handovers is None or not len(handovers):
+    if handovers is None or "time" not in handovers or not len(handovers["time"]):
         return out
-    t = _num(handovers["time"].iloc[0])
-    outage = _num(handovers["outage"].iloc[0])
+    t = _num(np.asarray(handovers["time"], dtype=float)[0])
+    outage = _num(np.asarray(handovers["outage"], dtype=float)[0])
     out["handover_s"] = t
     if math.isnan(t):
         out["recovery_s"] = math.nan

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -138,16 +137,22 @@ def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     return flow_metrics(flows)
 
 
-def _series(store: Store, key: str) -> pd.DataFrame:
-    return pd.read_parquet(
-        store.run_dir(key) / "series.parquet", columns=["time", "flow", "bytes_delivered"]
-    )
+def _columns(path: Path, names: list[str]) -> dict[str, Any]:
+    """Some columns of a Parquet file as numpy arrays (no DataFrame: fast)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=names)
+    return {n: table.column(n).to_numpy() for n in names}
+
+
+def _series(store: Store, key: str) -> dict[str, Any]:
+    return _columns(store.run_dir(key) / "series.parquet", ["time", "flow", "bytes_delivered"])
 
 
 def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) -> pd.DataFrame:
     """One row per point: its parameters, run key, status and metrics."""
     rows = []
-    baseline_series: dict[str, pd.DataFrame] = {}
+    baseline_series: dict[str, dict[str, Any]] = {}
     for p in plan.points:
         row: dict[str, Any] = {"point": p.index, **p.params, "run": p.key}
         done = p.key in store.entries and store.problem(p.key) is None
@@ -167,14 +172,14 @@ def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) 
                     if p.baseline not in baseline_series:
                         baseline_series[p.baseline] = _series(store, p.baseline)
                     d = store.run_dir(p.key)
-                    flows = pd.read_parquet(d / "flows.parquet", columns=["name"])
+                    names = _columns(d / "flows.parquet", ["name"])["name"]
                     hand = d / "handovers.parquet"
                     metrics.update(
                         recovery_metrics(
                             _series(store, p.key),
-                            pd.read_parquet(hand) if hand.exists() else pd.DataFrame(),
+                            _columns(hand, ["time", "outage"]) if hand.exists() else {},
                             baseline_series[p.baseline],
-                            [str(n) for n in flows["name"]],
+                            [str(n) for n in names],
                         )
                     )
                 else:
@@ -364,9 +369,9 @@ def run_sweep(
 
 
 def summary_line(o: SweepOutcome) -> str:
-    """``ran 12 runs (3 reused, 0 failed) in 4.2 s, 2.86 runs/s``."""
-    rate = o.ran / o.seconds if o.seconds > 0 else math.nan
+    """``12 runs ran, 3 reused from the store, 0 failed, in 4.2 s (2.86 runs/s)``."""
+    rate = f" ({o.ran / o.seconds:.2f} runs/s)" if o.ran and o.seconds > 0 else ""
     return (
         f"{o.ran} runs ran, {o.reused} reused from the store, {len(o.failed)} failed, "
-        f"in {o.seconds:.1f} s ({rate:.2f} runs/s)"
+        f"in {o.seconds:.1f} s{rate}"
     )
