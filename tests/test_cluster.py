@@ -109,3 +109,28 @@ def test_an_unreachable_cluster_is_reported_quickly(tmp_path: Path) -> None:
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert took < 20, f"took {took:.1f} s"
     assert not (tmp_path / "o" / "index.jsonl").exists()
+
+
+def test_workers_of_another_build_are_refused() -> None:
+    import pytest
+
+    from wavelab.backends import DaskCluster
+    from wavelab.errors import WavelabError
+    from wavelab.store import code_version
+
+    class Client:
+        def run(self, fn: object) -> dict[str, str]:
+            return {
+                "tcp://10.0.0.7:4000": "0.1.0+0000000000000000",
+                "tcp://10.0.0.8:4000": code_version(),
+            }
+
+    cluster = DaskCluster.__new__(DaskCluster)
+    cluster.client = Client()
+    with pytest.raises(WavelabError) as e:
+        cluster._check_versions("--cluster x:1")
+    assert str(e.value) == (
+        "--cluster x:1: workers run another wavelab build (tcp://10.0.0.7:4000 has "
+        f"0.1.0+0000000000000000; this one is {code_version()}); results would not match "
+        "their store keys"
+    )

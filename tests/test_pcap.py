@@ -202,3 +202,18 @@ def test_sweeps_can_capture_every_run(lossy_file: Path, tmp_path: Path) -> None:
     assert "2 already in" in again.stderr
     other = wavelab("sweep", str(sweep), "--out", str(out), "--jobs", "1", "--pcap", "access")
     assert "0 already in" in other.stderr, other.stderr
+
+
+def test_a_bad_capture_target_in_a_sweep_stops_it_before_it_runs(
+    lossy_file: Path, tmp_path: Path
+) -> None:
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(lossy_file.read_text() + "\n[sweep]\nseeds = 2\n")
+    out = tmp_path / "sw"
+    res = wavelab("sweep", str(sweep), "--out", str(out), "--pcap", "link:nowhere")
+    assert res.returncode == 2
+    assert res.stderr.endswith(
+        'error: lossy: --pcap "link:nowhere": no link is called "nowhere" '
+        "(flows: bulk; links: access, bottleneck)\n"
+    ), res.stderr
+    assert not (out / "index.jsonl").exists()

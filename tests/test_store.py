@@ -195,6 +195,36 @@ def test_a_killed_sweep_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len(set(table["run"])) == 12
 
 
+def test_ctrl_c_stops_at_once_keeps_the_finished_runs_and_resumes(tmp_path: Path) -> None:
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wavelab.cli", "sweep", str(f), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    index = out / "index.jsonl"
+    deadline = time.monotonic() + 120
+    while not (index.exists() and len(index.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: interrupted; ") and "run the same command again" in last
+    table = pd.read_parquet(out / "runs.parquet")
+    kept = (table["status"] == "ok").sum()
+    assert 2 <= kept < 12 and set(table["status"]) == {"ok", "pending"}
+    assert f"{kept} of 12 runs are finished and kept" in last
+    res = wavelab("sweep", str(f), "--out", str(out), "--jobs", "2", "--quiet")
+    assert res.returncode == 0 and f"{kept} already in" in res.stderr
+    assert set(pd.read_parquet(out / "runs.parquet")["status"]) == {"ok"}
+
+
 def test_a_full_disk_stops_the_sweep_and_keeps_the_finished_runs(
     sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -324,8 +324,10 @@ class Store:
                 written=time.time(),
             )
             self._append(entry.to_json())
-        except OSError as e:
+        except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
+            if not isinstance(e, OSError):
+                raise  # Ctrl-C while writing: nothing half-written stays
             reason = os.strerror(e.errno) if e.errno else str(e)
             if e.errno == errno.ENOSPC:
                 reason = "no space left on device"

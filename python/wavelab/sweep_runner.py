@@ -269,6 +269,25 @@ def _meta(sweep: Sweep, plan: Plan, captures: tuple[str, ...]) -> dict[str, Any]
     }
 
 
+def check_captures(sweep: Sweep, captures: Sequence[str]) -> None:
+    """Refuses capture targets that name nothing in the sweep's first point
+    (before anything runs; a target valid there but not in another point makes
+    that point's run fail)."""
+    if not captures:
+        return
+    import os
+
+    from wavelab import _native
+    from wavelab.sweep import SweepError
+
+    sim = _native.Simulation(sweep.point(0).scenario.to_json())
+    for target in captures:
+        try:
+            sim.add_capture(target, os.devnull)
+        except ValueError as e:
+            raise SweepError(f"{sweep.name}: {e}") from None
+
+
 def run_sweep(
     sweep: Sweep,
     out: Path,
@@ -287,6 +306,7 @@ def run_sweep(
     caps = tuple(dict.fromkeys(captures))
     started = time.monotonic()
     plan = plan_sweep(sweep, say)
+    check_captures(sweep, caps)
     with Store(out) as store:
         store.write_file(SOURCE, sweep.text.encode())
         store.write_file(META, (json.dumps(_meta(sweep, plan, caps), indent=1) + "\n").encode())
