@@ -274,8 +274,13 @@ def _run_page(d: Path) -> _Page:
 
 
 def _reproduction_page(d: Path, max_runs: int) -> _Page:
+    # the study's headline table first (table1.csv, comparison.csv), then the rest
+    def headline(p: Path) -> tuple[int, str]:
+        return (0 if p.stem.startswith(("table", "comparison")) else 1, p.name)
+
     tables = [
-        table_data(pd.read_csv(p, keep_default_na=False), p.name) for p in sorted(d.glob("*.csv"))
+        table_data(pd.read_csv(p, keep_default_na=False), p.name)
+        for p in sorted(d.glob("*.csv"), key=headline)
     ]
     images = [_png(p) for p in sorted(d.glob("*.png"))]
     dirs = sorted(p.parent for p in (d / "runs").glob("*/run.json"))
