@@ -284,3 +284,13 @@ def test_sweep_list_prints_points_without_running(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "4 points, 4 distinct runs" in res.stdout
     assert res.stdout.count("cubic") == 2
+
+
+def test_a_point_that_is_another_points_baseline_is_one_run_kept_as_a_point() -> None:
+    handover = [{"at": "1s", "outage": "0.5s", "rate": "10Mbit/s"}]
+    s = sweep_of({"links[1].handovers": [handover, []]})
+    plan = plan_sweep(s)  # type: ignore[arg-type]
+    with_handover, without = plan.points
+    assert with_handover.baseline == without.key and without.baseline is None
+    assert plan.runs == {with_handover.key: (0, False), without.key: (1, False)}
+    assert plan.baselines == 0

@@ -93,7 +93,10 @@ def plan_sweep(sweep: Sweep, log: Log | None = None) -> Plan:
     for i in range(sweep.size):
         point = sweep.point(i)
         key = scenario_key(point.scenario)
-        plan.runs.setdefault(key, (i, False))
+        if key not in plan.runs or plan.runs[key][1]:
+            # a point that is also another point's baseline runs as a point
+            # (with the captures asked for)
+            plan.runs[key] = (i, False)
         base = baseline_scenario(point.scenario)
         base_key = None
         if base is not None:
