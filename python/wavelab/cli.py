@@ -90,7 +90,8 @@ def _run_and_write(
             f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
             f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
         )
-    for c in failed_captures:
+    if failed_captures:
+        c = failed_captures[0]
         raise WavelabError(
             f"{c['path']}: the capture could not be written ({c['error']}); "
             f"the run's results were written to {out}/"
