@@ -217,3 +217,16 @@ def test_a_bad_capture_target_in_a_sweep_stops_it_before_it_runs(
         "(flows: bulk; links: access, bottleneck)\n"
     ), res.stderr
     assert not (out / "index.jsonl").exists()
+
+
+def test_a_full_disk_stops_only_the_capture(lossy_file: Path) -> None:
+    import errno
+
+    import wavelab
+
+    sc = wavelab.load_scenario(lossy_file)
+    res = wavelab.run(sc, captures={"bulk": "/dev/full"})  # every write: ENOSPC
+    (capture,) = res.run["captures"]
+    assert capture["errno"] == errno.ENOSPC and "No space left on device" in capture["error"]
+    assert res.complete and res.flows.loc[0, "retransmissions"] > 0, "the run's results are kept"
+    pd.testing.assert_frame_equal(res.series, wavelab.run(sc).series)
