@@ -1,8 +1,25 @@
 #!/usr/bin/env bash
 # Every check of the project: Rust format, lints and tests; then the Python
-# package (built from source by maturin), its lints, types and tests.
+# package (built from source by maturin), its lints, types and tests. As root
+# on Debian it first installs chromium and tshark if they are missing (the
+# report is tested in a headless browser, the pcap files with tshark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== Tools: chromium and tshark (the report's and the pcap files' tests)"
+if ! command -v tshark >/dev/null || ! { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        # tshark's package asks whether non-root users may capture: answer no
+        if command -v debconf-set-selections >/dev/null; then
+            echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+        fi
+        apt-get update -q
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium tshark
+    else
+        echo "chromium or tshark is missing and this is not root with apt-get:"
+        echo "their tests skip (and fail under CI=true)"
+    fi
+fi
 
 echo "== Rust: format, lints, tests"
 cargo fmt --all --check

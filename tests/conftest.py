@@ -43,3 +43,57 @@ def small_file(tmp_path: Path) -> Path:
     p = tmp_path / "small.toml"
     p.write_text(SMALL)
     return p
+
+
+def require_tool(name: str, *alternatives: str) -> str:
+    """The path of a command-line tool the test needs. Without it the test is
+    skipped, except under CI=true, where it fails: CI must run every test."""
+    import os
+    import shutil
+
+    for n in (name, *alternatives):
+        path = shutil.which(n)
+        if path:
+            return path
+    message = (
+        f"{name} is not installed (Debian: apt-get install {name}; scripts/test.sh does it as root)"
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: {message}")
+    pytest.skip(message)
+
+
+LOSSY = """
+name = "lossy"
+duration = "6s"
+seed = 5
+
+[[links]]
+name = "access"
+between = ["s", "r"]
+rate = "100Mbit/s"
+delay = "1ms"
+
+[[links]]
+name = "bottleneck"
+between = ["r", "d"]
+rate = "10Mbit/s"
+delay = "20ms"
+queue = "40pkt"
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flows]]
+name = "bulk"
+from = "s"
+to = "d"
+cc = "newreno"
+log_packets = true
+tcp = { sack = true, timestamps = true }
+"""
+
+
+@pytest.fixture
+def lossy_file(tmp_path: Path) -> Path:
+    p = tmp_path / "lossy.toml"
+    p.write_text(LOSSY)
+    return p

@@ -32,6 +32,8 @@ def test_help_lists_every_command() -> None:
         "algorithms",
         "bench",
         "reproduce",
+        "sweep",
+        "report",
     }
     for c in commands:
         assert c in out.stdout

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         from_toml,
         load_scenario,
     )
+    from wavelab.sweep import load_sweep
 
 _LAZY = {
     "ScenarioFileError": "wavelab.errors",
@@ -42,6 +43,7 @@ _LAZY = {
     "from_dict": "wavelab.scenario",
     "from_toml": "wavelab.scenario",
     "load_scenario": "wavelab.scenario",
+    "load_sweep": "wavelab.sweep",
 }
 
 
@@ -63,5 +65,6 @@ __all__ = [
     "from_dict",
     "from_toml",
     "load_scenario",
+    "load_sweep",
     "run",
 ]

@@ -51,9 +51,29 @@ def _print_summary(res: Results) -> None:
         print(res.summary().to_string(index=False))
 
 
-def _run_and_write(sc: Scenario, out: Path, plots: bool, quiet: bool) -> Results:
-    res = run(sc, progress=not quiet)
-    files = res.to_parquet(out)
+def _run_and_write(
+    sc: Scenario, out: Path, plots: bool, quiet: bool, pcap: Sequence[str] = ()
+) -> Results:
+    captures = {}
+    if pcap:
+        from wavelab.backends import capture_file_name
+
+        out.mkdir(parents=True, exist_ok=True)
+        captures = {t: out / capture_file_name(t) for t in dict.fromkeys(pcap)}
+    res = run(sc, progress=not quiet, captures=captures)
+    try:
+        files = res.to_parquet(out)
+    except OSError as e:
+        raise WavelabError(f"{out}: cannot write the results: {e.strerror or e}") from None
+    failed_captures = []
+    for c in res.run.get("captures", []):
+        if "error" in c:
+            failed_captures.append(c)
+            Path(c["path"]).unlink(missing_ok=True)
+        else:
+            files.append(Path(c["path"]))
+            if not quiet:
+                print(f"capture {c['target']}: {c['packets']:,} packets -> {c['path']}")
     if plots:
         from wavelab.plots import plot_all
 
@@ -70,6 +90,12 @@ def _run_and_write(sc: Scenario, out: Path, plots: bool, quiet: bool) -> Results
             f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
             f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
         )
+    if failed_captures:
+        c = failed_captures[0]
+        raise WavelabError(
+            f"{c['path']}: the capture could not be written ({c['error']}); "
+            f"the run's results were written to {out}/"
+        )
     return res
 
 
@@ -77,8 +103,64 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
     sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
     out = Path(args.out) if args.out else Path("results") / sc.name
-    res = _run_and_write(sc, out, not args.no_plots, args.quiet)
+    res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap)
     return 0 if res.complete else 130
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``wavelab sweep``."""
+    from wavelab.backends import DaskCluster, LocalPool
+    from wavelab.sweep import load_sweep
+    from wavelab.sweep_runner import plan_sweep, run_sweep, summary_line
+
+    sweep = load_sweep(args.sweep)
+    if args.list:
+        plan = plan_sweep(sweep)
+        table = pd.DataFrame([{"point": p.index, **p.params, "run": p.key} for p in plan.points])
+        with pd.option_context("display.width", 200, "display.max_rows", 10_000):
+            print(table.to_string(index=False))
+        extra = f" (+{plan.baselines} baselines)" if plan.baselines else ""
+        print(f"\n{len(plan.points)} points{extra}, {len(plan.runs)} distinct runs")
+        return 0
+    if not args.out:
+        raise WavelabError("--out DIR is required: where the runs and the table go")
+    if args.cluster and args.jobs:
+        raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
+    backend = (
+        DaskCluster(args.cluster, args.cluster_timeout) if args.cluster else LocalPool(args.jobs)
+    )
+    try:
+        outcome = run_sweep(sweep, Path(args.out), backend, args.pcap, progress=not args.quiet)
+    finally:
+        backend.close()
+    if not args.quiet and len(outcome.table) <= 40:
+        cols = [c for c in outcome.table.columns if ":" not in c and c not in ("events",)]
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(outcome.table[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(summary_line(outcome), file=sys.stderr)
+    if outcome.files:
+        print(f"wrote {Path(args.out) / 'runs.parquet'} and runs.csv ({len(outcome.table)} rows)")
+    if outcome.stopped:
+        print(f"error: {outcome.stopped}", file=sys.stderr)
+        return 130 if outcome.interrupted else 2
+    if outcome.failed:
+        print(
+            f"error: {len(outcome.failed)} runs failed (status 'failed' in runs.csv)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``wavelab report``."""
+    from wavelab.report import write_report
+
+    d = Path(args.results)
+    out = Path(args.out) if args.out else d / "report.html"
+    path = write_report(d, out, max_runs=args.max_runs)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -203,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     p = argparse.ArgumentParser(
         prog="wavelab",
-        description="Simulate TCP over changing links: run scenarios, plot and benchmark.",
+        description="Simulate TCP over changing links: run scenarios and sweeps, plot, "
+        "report and benchmark.",
     )
     p.add_argument("--version", action="version", version=f"wavelab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -220,7 +303,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    r.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="FLOW_OR_LINK",
+        help="write a pcap of a flow's sender (flow:NAME) or of a link (link:NAME, "
+        "link:NAME:forward); a bare name works when unambiguous (repeatable)",
+    )
     r.set_defaults(func=cmd_run)
+
+    sw = sub.add_parser(
+        "sweep", help="run every point of a sweep file; store each run, write a table"
+    )
+    sw.add_argument("sweep", help="sweep file (a scenario with a [sweep] table), or a built-in")
+    sw.add_argument("--out", help="results directory (also the store: re-runs resume)")
+    sw.add_argument("--jobs", type=int, help="parallel local runs (default: all cores)")
+    sw.add_argument(
+        "--cluster", metavar="ADDRESS", help="run on a Dask scheduler, e.g. tcp://host:8786"
+    )
+    sw.add_argument(
+        "--cluster-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the scheduler and a worker (default 10)",
+    )
+    sw.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="FLOW_OR_LINK",
+        help="also write this capture for every run (see `wavelab run --pcap`)",
+    )
+    sw.add_argument("--list", action="store_true", help="print the points and exit")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    sw.set_defaults(func=cmd_sweep)
+
+    rep = sub.add_parser(
+        "report", help="write a self-contained HTML report of a sweep, run or reproduction"
+    )
+    rep.add_argument("results", help="directory of `wavelab sweep`, `run` or `reproduce`")
+    rep.add_argument("--out", help="HTML file (default RESULTS/report.html)")
+    rep.add_argument(
+        "--max-runs",
+        type=int,
+        default=200,
+        help="embed the time series of at most this many runs (default 200)",
+    )
+    rep.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="run the built-in demo scenario and write its plots")
     d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,32 +117,34 @@ class Results:
             return pd.DataFrame(columns=["time", "flow", "goodput", "send_rate"])
         return pd.concat(parts, ignore_index=True)
 
+    def to_files(self) -> dict[str, bytes]:
+        """The files :meth:`to_parquet` writes, as bytes by file name: every
+        table as Parquet (``packets`` and ``handovers`` only when not empty),
+        ``summary.csv``, and ``run.json`` (the normalised scenario and the
+        run's figures)."""
+        files: dict[str, bytes] = {}
+        for name in TABLES:
+            frame: pd.DataFrame = getattr(self, name)
+            if name in ("packets", "handovers") and frame.empty:
+                continue
+            buf = io.BytesIO()
+            frame.to_parquet(buf, index=False)
+            files[f"{name}.parquet"] = buf.getvalue()
+        files["summary.csv"] = self.summary().to_csv(index=False).encode()
+        meta = {"scenario": self.scenario.normalized, "run": self.run, "complete": self.complete}
+        files["run.json"] = (json.dumps(meta, indent=2) + "\n").encode()
+        return files
+
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Writes every table as Parquet, the summary as CSV, and the normalised
         scenario and run figures as JSON. Returns the files written."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name in TABLES:
-            frame: pd.DataFrame = getattr(self, name)
-            if name in ("packets", "handovers") and frame.empty:
-                continue
-            path = out / f"{name}.parquet"
-            frame.to_parquet(path, index=False)
+        for name, data in self.to_files().items():
+            path = out / name
+            path.write_bytes(data)
             written.append(path)
-        summary = out / "summary.csv"
-        self.summary().to_csv(summary, index=False)
-        written.append(summary)
-        meta = out / "run.json"
-        meta.write_text(
-            json.dumps(
-                {"scenario": self.scenario.normalized, "run": self.run, "complete": self.complete},
-                indent=2,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
-        written.append(meta)
         return written
 
     @classmethod

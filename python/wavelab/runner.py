@@ -4,9 +4,12 @@ progress and stop cleanly on Ctrl-C without losing what was simulated."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 from wavelab import _native
+from wavelab.errors import WavelabError
 from wavelab.results import Results
 from wavelab.scenario import Scenario
 
@@ -18,6 +21,7 @@ def run(
     scenario: Scenario,
     progress: Progress | bool = False,
     steps: int = 100,
+    captures: Mapping[str, str | Path] | None = None,
 ) -> Results:
     """Runs a scenario and returns its results.
 
@@ -25,8 +29,22 @@ def run(
     receiving (simulated seconds reached, total). A ``KeyboardInterrupt`` stops
     the run at the current step and returns the partial results with
     ``complete = False``.
+
+    ``captures`` maps capture targets (``"flow:NAME"``, ``"link:NAME"``,
+    ``"link:NAME:forward"`` or a bare flow or link name) to pcap files to
+    write (see ``crates/sim/src/capture.rs``). What each capture wrote, or the
+    error that stopped it (a full disk), is in ``results.run["captures"]``;
+    an error there never costs the run's results. A target that names nothing
+    raises :class:`WavelabError` before the run starts.
     """
     sim = _native.Simulation(scenario.to_json())
+    for target, path in (captures or {}).items():
+        try:
+            sim.add_capture(target, str(path))
+        except ValueError as e:
+            raise WavelabError(f"{scenario.name}: {e}") from None
+        except OSError as e:
+            raise WavelabError(f"{path}: cannot be created: {e.strerror or e}") from None
     end = sim.end
     callback: Progress | None
     bar = None
@@ -57,6 +75,18 @@ def run(
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - wall
-    stats = sim.run_stats()
+    stats: dict[str, Any] = dict(sim.run_stats())
     stats["wall_seconds"] = wall
+    if captures:
+        stats["captures"] = _finish_captures(sim, captures)
     return Results.from_native(scenario, sim.results(), stats, complete)
+
+
+def _finish_captures(
+    sim: _native.Simulation, captures: Mapping[str, str | Path]
+) -> list[dict[str, Any]]:
+    """Flushes the captures; a write error (a full disk) is recorded, not raised."""
+    out = []
+    for done, path in zip(sim.finish_captures(), captures.values(), strict=True):
+        out.append({**done, "path": str(path)})
+    return out

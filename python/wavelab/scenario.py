@@ -103,6 +103,11 @@ def from_toml(text: str, source: Path | None = None) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioFileError(f"{where}not valid TOML: {e}") from None
+    if "sweep" in data:
+        raise ScenarioFileError(
+            f"{where}has a [sweep] table: it is a sweep file; run it with "
+            f"`wavelab sweep {source or 'FILE'} --out DIR`"
+        )
     return from_dict(data, source)
 
 

@@ -4,7 +4,7 @@
 //! column, so no Python object is created per sample.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use wavelab_sim::{ColumnData, Scenario, Table};
@@ -87,6 +87,41 @@ impl Simulation {
         Ok(())
     }
 
+    /// Starts capturing `target` (`flow:NAME`, `link:NAME[:forward|:reverse]`
+    /// or a bare flow or link name) into the pcap file `path`, from the
+    /// current simulated time on. Raises `ValueError` for a target that names
+    /// nothing and `OSError` if the file cannot be created.
+    fn add_capture(&mut self, target: &str, path: &str) -> PyResult<()> {
+        let file = std::fs::File::create(path).map_err(|e| os_error(&e, path))?;
+        let out = std::io::BufWriter::with_capacity(1 << 20, file);
+        self.inner
+            .add_capture(target, Box::new(out))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Flushes every capture; returns one dict per capture, in the order they
+    /// were added: `target`, `packets`, `bytes`, or `target`, `errno`,
+    /// `error` for a capture a write error (a full disk) stopped.
+    fn finish_captures<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut out = Vec::new();
+        for (label, r) in self.inner.finish_captures() {
+            let d = PyDict::new(py);
+            d.set_item("target", label)?;
+            match r {
+                Ok(s) => {
+                    d.set_item("packets", s.packets)?;
+                    d.set_item("bytes", s.bytes)?;
+                }
+                Err(e) => {
+                    d.set_item("errno", e.raw_os_error().unwrap_or(0))?;
+                    d.set_item("error", e.to_string())?;
+                }
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+
     /// Figures about the run: simulated seconds, events, packet hops, peak packets.
     fn run_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.inner.results().run;
@@ -117,6 +152,12 @@ impl Simulation {
         }
         Ok(out)
     }
+}
+
+/// An `OSError(errno, message, filename)` from an I/O error.
+fn os_error(e: &std::io::Error, what: &str) -> PyErr {
+    let errno = e.raw_os_error().unwrap_or(0);
+    PyOSError::new_err((errno, e.to_string(), what.to_string()))
 }
 
 fn le_bytes<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
@@ -185,5 +226,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // a hash of the simulator's sources and the compiler (build.rs)
+    m.add("build_id", env!("WAVELAB_BUILD_ID"))?;
     Ok(())
 }

@@ -27,6 +27,7 @@
 //! assert_eq!(r.flows.u64s("bytes_delivered"), &[1_000_000]);
 //! ```
 
+pub mod capture;
 pub mod engine;
 pub mod link;
 pub mod net;
@@ -38,6 +39,7 @@ pub mod sim;
 pub mod topology;
 pub mod trace;
 
+pub use capture::{CaptureError, CaptureStats};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{Results, RunStats, Simulation};
 pub use trace::{Column, ColumnData, Table};

@@ -28,6 +28,7 @@
 //!
 //! [`Simulation::new_reference`]: crate::Simulation::new_reference
 
+use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LinkCounters, LossModel, Outages};
 use crate::packet::{Arena, Packet, PacketId};
@@ -45,6 +46,8 @@ pub(crate) struct Ctx<'a> {
     pub now: Instant,
     pub key: u128,
     pub rows: &'a mut u32,
+    /// Packet captures, told of every end of serialisation.
+    pub captures: &'a mut [Capture],
 }
 
 /// Which event a packet-log row belongs to.
@@ -441,6 +444,12 @@ impl Net {
             totals: *t,
         });
         v.pushed += 1;
+        if !ctx.captures.is_empty() {
+            let k = key(finish, &Event::TxDone { dir, n });
+            for c in ctx.captures.iter_mut() {
+                c.record(k, TapPoint::LinkTx(dir), self.arena.get(id));
+            }
+        }
         match fate {
             Fate::RandomLoss => {
                 let row = Row::Virtual(finish, Event::TxDone { dir, n });
@@ -490,6 +499,9 @@ impl Net {
         let size = self.arena.get(id).size as u64;
         d.counters.sent_packets += 1;
         d.counters.sent_bytes += size;
+        for c in ctx.captures.iter_mut() {
+            c.record(ctx.key, TapPoint::LinkTx(dir), self.arena.get(id));
+        }
         if d.loss.lose() {
             d.counters.dropped[DropCause::Random as usize] += 1;
             self.drop_packet(ctx, id, dir, DropCause::Random, ctx.now, Row::Current);
@@ -795,6 +807,7 @@ mod tests {
                         now: at,
                         key: 0,
                         rows: &mut rows,
+                        captures: &mut [],
                     };
                     net.inject(&mut ctx, packet(i as u64, size));
                 }
@@ -807,6 +820,7 @@ mod tests {
                         now,
                         key,
                         rows: &mut rows,
+                        captures: &mut [],
                     };
                     match ev {
                         Event::TxDone { dir, .. } => net.on_tx_done(&mut ctx, dir),

@@ -7,6 +7,7 @@
 //! popped. A wake-up that fires early (the deadline moved later) costs one
 //! no-op `handle_timeout` call and is then rescheduled.
 
+use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LossModel, Outages};
 use crate::net::{Ctx, Dir, Net, Settings};
@@ -139,6 +140,8 @@ pub struct Simulation {
     cur_key: u128,
     cur_rows: u32,
     samples: u64,
+    /// Packet captures (`capture.rs`); empty unless asked for.
+    pub(crate) captures: Vec<Capture>,
 }
 
 /// Endpoint sides (index into `Flow::wake`; endpoint id = 2 * flow + side).
@@ -355,6 +358,7 @@ impl Simulation {
             cur_key: 0,
             cur_rows: 0,
             samples: 0,
+            captures: Vec::new(),
         })
     }
 
@@ -403,6 +407,9 @@ impl Simulation {
         }
         self.now = self.now.max(until);
         self.net.sync(self.now);
+        for c in &mut self.captures {
+            c.flush(self.now);
+        }
     }
 
     /// Runs to the end.
@@ -446,6 +453,7 @@ impl Simulation {
                 now: self.now,
                 key: self.cur_key,
                 rows: &mut self.cur_rows,
+                captures: &mut self.captures,
             },
         )
     }
@@ -559,6 +567,9 @@ impl Simulation {
             flow.receiver.handle_segment(now, &p.seg, None);
             self.drain_receiver(f);
         } else {
+            for c in &mut self.captures {
+                c.record(self.cur_key, TapPoint::SenderIn, &p);
+            }
             flow.sender.handle_segment(now, &p.seg);
             self.drain_sender(f);
         }
@@ -659,6 +670,11 @@ impl Simulation {
             offset: t.offset,
             seg: t.segment,
         };
+        if from_sender {
+            for c in &mut self.captures {
+                c.record(self.cur_key, TapPoint::SenderOut, &p);
+            }
+        }
         let (net, mut ctx) = self.net_ctx();
         net.inject(&mut ctx, p);
     }

@@ -1,0 +1,182 @@
+"""Per-run metrics of a sweep: one row per run, one column per figure.
+
+From the flows table of each run:
+
+* totals over the run's flows: ``goodput_mbps`` (sum), ``retransmissions``,
+  ``fast_retransmits``, ``rto_expiries``, ``spurious_retransmissions``, and
+  ``jain`` (Jain's fairness index of the flows' goodputs, with 2 flows or more);
+* per flow, when a run has at most :data:`PER_FLOW_LIMIT` flows: the same
+  figures plus ``delivered_mb``, ``min_rtt_ms`` and ``completion_s``, in
+  columns named ``<figure>:<flow name>`` (``goodput_mbps:first``).
+
+When the scenario has a handover, the recovery time of
+:func:`wavelab.analysis.recovery_time` (the DCNET 2016 definition: receiver
+goodput over a 1 s window reaching 0.9 R_ss after T + HT), for the first
+handover of the first link that has one:
+
+* ``R_ss`` comes from a **baseline run**: the same scenario with that link
+  switched to the handover's new settings from the start and no handovers on
+  it (:func:`baseline_scenario`); the sweep runs it too, once per distinct
+  baseline (it is an ordinary run of the store);
+* ``recovery_s`` is computed on the sum of the flows' goodput,
+  ``recovery_s:<flow>`` per flow; ``recovery_sustained_s`` also requires the
+  rate to stay there for :data:`HOLD` seconds; NaN means not recovered within
+  ``recovery_horizon_s``; ``handover_s`` is when the handover happened (a
+  ``"steady"`` handover's time comes from the run).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wavelab import analysis
+from wavelab.scenario import Scenario
+
+PER_FLOW_LIMIT = 16
+"""Runs with more flows get only the totals (and the recovery on their sum)."""
+HOLD = 10.0
+"""Seconds the rate must stay recovered for ``recovery_sustained_s``."""
+COUNTERS = ("retransmissions", "fast_retransmits", "rto_expiries", "spurious_retransmissions")
+VERSION = 1
+"""Changes when the metrics computed by :func:`flow_metrics` change (stored
+metrics of another version are recomputed from the run's flows table)."""
+
+
+def _num(x: Any) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def jain(values: list[float]) -> float:
+    """Jain's fairness index (NaN for fewer than two values or all zero)."""
+    x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
+    if len(x) < 2 or float((x * x).sum()) == 0.0:
+        return math.nan
+    return float(x.sum() ** 2 / (len(x) * (x * x).sum()))
+
+
+def flow_metrics(flows: pd.DataFrame) -> dict[str, Any]:
+    """The figures of one run from its flows table (see the module description)."""
+    out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(flows)}
+    goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
+    out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
+    for c in COUNTERS:
+        out[c] = int(flows[c].sum())
+    out["jain"] = jain(goodputs)
+    if len(flows) <= PER_FLOW_LIMIT:
+        for i, row in enumerate(flows.itertuples(index=False)):
+            name = str(row.name)
+            out[f"goodput_mbps:{name}"] = goodputs[i]
+            out[f"delivered_mb:{name}"] = _num(row.bytes_delivered) / 1e6
+            for c in COUNTERS:
+                out[f"{c}:{name}"] = int(getattr(row, c))
+            out[f"min_rtt_ms:{name}"] = _num(row.min_rtt) * 1e3
+            out[f"completion_s:{name}"] = _num(row.completion_time)
+    return out
+
+
+def handover_link(normalized: Mapping[str, Any]) -> int | None:
+    """Index of the first link with a handover, or None."""
+    for i, link in enumerate(normalized["links"]):
+        if link.get("handovers"):
+            return i
+    return None
+
+
+def baseline_scenario(sc: Scenario) -> Scenario | None:
+    """The scenario whose steady rate is R_ss: the first handover link switched
+    to the handover's new settings from the start, without its handovers.
+    None if the scenario has no handover."""
+    i = handover_link(sc.normalized)
+    if i is None:
+        return None
+    link = sc.normalized["links"][i]
+    h = link["handovers"][0]
+    changes: dict[str, Any] = {f"links[{i}].handovers": []}
+    for f in ("rate", "delay", "queue", "loss"):
+        if h.get(f) is None:
+            continue
+        changes[f"links[{i}].{f}"] = h[f]
+        for d in ("forward", "reverse"):
+            if (link.get(d) or {}).get(f) is not None:
+                # a handover switches both directions, overrides included
+                changes[f"links[{i}].{d}.{f}"] = h[f]
+    return sc.with_changes(changes)
+
+
+Columns = Mapping[str, Any]
+"""A table as columns: a DataFrame, or a dict of arrays."""
+
+
+def _cumulative(series: Columns, flow: int | None) -> pd.Series:
+    """Cumulative delivered bytes of ``flow`` (or of all flows summed) over time.
+
+    Every flow has a sample at every sampling instant once it has started, so
+    the sum over flows at an instant is the sum of that instant's rows."""
+    t = np.asarray(series["time"], dtype=float)
+    f = np.asarray(series["flow"])
+    b = np.asarray(series["bytes_delivered"], dtype=float)
+    if flow is not None:
+        keep = f == flow
+        return pd.Series(b[keep], index=t[keep])
+    times, at = np.unique(t, return_inverse=True)
+    return pd.Series(np.bincount(at, weights=b, minlength=len(times)), index=times)
+
+
+def _recovery(run: pd.Series, base: pd.Series, t0: float) -> tuple[float, float, float]:
+    if len(run) < 2 or len(base) < 2:
+        return math.nan, math.nan, math.nan
+    r_ss = analysis.steady_rate(base)
+    if not r_ss > 0:
+        return math.nan, math.nan, float(run.index[-1]) - t0
+    first = analysis.recovery_time(run, t0, r_ss)
+    held = analysis.recovery_time(run, t0, r_ss, hold=HOLD)
+
+    def secs(r: analysis.Recovery) -> float:
+        return math.nan if r.seconds is None else r.seconds
+
+    return secs(first), secs(held), first.horizon
+
+
+def recovery_metrics(
+    series: Columns,
+    handovers: Columns,
+    baseline_series: Columns,
+    flow_names: list[str],
+) -> dict[str, Any]:
+    """Recovery times after the scenario's first handover (module description).
+
+    ``series`` and ``baseline_series`` need the columns ``time``, ``flow``
+    and ``bytes_delivered``; ``handovers`` the columns ``time`` and ``outage``."""
+    out: dict[str, Any] = {}
+    if handovers is None or "time" not in handovers or not len(handovers["time"]):
+        return out
+    t = _num(np.asarray(handovers["time"], dtype=float)[0])
+    outage = _num(np.asarray(handovers["outage"], dtype=float)[0])
+    out["handover_s"] = t
+    if math.isnan(t):
+        out["recovery_s"] = math.nan
+        out["recovery_sustained_s"] = math.nan
+        out["recovery_horizon_s"] = math.nan
+        return out
+    t0 = t + outage
+    first, held, horizon = _recovery(
+        _cumulative(series, None), _cumulative(baseline_series, None), t0
+    )
+    out["recovery_s"] = first
+    out["recovery_sustained_s"] = held
+    out["recovery_horizon_s"] = horizon
+    if len(flow_names) <= PER_FLOW_LIMIT:
+        for f, name in enumerate(flow_names):
+            first, held, _ = _recovery(_cumulative(series, f), _cumulative(baseline_series, f), t0)
+            out[f"recovery_s:{name}"] = first
+            out[f"recovery_sustained_s:{name}"] = held
+    return out

@@ -1,0 +1,377 @@
+"""``wavelab report``: one self-contained HTML page of a sweep, a run or a
+reproduction.
+
+Everything the page needs is inside the file: the plotly.js bundle of the
+``plotly`` package, the page's own script and style (``report_assets/``),
+the data as JSON, and the reproductions' PNG figures as data URLs. It opens
+without a network, from a file, a mail attachment or a CI artifact.
+
+What it shows:
+
+* a **sweep** (``wavelab sweep --out DIR``): the per-run table (sortable,
+  filterable; a click selects a run), a plot of any metric against any
+  parameter, and the time series of the selected run;
+* a **run** (``wavelab run --out DIR``): its summary and time series;
+* a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
+  tables (every CSV at the top of DIR), its figures, and the time series of
+  its runs (``DIR/runs/*``).
+
+The time series of a run, per flow: goodput and sending rate; congestion
+window and ssthresh (segments), or TCP Wave's burst (segments) and TxTime;
+RTT (smoothed and sampled) and RTO; sequence numbers (highest sent and
+acknowledged, in segments) with the retransmissions of the packet log when
+the run kept one. Each trace is decimated to at most :data:`MAX_POINTS`
+points (every k-th sample); the time series of at most ``max_runs`` runs are
+embedded (the table still lists every run), each as gzip-compressed JSON in
+base64 that the page inflates (``DecompressionStream``) when the run is
+shown, which makes a sweep's report about three times smaller.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import math
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wavelab import __version__
+from wavelab.errors import WavelabError
+
+MAX_POINTS = 1500
+"""Most points per trace."""
+MAX_RETRANSMISSIONS = 5000
+"""Most retransmission markers per flow."""
+MAX_TABLE_ROWS = 20_000
+"""Most rows of a sweep table embedded in the page."""
+
+
+class ReportError(WavelabError):
+    """The directory cannot be reported on."""
+
+
+def _clean(values: np.ndarray[Any, Any], digits: int) -> list[float | None]:
+    """Rounded values with NaN and infinities as null (JSON has neither)."""
+    a = np.asarray(values, dtype=float)
+    a = np.round(a, digits)
+    out: list[float | None] = a.tolist()
+    bad = ~np.isfinite(a)
+    if bad.any():
+        for i in np.flatnonzero(bad):
+            out[int(i)] = None
+    return out
+
+
+def _decimate(n: int) -> slice:
+    step = max(1, math.ceil(n / MAX_POINTS))
+    return slice(None, None, step)
+
+
+def _mss(scenario: dict[str, Any]) -> list[float]:
+    out: list[float] = []
+    for spec in scenario.get("flows", []):
+        out += [float(spec.get("tcp", {}).get("mss", 1460))] * int(spec.get("count", 1))
+    return out
+
+
+def run_data(directory: Path, label: str = "") -> dict[str, Any]:
+    """The time series of one run directory (written by `wavelab run` or the
+    store), ready for the page."""
+    meta = json.loads((directory / "run.json").read_text(encoding="utf-8"))
+    scenario = meta.get("scenario", {})
+    mss = _mss(scenario)
+    series = pd.read_parquet(directory / "series.parquet")
+    flows = pd.read_parquet(directory / "flows.parquet")
+    packets_path = directory / "packets.parquet"
+    rtx = pd.DataFrame()
+    if packets_path.exists():
+        log = pd.read_parquet(packets_path, columns=["time", "flow", "event", "seq"])
+        rtx = log[log["event"].astype(str) == "retransmit"]
+    handovers_path = directory / "handovers.parquet"
+    events = []
+    if handovers_path.exists():
+        hand = pd.read_parquet(handovers_path)
+        for link, at, outage in zip(
+            hand["link"].astype(str),
+            hand["time"].to_numpy(dtype=float),
+            hand["outage"].to_numpy(dtype=float),
+            strict=True,
+        ):
+            if not math.isnan(at):
+                events.append(
+                    {"label": f"handover ({link})", "start": float(at), "end": float(at + outage)}
+                )
+    for i, link in enumerate(scenario.get("links", [])):
+        for o in link.get("outages", []):
+            start = _seconds(o["start"])
+            events.append(
+                {
+                    "label": f"outage ({link.get('name') or f'link{i}'})",
+                    "start": start,
+                    "end": start + _seconds(o["duration"]),
+                }
+            )
+    out_flows = []
+    for f, row in enumerate(flows.itertuples(index=False)):
+        s = series[series["flow"] == f].sort_values("time")
+        seg = mss[f] if f < len(mss) else 1460.0
+        t = s["time"].to_numpy(dtype=float)
+        dt = np.diff(t, prepend=np.nan)
+        delivered = s["bytes_delivered"].to_numpy(dtype=float)
+        sent = (s["bytes_sent"] + s["bytes_retransmitted"]).to_numpy(dtype=float)
+        goodput = np.diff(delivered, prepend=np.nan) * 8 / dt / 1e6
+        send_rate = np.diff(sent, prepend=np.nan) * 8 / dt / 1e6
+        keep = _decimate(len(t))
+        flow: dict[str, Any] = {
+            "name": str(row.name),
+            "algorithm": str(row.algorithm),
+            "t": _clean(t[keep], 4),
+            "goodput": _clean(goodput[keep], 4),
+            "send_rate": _clean(send_rate[keep], 4),
+            "cwnd": _clean(s["cwnd"].to_numpy(dtype=float)[keep] / seg, 2),
+            "ssthresh": _clean(s["ssthresh"].to_numpy(dtype=float)[keep] / seg, 2),
+            "srtt": _clean(s["srtt"].to_numpy(dtype=float)[keep] * 1e3, 2),
+            "rtt": _clean(s["rtt"].to_numpy(dtype=float)[keep] * 1e3, 2),
+            "rto": _clean(s["rto"].to_numpy(dtype=float)[keep] * 1e3, 1),
+            "seq_sent": _clean(s["bytes_sent"].to_numpy(dtype=float)[keep] / seg, 1),
+            "seq_acked": _clean(s["bytes_acked"].to_numpy(dtype=float)[keep] / seg, 1),
+        }
+        if "cc_burst" in s and s["cc_burst"].notna().any():
+            flow["burst"] = _clean(s["cc_burst"].to_numpy(dtype=float)[keep], 2)
+        if "cc_tx_time" in s and s["cc_tx_time"].notna().any():
+            flow["tx_time"] = _clean(s["cc_tx_time"].to_numpy(dtype=float)[keep] * 1e3, 2)
+        if len(rtx):
+            r = rtx[rtx["flow"] == f].head(MAX_RETRANSMISSIONS)
+            flow["rtx_t"] = _clean(r["time"].to_numpy(dtype=float), 4)
+            flow["rtx_seq"] = _clean(r["seq"].to_numpy(dtype=float) / seg, 1)
+        out_flows.append(flow)
+    return {
+        "label": label or str(scenario.get("name") or directory.name),
+        "name": str(scenario.get("name") or ""),
+        "complete": bool(meta.get("complete", True)),
+        "flows": out_flows,
+        "events": events,
+    }
+
+
+def _seconds(text: str) -> float:
+    from wavelab.scenario import _seconds as parse
+
+    return parse(str(text))
+
+
+def _cell(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, float | np.floating):
+        f = float(v)
+        return round(f, 6) if math.isfinite(f) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, int | str):
+        return v
+    if pd.isna(v):
+        return None
+    return str(v)
+
+
+def table_data(frame: pd.DataFrame, title: str, note: str = "") -> dict[str, Any]:
+    """A DataFrame as the page's table format."""
+    rows = [[_cell(v) for v in r] for r in frame.itertuples(index=False, name=None)]
+    return {"title": title, "note": note, "columns": [str(c) for c in frame.columns], "rows": rows}
+
+
+@dataclass
+class _Page:
+    kind: str
+    title: str
+    subtitle: str
+    data: dict[str, Any]
+
+
+def _png(path: Path) -> dict[str, str]:
+    return {
+        "title": path.stem.replace("_", " "),
+        "src": "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode(),
+    }
+
+
+def _sweep_page(d: Path, max_runs: int) -> _Page:
+    meta = json.loads((d / "sweep.json").read_text(encoding="utf-8"))
+    table_path = d / "runs.parquet"
+    if not table_path.exists():
+        raise ReportError(f"{d}: the sweep has no runs.parquet yet (it never got to its end)")
+    table = pd.read_parquet(table_path)
+    params = [p for a in meta["axes"] for p in a["paths"]]
+    ok = table[table["status"].astype(str).str.startswith("ok")]
+    runs: dict[str, Any] = {}
+    for row in ok.head(max_runs).itertuples(index=False):
+        key = str(getattr(row, "run"))  # noqa: B009
+        if key in runs:
+            continue
+        rd = d / "runs" / key
+        if not (rd / "run.json").exists():
+            continue
+        values = table.loc[table["run"] == key, params].iloc[0]
+        label = ", ".join(f"{p}={values[p]}" for p in params)
+        runs[key] = run_data(rd, label)
+    omitted = int(ok["run"].nunique()) - len(runs)
+    shown = table.head(MAX_TABLE_ROWS)
+    metrics = [
+        c
+        for c in table.columns
+        if c not in params
+        and c not in ("point", "run", "status", "error", "baseline_run")
+        and pd.api.types.is_numeric_dtype(table[c])
+    ]
+    counts = table["status"].astype(str).value_counts().to_dict()
+    status = ", ".join(f"{n} {s}" for s, n in counts.items())
+    return _Page(
+        "sweep",
+        f"Sweep {meta.get('name', d.name)}",
+        f"{len(table)} points ({status}); code {meta.get('code', '?')}; "
+        f"{len(meta['axes'])} parameters",
+        {
+            "sweep": {
+                **table_data(
+                    shown,
+                    "Runs",
+                    ""
+                    if len(shown) == len(table)
+                    else f"the first {len(shown)} of {len(table)} rows",
+                ),
+                "params": params,
+                "metrics": metrics,
+                "axes": meta["axes"],
+            },
+            "runs": runs,
+            "omitted_runs": omitted,
+        },
+    )
+
+
+def _run_page(d: Path) -> _Page:
+    r = run_data(d)
+    tables = []
+    if (d / "summary.csv").exists():
+        tables.append(table_data(pd.read_csv(d / "summary.csv"), "Summary"))
+    return _Page(
+        "run",
+        f"Run {r['name'] or d.name}",
+        f"{len(r['flows'])} flows" + ("" if r["complete"] else "; interrupted (partial)"),
+        {"tables": tables, "runs": {d.name: r}},
+    )
+
+
+def _reproduction_page(d: Path, max_runs: int) -> _Page:
+    # the study's headline table first (table1.csv, comparison.csv), then the rest
+    def headline(p: Path) -> tuple[int, str]:
+        return (0 if p.stem.startswith(("table", "comparison")) else 1, p.name)
+
+    tables = [
+        table_data(pd.read_csv(p, keep_default_na=False), p.name)
+        for p in sorted(d.glob("*.csv"), key=headline)
+    ]
+    images = [_png(p) for p in sorted(d.glob("*.png"))]
+    dirs = sorted(p.parent for p in (d / "runs").glob("*/run.json"))
+    runs = {p.name: run_data(p, p.name) for p in dirs[:max_runs]}
+    return _Page(
+        "reproduction",
+        f"Reproduction {d.name}",
+        f"{len(tables)} tables, {len(images)} figures, {len(dirs)} runs",
+        {"tables": tables, "images": images, "runs": runs, "omitted_runs": len(dirs) - len(runs)},
+    )
+
+
+def _asset(name: str) -> str:
+    return resources.files("wavelab").joinpath("report_assets", name).read_text(encoding="utf-8")
+
+
+def _plotly_js() -> str:
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise ReportError("wavelab report needs the plotly package: pip install plotly") from None
+    js: str = get_plotlyjs()
+    return js
+
+
+def build_page(directory: Path, max_runs: int = 200) -> _Page:
+    """Reads a results directory (sweep, run or reproduction)."""
+    d = directory
+    if not d.is_dir():
+        raise ReportError(f"{d}: no such directory")
+    if max_runs < 0:
+        raise ReportError(f"--max-runs {max_runs}: give 0 or more")
+    try:
+        if (d / "sweep.json").exists():
+            return _sweep_page(d, max_runs)
+        if (d / "run.json").exists():
+            return _run_page(d)
+        if any((d / "runs").glob("*/run.json")):
+            return _reproduction_page(d, max_runs)
+    except (OSError, ValueError, KeyError) as e:
+        raise ReportError(f"{d}: cannot read the results: {type(e).__name__}: {e}") from None
+    raise ReportError(
+        f"{d}: nothing to report: expected a sweep (sweep.json), a run (run.json) or a "
+        "reproduction (runs/*/run.json)"
+    )
+
+
+def pack_run(run: dict[str, Any]) -> str:
+    """A run's data as base64 of gzip-compressed JSON (what the page embeds)."""
+    text = json.dumps(run, separators=(",", ":"), allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+
+
+def _script_json(data: Any) -> str:
+    # JSON inside <script>: "</" would end the element early
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+
+
+def render(page: _Page) -> str:
+    """The HTML text of a page."""
+    runs = page.data.get("runs", {})
+    payload = {
+        "kind": page.kind,
+        "title": page.title,
+        "subtitle": page.subtitle,
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "version": __version__,
+        **page.data,
+        "runs": {k: {"label": r["label"], "packed": pack_run(r)} for k, r in runs.items()},
+    }
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(page.title)} - wavelab</title>\n"
+        f"<style>\n{_asset('report.css')}\n</style>\n"
+        f"<script>\n{_plotly_js()}\n</script>\n"
+        '</head>\n<body>\n<div id="app"></div>\n'
+        f'<script id="report-data" type="application/json">{_script_json(payload)}</script>\n'
+        f"<script>\n{_asset('report.js')}\n</script>\n</body>\n</html>\n"
+    )
+
+
+def write_report(directory: Path, out: Path, max_runs: int = 200) -> Path:
+    """Writes the report of ``directory`` to ``out`` (atomically)."""
+    text = render(build_page(directory, max_runs))
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ReportError(f"{out}: cannot be written: {e.strerror or e}") from None
+    return out

@@ -1,0 +1,419 @@
+/* wavelab report: builds the page from the JSON in #report-data with plotly.js.
+   No network: everything this script uses is in the same file. */
+(function () {
+  "use strict";
+
+  var D = JSON.parse(document.getElementById("report-data").textContent);
+  var app = document.getElementById("app");
+  var PAGE = 25; // table rows per page
+  var CONFIG = { responsive: true, displaylogo: false };
+  var plotted = 0;
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") node.textContent = attrs[k];
+      else if (k === "cls") node.className = attrs[k];
+      else node.setAttribute(k, attrs[k]);
+    });
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined) continue;
+      node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+    return node;
+  }
+
+  function fmt(v) {
+    if (v === null || v === undefined) return "\u2013";
+    if (typeof v === "number") {
+      if (Number.isInteger(v)) return String(v);
+      var a = Math.abs(v);
+      if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3);
+      return String(Number(v.toPrecision(4)));
+    }
+    return String(v);
+  }
+
+  function compare(a, b) {
+    if (a === b) return 0;
+    if (a === null || a === undefined) return 1;
+    if (b === null || b === undefined) return -1;
+    if (typeof a === "number" && typeof b === "number") return a - b;
+    return String(a).localeCompare(String(b), undefined, { numeric: true });
+  }
+
+  /* A sortable, filterable, paged table. opts: visible(col) -> bool,
+     onRow(row), rowKey(row) for selection. */
+  function Table(spec, opts) {
+    opts = opts || {};
+    var self = this;
+    var sortCol = -1, sortDir = 1, page = 0, filter = "", selected = null;
+    var wrap = el("div", { cls: "table-wrap" });
+    var pager = el("div", { cls: "pager" });
+    var search = el("input", { type: "search", placeholder: "filter rows" });
+    search.addEventListener("input", function () { filter = search.value.toLowerCase(); page = 0; draw(); });
+    this.node = el("div", {}, el("div", { cls: "controls" }, search), wrap, pager);
+    this.select = function (key) { selected = key; draw(); };
+    this.redraw = function () { draw(); };
+
+    function rows() {
+      var r = spec.rows;
+      if (filter) {
+        r = r.filter(function (row) {
+          return row.some(function (v) { return v !== null && String(v).toLowerCase().indexOf(filter) >= 0; });
+        });
+      }
+      if (sortCol >= 0) {
+        r = r.slice().sort(function (a, b) { return sortDir * compare(a[sortCol], b[sortCol]); });
+      }
+      return r;
+    }
+
+    function draw() {
+      var cols = spec.columns.map(function (c, i) { return i; })
+        .filter(function (i) { return !opts.visible || opts.visible(spec.columns[i]); });
+      var all = rows();
+      var pages = Math.max(1, Math.ceil(all.length / PAGE));
+      page = Math.min(page, pages - 1);
+      var shown = all.slice(page * PAGE, (page + 1) * PAGE);
+      var text = cols.map(function (i) {
+        return spec.rows.some(function (r) { return typeof r[i] === "string"; });
+      });
+      var head = el("tr");
+      cols.forEach(function (i, k) {
+        var th = el("th", { text: spec.columns[i] });
+        if (text[k]) th.classList.add("text");
+        if (i === sortCol) th.classList.add(sortDir > 0 ? "sorted-asc" : "sorted-desc");
+        th.addEventListener("click", function () {
+          if (sortCol === i) sortDir = -sortDir; else { sortCol = i; sortDir = 1; }
+          draw();
+        });
+        head.appendChild(th);
+      });
+      var body = el("tbody");
+      shown.forEach(function (row) {
+        var tr = el("tr");
+        cols.forEach(function (i, k) {
+          var td = el("td", { text: fmt(row[i]) });
+          if (text[k]) td.classList.add("text");
+          if (spec.columns[i] === "status" && typeof row[i] === "string") {
+            td.classList.add("status-" + row[i].split(" ")[0]);
+          }
+          tr.appendChild(td);
+        });
+        if (opts.onRow && (!opts.clickable || opts.clickable(row))) {
+          tr.classList.add("clickable");
+          tr.addEventListener("click", function () { opts.onRow(row); });
+        }
+        if (opts.rowKey && selected !== null && opts.rowKey(row) === selected) tr.classList.add("selected");
+        body.appendChild(tr);
+      });
+      wrap.replaceChildren(el("table", {}, el("thead", {}, head), body));
+      var prev = el("button", { text: "\u2039 previous" });
+      var next = el("button", { text: "next \u203A" });
+      prev.disabled = page === 0;
+      next.disabled = page >= pages - 1;
+      prev.addEventListener("click", function () { page--; draw(); });
+      next.addEventListener("click", function () { page++; draw(); });
+      pager.replaceChildren(
+        prev, el("span", { text: "page " + (page + 1) + " of " + pages + " (" + all.length + " rows)" }), next
+      );
+    }
+    draw();
+    return self;
+  }
+
+  /* ----- time series of one run ------------------------------------------------ */
+
+  var COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+    "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+
+  function line(flow, i, y, name, extra) {
+    var t = {
+      type: "scatter", mode: "lines", x: flow.t, y: flow[y], name: flow.name + " " + name,
+      legendgroup: flow.name, line: { color: COLORS[i % COLORS.length], width: 1.4 },
+      hovertemplate: "%{x:.3f} s: %{y}<extra>" + flow.name + " " + name + "</extra>"
+    };
+    Object.keys(extra || {}).forEach(function (k) { t[k] = extra[k]; });
+    return t;
+  }
+
+  function shapes(run) {
+    return (run.events || []).map(function (e) {
+      return { type: "rect", xref: "x", yref: "paper", x0: e.start, x1: e.end, y0: 0, y1: 1,
+        fillcolor: "rgba(120,120,120,0.18)", line: { width: 0 }, layer: "below" };
+    });
+  }
+
+  function layout(title, ytitle, run, extra) {
+    var l = {
+      title: { text: title, font: { size: 14 } }, height: 360,
+      margin: { l: 60, r: 20, t: 36, b: 96 },
+      xaxis: { title: { text: "time (s)" }, zeroline: false },
+      yaxis: { title: { text: ytitle }, rangemode: "tozero" },
+      legend: { orientation: "h", x: 0, y: -0.3, yanchor: "top", font: { size: 11 } },
+      shapes: shapes(run), hovermode: "closest"
+    };
+    Object.keys(extra || {}).forEach(function (k) { l[k] = extra[k]; });
+    return l;
+  }
+
+  function figures(run) {
+    var rate = [], win = [], rtt = [], seq = [];
+    var y2 = false;
+    run.flows.forEach(function (f, i) {
+      rate.push(line(f, i, "goodput", "goodput"));
+      rate.push(line(f, i, "send_rate", "sending rate", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dot" } }));
+      if (f.burst) {
+        win.push(line(f, i, "burst", "burst (segments)", { mode: "lines+markers", marker: { size: 3 } }));
+      }
+      if (f.tx_time) {
+        y2 = true;
+        win.push(line(f, i, "tx_time", "TxTime (ms)", { yaxis: "y2", line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+      }
+      if (f.cwnd.some(function (v) { return v !== null; })) {
+        win.push(line(f, i, "cwnd", "cwnd"));
+        win.push(line(f, i, "ssthresh", "ssthresh", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+      }
+      rtt.push(line(f, i, "srtt", "srtt"));
+      rtt.push(line(f, i, "rtt", "RTT sample", { mode: "markers", marker: { size: 3, color: COLORS[i % COLORS.length] } }));
+      rtt.push(line(f, i, "rto", "RTO", { visible: "legendonly", line: { color: COLORS[i % COLORS.length], width: 1, dash: "dot" } }));
+      seq.push(line(f, i, "seq_sent", "highest sent"));
+      seq.push(line(f, i, "seq_acked", "acknowledged", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+      if (f.rtx_t && f.rtx_t.length) {
+        seq.push({ type: "scatter", mode: "markers", x: f.rtx_t, y: f.rtx_seq, name: f.name + " retransmitted",
+          legendgroup: f.name, marker: { symbol: "circle-open", size: 6, color: COLORS[i % COLORS.length] },
+          hovertemplate: "%{x:.4f} s: segment %{y}<extra>retransmission</extra>" });
+      }
+    });
+    var winExtra = y2 ? { yaxis2: { title: { text: "TxTime (ms)" }, overlaying: "y", side: "right", rangemode: "tozero" },
+      margin: { l: 60, r: 60, t: 36, b: 96 } } : {};
+    return [
+      { id: "rate", data: rate, layout: layout("Rate", "Mbit/s", run) },
+      { id: "window", data: win, layout: layout("Congestion window / burst", "segments", run, winExtra) },
+      { id: "rtt", data: rtt, layout: layout("RTT", "ms", run) },
+      { id: "sequence", data: seq, layout: layout("Sequence numbers", "segment", run) }
+    ];
+  }
+
+  /* A run's data is gzip-compressed JSON in base64; inflate it on first use. */
+  var unpacked = {};
+  function unpack(key) {
+    if (unpacked[key]) return unpacked[key];
+    var bin = atob(D.runs[key].packed);
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    unpacked[key] = new Response(stream).text().then(JSON.parse);
+    return unpacked[key];
+  }
+
+  function RunViewer(runs, labels) {
+    var keys = Object.keys(runs);
+    var select = el("select", { id: "run-select" });
+    keys.forEach(function (k) {
+      select.appendChild(el("option", { value: k, text: k + (labels && labels[k] ? ": " + labels[k] : "") }));
+    });
+    var status = el("p", { cls: "note" });
+    var grid = el("div", { cls: "plots" });
+    var divs = {};
+    ["rate", "window", "rtt", "sequence"].forEach(function (id) {
+      divs[id] = el("div", { cls: "plot", id: "plot-" + id });
+      grid.appendChild(divs[id]);
+    });
+    var syncing = false;
+    var current = null;
+    var pending = Promise.resolve();
+    function show(key) {
+      if (!runs[key]) return pending;
+      current = key;
+      select.value = key;
+      pending = unpack(key).then(function (run) {
+        if (current !== key) return;
+        draw(key, run);
+      }).catch(function (e) {
+        status.textContent = "cannot show run " + key + ": " + e;
+        console.error(e);
+      });
+      return pending;
+    }
+    function draw(key, run) {
+      status.textContent = run.label + " \u2014 " + run.flows.length + " flow(s)" +
+        (run.complete ? "" : " \u2014 interrupted run (partial)") +
+        ". Click a legend entry to hide a trace, double-click to isolate a flow; drag to zoom (all four plots follow).";
+      figures(run).forEach(function (fig) {
+        Plotly.react(divs[fig.id], fig.data, fig.layout, CONFIG);
+      });
+      plotted = Object.keys(divs).length;
+      document.body.setAttribute("data-plotted-run", key);
+    }
+    function link(id) {
+      var div = divs[id];
+      return Plotly.newPlot(div, [], layout("", "", { events: [] }), CONFIG).then(function () {
+        div.on("plotly_relayout", function (ev) {
+          if (syncing) return;
+          var r = {};
+          if (ev["xaxis.range[0]"] !== undefined) {
+            r["xaxis.range"] = [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+          } else if (ev["xaxis.autorange"]) {
+            r["xaxis.autorange"] = true;
+          } else return;
+          syncing = true;
+          Promise.all(Object.keys(divs).filter(function (o) { return o !== id; }).map(function (o) {
+            return Plotly.relayout(divs[o], r);
+          })).then(function () { syncing = false; }, function () { syncing = false; });
+        });
+      });
+    }
+    select.addEventListener("change", function () { show(select.value); if (this.onSelect) this.onSelect(select.value); }.bind(this));
+    this.node = el("div", {}, el("div", { cls: "controls" }, el("label", { text: "run" }), select), status, grid);
+    this.show = show;
+    this.current = function () { return current; };
+    /* once the node is in the page (plotly sizes a plot from its container) */
+    this.start = function () {
+      Object.keys(divs).forEach(link);
+      if (keys.length) show(keys[0]);
+    };
+  }
+
+  /* ----- sections ---------------------------------------------------------------- */
+
+  function section(title) {
+    var s = el("section", {}, el("h2", { text: title }));
+    app.appendChild(s);
+    return s;
+  }
+
+  function header() {
+    var h = el("header", {},
+      el("h1", { text: D.title }),
+      el("p", { text: D.subtitle }),
+      el("p", { cls: "note", text: "generated " + D.generated + " by wavelab " + D.version }));
+    app.appendChild(h);
+    var main = el("main");
+    app.appendChild(main);
+    app = main;
+  }
+
+  function staticTables() {
+    (D.tables || []).forEach(function (t) {
+      var s = section(t.title);
+      if (t.note) s.appendChild(el("p", { cls: "note", text: t.note }));
+      s.appendChild(new Table(t).node);
+    });
+  }
+
+  function images() {
+    if (!D.images || !D.images.length) return;
+    var s = section("Figures");
+    var g = el("div", { cls: "figures" });
+    D.images.forEach(function (im) {
+      g.appendChild(el("figure", {}, el("img", { src: im.src, alt: im.title }), el("figcaption", { text: im.title })));
+    });
+    s.appendChild(g);
+  }
+
+  function sweep(getViewer) {
+    var sw = D.sweep;
+    var runCol = sw.columns.indexOf("run");
+    var statusCol = sw.columns.indexOf("status");
+    var perFlow = false;
+    var s = section("Runs");
+    if (sw.note) s.appendChild(el("p", { cls: "note", text: sw.note }));
+    var toggle = el("input", { type: "checkbox", id: "per-flow" });
+    s.appendChild(el("div", { cls: "controls" }, toggle, el("label", { "for": "per-flow", text: "show per-flow columns (metric:flow)" })));
+    var table = new Table(sw, {
+      visible: function (c) { return perFlow || c.indexOf(":") < 0 || sw.params.indexOf(c) >= 0; },
+      onRow: function (row) {
+        var viewer = getViewer();
+        if (viewer) { viewer.show(row[runCol]); table.select(row[runCol]); }
+      },
+      clickable: function (row) { return D.runs && D.runs[row[runCol]] !== undefined; },
+      rowKey: function (row) { return row[runCol]; }
+    });
+    toggle.addEventListener("change", function () { perFlow = toggle.checked; table.redraw(); });
+    s.appendChild(table.node);
+    s.appendChild(el("p", { cls: "note", text: "Click a row to show its run's time series below." }));
+
+    /* a metric against a parameter */
+    var p = section("Metric against parameter");
+    var xs = el("select", { id: "scatter-x" }), ys = el("select", { id: "scatter-y" }), cs = el("select", { id: "scatter-color" });
+    sw.params.concat(sw.metrics).forEach(function (c) { xs.appendChild(el("option", { value: c, text: c })); });
+    sw.metrics.forEach(function (c) { ys.appendChild(el("option", { value: c, text: c })); });
+    cs.appendChild(el("option", { value: "", text: "(none)" }));
+    sw.params.forEach(function (c) { cs.appendChild(el("option", { value: c, text: c })); });
+    var pick = ["recovery_s", "goodput_mbps"].filter(function (m) { return sw.metrics.indexOf(m) >= 0; });
+    if (pick.length) ys.value = pick[0];
+    if (sw.params.length > 1) cs.value = sw.params[sw.params.length > 2 ? sw.params.length - 2 : 1];
+    var div = el("div", { cls: "plot", id: "plot-scatter" });
+    p.appendChild(el("div", { cls: "controls" }, el("label", { text: "x" }), xs, el("label", { text: "y" }), ys,
+      el("label", { text: "colour" }), cs));
+    p.appendChild(div);
+    function scatter() {
+      var xi = sw.columns.indexOf(xs.value), yi = sw.columns.indexOf(ys.value), ci = sw.columns.indexOf(cs.value);
+      var groups = {};
+      sw.rows.forEach(function (r) {
+        if (statusCol >= 0 && String(r[statusCol]).indexOf("ok") !== 0) return;
+        var g = ci >= 0 ? fmt(r[ci]) : "runs";
+        (groups[g] = groups[g] || { x: [], y: [], key: [] });
+        groups[g].x.push(r[xi]); groups[g].y.push(r[yi]); groups[g].key.push(r[runCol]);
+      });
+      var traces = Object.keys(groups).map(function (g, i) {
+        return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
+          customdata: groups[g].key, marker: { size: 8, color: COLORS[i % COLORS.length], opacity: 0.8 },
+          hovertemplate: "%{x}: %{y}<br>run %{customdata}<extra></extra>" };
+      });
+      Plotly.react(div, traces, { height: 360, margin: { l: 60, r: 20, t: 20, b: 50 },
+        xaxis: { title: { text: xs.value } }, yaxis: { title: { text: ys.value } }, hovermode: "closest" }, CONFIG);
+    }
+    [xs, ys, cs].forEach(function (sel) { sel.addEventListener("change", scatter); });
+    scatter();
+    div.on("plotly_click", function (ev) {
+      var key = ev.points && ev.points[0] && ev.points[0].customdata;
+      var viewer = getViewer();
+      if (key && viewer && D.runs[key]) { viewer.show(key); table.select(key); }
+    });
+    return table;
+  }
+
+  function runs() {
+    var keys = Object.keys(D.runs || {});
+    if (!keys.length) return null;
+    var s = section(keys.length === 1 ? "Time series" : "Time series of a run");
+    if (D.omitted_runs) {
+      s.appendChild(el("p", { cls: "note", text: D.omitted_runs +
+        " more runs are in the results but their series are not embedded (wavelab report --max-runs)." }));
+    }
+    var labels = {};
+    keys.forEach(function (k) { labels[k] = D.runs[k].label; });
+    var v = new RunViewer(D.runs, labels);
+    s.appendChild(v.node);
+    v.start();
+    return v;
+  }
+
+  try {
+    header();
+    var viewer = null;
+    var table = null;
+    if (D.kind === "sweep") {
+      // the table and the scatter select runs of the viewer built below them
+      table = sweep(function () { return viewer; });
+    } else {
+      staticTables();
+      images();
+    }
+    viewer = runs();
+    if (viewer && table) {
+      viewer.onSelect = function (k) { table.select(k); };
+      table.select(viewer.current());
+    }
+    window.wavelabReport = { ready: true, runs: Object.keys(D.runs || {}).length, plots: function () { return plotted; } };
+    document.body.setAttribute("data-ready", "1");
+  } catch (e) {
+    app.appendChild(el("p", { cls: "error", text: "This report failed to render: " + e }));
+    console.error(e);
+    throw e;
+  }
+})();

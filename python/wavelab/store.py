@@ -1,0 +1,367 @@
+"""The results store of sweeps: one directory per run, written atomically, and
+an index that records what finished.
+
+Layout of a store directory::
+
+    index.jsonl        one line per finished run: key, code version, files
+                       with their sizes and SHA-256, run figures, metrics
+    runs/<key>/        the run's tables as Parquet, summary.csv, run.json
+                       (the layout of `wavelab run --out`), pcap captures
+    .lock              held (flock) while a sweep writes here
+
+* **Keys.** A run's key is the SHA-256 (first 16 hex digits) of its
+  normalised scenario as canonical JSON (sorted keys) and the code version:
+  the package version and the native module's build id, a hash of the
+  simulator's Rust sources and compiler (``crates/py/build.rs``). The same
+  scenario run by the same code is the same run, whichever sweep asked for
+  it; a rebuilt simulator never reuses old results.
+* **Atomic writes.** A finished run is written into ``runs/.tmp-<key>-...``,
+  every file and the directory are fsynced, the directory is renamed to
+  ``runs/<key>`` (atomic on POSIX), the parent is fsynced, and only then is
+  its line appended to the index (and fsynced). A crash at any point leaves
+  either a complete run with its index line, or something the index does not
+  vouch for, which is run again.
+* **Verification.** Before a stored run is reused, each of its files is
+  checked against the size and SHA-256 its index line recorded; a missing,
+  truncated or altered file makes the run "not done" and it is run again. A
+  torn last index line (a kill during the append) does not parse and is
+  ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import io
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wavelab import _native
+from wavelab.errors import WavelabError
+from wavelab.scenario import Scenario
+
+INDEX = "index.jsonl"
+RUNS = "runs"
+LOCK = ".lock"
+FORMAT = 1
+"""Version of the index line format."""
+
+
+class StoreError(WavelabError):
+    """The store cannot be used or written; the message says why and what was kept."""
+
+
+class StoreWriteError(StoreError):
+    """Writing a finished run failed (e.g. the disk is full); the runs written
+    before are intact."""
+
+    def __init__(self, message: str, errno_: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno_
+
+
+def code_version() -> str:
+    """The package version and the native build id, e.g. ``0.1.0+00f4ea463393796e``."""
+    return f"{_native.__version__}+{_native.build_id}"
+
+
+def run_key(normalized: Mapping[str, Any], code: str | None = None) -> str:
+    """The store key of a run of this (normalised) scenario by this code."""
+    material = json.dumps(
+        {"scenario": normalized, "code": code or code_version()},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+def scenario_key(sc: Scenario) -> str:
+    """:func:`run_key` of a scenario."""
+    return run_key(sc.normalized)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Writes and fsyncs one file (the seam the disk-full test replaces)."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Entry:
+    """An index line: a run the store vouches for (once its files verify)."""
+
+    key: str
+    code: str
+    files: dict[str, dict[str, Any]]
+    run: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    captures: list[str] = field(default_factory=list)
+    name: str = ""
+    written: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "format": FORMAT,
+                "key": self.key,
+                "code": self.code,
+                "name": self.name,
+                "files": self.files,
+                "captures": self.captures,
+                "run": self.run,
+                "metrics": self.metrics,
+                "written": self.written,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            allow_nan=True,
+        )
+
+
+def _parse_entry(line: str) -> Entry | None:
+    try:
+        d = json.loads(line)
+        if d.get("format") != FORMAT:
+            return None
+        return Entry(
+            key=str(d["key"]),
+            code=str(d["code"]),
+            files=dict(d["files"]),
+            run=dict(d.get("run") or {}),
+            metrics=dict(d.get("metrics") or {}),
+            captures=list(d.get("captures") or []),
+            name=str(d.get("name") or ""),
+            written=float(d.get("written") or 0.0),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+class Store:
+    """A results store directory (see the module description). Open it with
+    ``with Store(path) as store:``; the lock keeps a second sweep out."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.entries: dict[str, Entry] = {}
+        self.torn_lines = 0
+        self._lock: io.TextIOWrapper | None = None
+        self._verified: dict[str, str | None] = {}
+
+    # ----- opening ---------------------------------------------------------------
+
+    def __enter__(self) -> Store:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Creates the directory if needed, takes the lock, reads the index and
+        removes temporary directories a killed sweep left behind."""
+        try:
+            (self.root / RUNS).mkdir(parents=True, exist_ok=True)
+            lock = open(self.root / LOCK, "a+", encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            raise StoreError(f"{self.root}: cannot be used as a results store: {e}") from None
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            lock.close()
+            raise StoreError(
+                f"{self.root}: another wavelab sweep is writing here ({holder}); "
+                "wait for it or use another --out"
+            ) from None
+        with contextlib.suppress(OSError):
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"pid {os.getpid()}\n")
+            lock.flush()
+        self._lock = lock
+        self.entries = {}
+        self.torn_lines = 0
+        self._read_index()
+        for tmp in (self.root / RUNS).glob(".tmp-*"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        for old in (self.root / RUNS).glob(".old-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        for tmp in self.root.glob(".tmp-*"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    def close(self) -> None:
+        """Releases the lock."""
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def _read_index(self) -> None:
+        path = self.root / INDEX
+        if not path.exists():
+            return
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                e = _parse_entry(line)
+                if e is None:
+                    self.torn_lines += 1
+                    continue
+                self.entries[e.key] = e  # a later line for the same key wins
+
+    # ----- reading ---------------------------------------------------------------
+
+    def run_dir(self, key: str) -> Path:
+        """Where run ``key`` lives."""
+        return self.root / RUNS / key
+
+    def problem(self, key: str) -> str | None:
+        """Why run ``key`` cannot be reused (not in the index, a file missing,
+        truncated or altered), or None if every file verifies. Checked once
+        per store opening."""
+        if key in self._verified:
+            return self._verified[key]
+        e = self.entries.get(key)
+        why: str | None = None
+        if e is None:
+            why = "not in the store"
+        else:
+            d = self.run_dir(key)
+            for name, info in sorted(e.files.items()):
+                p = d / name
+                try:
+                    size = p.stat().st_size
+                except OSError:
+                    why = f"{name} is missing"
+                    break
+                if size != info.get("size"):
+                    why = f"{name} has {size} bytes, {info.get('size')} were written"
+                    break
+                if _sha256(p) != info.get("sha256"):
+                    why = f"{name} does not match its checksum"
+                    break
+        self._verified[key] = why
+        return why
+
+    def done(self, key: str, captures: Iterable[str] = ()) -> bool:
+        """True if run ``key`` is stored, verifies, and has every capture asked for."""
+        if self.problem(key) is not None:
+            return False
+        have = set(self.entries[key].captures)
+        return all(c in have for c in captures)
+
+    # ----- writing ---------------------------------------------------------------
+
+    def write_run(
+        self,
+        key: str,
+        files: Mapping[str, bytes],
+        run: Mapping[str, Any],
+        metrics: Mapping[str, Any],
+        captures: Iterable[str] = (),
+        name: str = "",
+    ) -> Entry:
+        """Writes a finished run atomically and records it in the index.
+
+        Raises :class:`StoreWriteError` if anything cannot be written; the
+        run's temporary directory is removed and the store is as before."""
+        runs = self.root / RUNS
+        tmp = runs / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        final = self.run_dir(key)
+        try:
+            tmp.mkdir()
+            info = {}
+            for fname, data in files.items():
+                _write_file(tmp / fname, data)
+                info[fname] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            _fsync_dir(tmp)
+            if final.exists():
+                old = runs / f".old-{key}-{uuid.uuid4().hex[:8]}"
+                os.rename(final, old)
+                shutil.rmtree(old, ignore_errors=True)
+            os.rename(tmp, final)
+            _fsync_dir(runs)
+            entry = Entry(
+                key=key,
+                code=code_version(),
+                files=info,
+                run=dict(run),
+                metrics=dict(metrics),
+                captures=sorted(set(captures)),
+                name=name,
+                written=time.time(),
+            )
+            self._append(entry.to_json())
+        except BaseException as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not isinstance(e, OSError):
+                raise  # Ctrl-C while writing: nothing half-written stays
+            reason = os.strerror(e.errno) if e.errno else str(e)
+            if e.errno == errno.ENOSPC:
+                reason = "no space left on device"
+            raise StoreWriteError(
+                f"{self.root}: cannot write run {key}: {reason}", e.errno
+            ) from None
+        self.entries[key] = entry
+        self._verified[key] = None
+        return entry
+
+    def _append(self, line: str) -> None:
+        path = self.root / INDEX
+        with open(path, "ab") as f:
+            # a torn line from a killed writer must not swallow this one
+            if f.tell() > 0:
+                with open(path, "rb") as r:
+                    r.seek(-1, os.SEEK_END)
+                    if r.read(1) != b"\n":
+                        f.write(b"\n")
+            f.write(line.encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def write_file(self, name: str, data: bytes) -> Path:
+        """Writes a file at the top of the store atomically (temp, fsync, rename)."""
+        path = self.root / name
+        tmp = self.root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
+        try:
+            _write_file(tmp, data)
+            os.replace(tmp, path)
+            _fsync_dir(self.root)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            reason = "no space left on device" if e.errno == errno.ENOSPC else str(e)
+            raise StoreWriteError(f"{path}: cannot be written: {reason}", e.errno) from None
+        return path

@@ -1,0 +1,191 @@
+"""`wavelab report`: one self-contained HTML file, checked in Debian's
+headless Chromium: it loads from a file without any network request, without
+console errors, and shows its plots with data; a click selects another run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from browser import Browser
+from conftest import require_tool
+from wavelab.backends import LocalPool
+from wavelab.sweep import from_sweep_dict
+from wavelab.sweep_runner import run_sweep
+
+SWEEP = """
+name = "report-test"
+duration = "12s"
+
+[[links]]
+name = "access"
+between = ["s", "r"]
+rate = "100Mbit/s"
+delay = "1ms"
+
+[[links]]
+name = "bottleneck"
+between = ["r", "d"]
+rate = "2Mbit/s"
+delay = "30ms"
+queue = "50pkt"
+loss = { model = "bernoulli", p = 0.005 }
+handovers = [{ at = "5s", outage = "1s", rate = "8Mbit/s", delay = "100ms" }]
+
+[[flows]]
+name = "f"
+from = "s"
+to = "d"
+log_packets = true
+count = 2
+
+[sweep]
+"flows[0].cc" = ["newreno", "wave"]
+seeds = 2
+"""
+
+
+def wavelab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wavelab.cli", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import tomllib
+
+    out = tmp_path_factory.mktemp("report") / "sweep"
+    sweep = from_sweep_dict(tomllib.loads(SWEEP), Path("report-test.toml"), SWEEP)
+    o = run_sweep(sweep, out, LocalPool(2), progress=False, log=lambda m: None)
+    assert o.stopped is None and not o.failed
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    binary = require_tool("chromium", "chromium-browser", "google-chrome")
+    with Browser(binary, width=1400, height=1000) as b:
+        yield b
+
+
+def open_report(b: Browser, html: Path) -> None:
+    b.events.clear()
+    b.open(html.as_uri())
+    b.wait_for("window.wavelabReport && window.wavelabReport.plots() >= 4", timeout=60)
+
+
+def plot_points(b: Browser) -> dict[str, list[int]]:
+    """Points per trace of every plot on the page."""
+    value: dict[str, list[int]] = b.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".map(g => [g.id, g.data.map(t => (t.x || []).length)]))"
+    )
+    return value
+
+
+def assert_clean(b: Browser, html: Path) -> None:
+    assert b.problems() == []
+    # the figures are data: URLs inside the file; nothing else is fetched
+    outside = {u for u in b.requests() if not u.startswith("data:image/png;base64,")}
+    assert outside == {html.as_uri()}, "no request beyond the file itself"
+
+
+def test_sweep_report_loads_offline_and_shows_its_plots(
+    sweep_dir: Path, browser: Browser, tmp_path: Path
+) -> None:
+    res = wavelab("report", str(sweep_dir))
+    assert res.returncode == 0, res.stderr
+    html = sweep_dir / "report.html"
+    assert res.stdout.startswith(f"wrote {html} (")
+    text = html.read_text()
+    # nothing is loaded from elsewhere
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=|<img[^>]+src=\"http", text)
+    open_report(browser, html)
+    assert_clean(browser, html)
+    points = plot_points(browser)
+    for plot in ("plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-scatter"):
+        assert plot in points and sum(points[plot]) > 0, (plot, points)
+    # two flows: a goodput and a sending-rate trace each, with data
+    assert len(points["plot-rate"]) == 4 and min(points["plot-rate"]) > 50
+    assert sum(points["plot-scatter"]) == 4, "one marker per point of the sweep"
+    assert (
+        browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 4
+    )
+    first = browser.evaluate("document.body.getAttribute('data-plotted-run')")
+    table_rows = browser.evaluate("document.querySelectorAll('tbody tr.clickable').length")
+    assert table_rows == 4
+
+    # selecting a Wave run from the table redraws the plots with its burst and TxTime
+    browser.evaluate(
+        "Array.from(document.querySelectorAll('tbody tr.clickable'))"
+        ".find(r => r.textContent.includes('wave')).click()"
+    )
+    browser.wait_for(f"document.body.getAttribute('data-plotted-run') !== '{first}'")
+    names = browser.evaluate(
+        "document.getElementById('plot-window').data.map(t => t.name + '|' + (t.yaxis || 'y'))"
+    )
+    assert "f#0 burst (segments)|y" in names and "f#0 TxTime (ms)|y2" in names, names
+    assert (
+        browser.evaluate("document.querySelector('tbody tr.selected').textContent").find("wave")
+        >= 0
+    )
+    retransmitted = browser.evaluate(
+        "document.getElementById('plot-sequence').data"
+        ".filter(t => t.name.endsWith('retransmitted')).map(t => t.x.length)"
+    )
+    assert retransmitted and sum(retransmitted) > 0, "the packet log's retransmissions"
+    # the handover's outage is shaded on every plot
+    assert browser.evaluate("document.getElementById('plot-rate').layout.shapes.length") == 1
+    assert_clean(browser, html)
+    shot = tmp_path / "report.png"
+    browser.screenshot(shot)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_run_and_reproduction_reports(tmp_path: Path, browser: Browser, small_file: Path) -> None:
+    run_dir = tmp_path / "run"
+    assert (
+        wavelab("run", str(small_file), "--out", str(run_dir), "--quiet", "--no-plots").returncode
+        == 0
+    )
+    assert wavelab("report", str(run_dir)).returncode == 0
+    html = run_dir / "report.html"
+    open_report(browser, html)
+    assert_clean(browser, html)
+    assert browser.evaluate("document.querySelector('h2').textContent") == "Summary"
+    assert all(sum(p) > 0 for p in plot_points(browser).values())
+
+    repro = tmp_path / "repro"
+    res = wavelab("reproduce", "wave-page", "--quick", "--out", str(repro))
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "elsewhere" / "wave-page.html"
+    assert wavelab("report", str(repro), "--out", str(out)).returncode == 0
+    open_report(browser, out)
+    assert_clean(browser, out)
+    headings = browser.evaluate(
+        "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
+    )
+    assert headings[:2] == ["comparison.csv", "Figures"], headings
+    assert browser.evaluate("document.querySelectorAll('figure img').length") == 8
+    assert browser.evaluate("document.querySelectorAll('figure img')[0].naturalWidth") > 100
+    assert browser.evaluate("document.querySelectorAll('#run-select option').length") == 4
+    assert "one flow, 6 Mbit/s" in browser.evaluate("document.querySelector('table').textContent")
+
+
+def test_report_errors_are_one_line(tmp_path: Path) -> None:
+    res = wavelab("report", str(tmp_path))
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"error: {tmp_path}: nothing to report: expected a sweep (sweep.json), a run "
+        "(run.json) or a reproduction (runs/*/run.json)\n"
+    )
+    res = wavelab("report", str(tmp_path / "missing"))
+    assert (
+        res.returncode == 2 and res.stderr == f"error: {tmp_path / 'missing'}: no such directory\n"
+    )

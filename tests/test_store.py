@@ -1,0 +1,297 @@
+"""The results store: atomic runs, resume after a kill, damaged files
+detected and run again, a full disk reported with the finished runs kept."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from wavelab import cli, store
+from wavelab.backends import LocalPool
+from wavelab.store import Store, run_key
+from wavelab.sweep import load_sweep
+from wavelab.sweep_runner import run_sweep
+
+SWEEP = """
+name = "store-test"
+duration = "2s"
+
+[[links]]
+name = "bottleneck"
+between = ["a", "b"]
+rate = "10Mbit/s"
+delay = "10ms"
+queue = "20pkt"
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+
+[sweep]
+seeds = 6
+"""
+
+# about a third of a second per run: slow enough to kill a sweep in the middle
+SLOW = """
+name = "slow"
+duration = "8s"
+
+[[links]]
+name = "bottleneck"
+between = ["a", "b"]
+rate = "1Gbit/s"
+delay = "5ms"
+queue = "2000pkt"
+loss = { model = "bernoulli", p = 0.0001 }
+
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+count = 4
+
+[sweep]
+seeds = 12
+"""
+
+
+def wavelab(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wavelab.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def sweep_file(tmp_path: Path) -> Path:
+    p = tmp_path / "sweep.toml"
+    p.write_text(SWEEP)
+    return p
+
+
+def quiet_run(sweep_file: Path, out: Path, jobs: int = 1) -> object:
+    return run_sweep(
+        load_sweep(sweep_file), out, LocalPool(jobs), progress=False, log=lambda m: None
+    )
+
+
+def index_lines(out: Path) -> list[dict[str, object]]:
+    return [json.loads(x) for x in (out / "index.jsonl").read_text().splitlines() if x.strip()]
+
+
+def test_keys_change_with_the_scenario_and_the_code() -> None:
+    sc = {"duration": "1s", "seed": 1}
+    assert run_key(sc, "0.1.0+a") == run_key({"seed": 1, "duration": "1s"}, "0.1.0+a")
+    assert run_key(sc, "0.1.0+a") != run_key({**sc, "seed": 2}, "0.1.0+a")
+    assert run_key(sc, "0.1.0+a") != run_key(sc, "0.1.0+b")
+    assert store.code_version().startswith("0.1.0+") and len(store.code_version()) == 22
+
+
+def test_runs_are_indexed_with_checksums_of_every_file(sweep_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    o = quiet_run(sweep_file, out)
+    assert o.ran == 6 and o.reused == 0  # type: ignore[attr-defined]
+    lines = index_lines(out)
+    assert len(lines) == 6
+    for e in lines:
+        d = out / "runs" / str(e["key"])
+        files = e["files"]
+        assert isinstance(files, dict)
+        assert set(files) == {p.name for p in d.iterdir()}
+        assert {"series.parquet", "flows.parquet", "run.json"} <= set(files)
+    assert not list((out / "runs").glob(".tmp-*"))
+
+
+def test_damaged_files_are_detected_and_run_again(sweep_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    quiet_run(sweep_file, out)
+    table = pd.read_parquet(out / "runs.parquet")
+    keys = list(table["run"])
+    flipped = out / "runs" / keys[0] / "series.parquet"
+    data = bytearray(flipped.read_bytes())
+    data[len(data) // 2] ^= 0x40  # same size, one bit changed
+    flipped.write_bytes(bytes(data))
+    truncated = out / "runs" / keys[1] / "flows.parquet"
+    truncated.write_bytes(truncated.read_bytes()[:100])
+    (out / "runs" / keys[2] / "run.json").unlink()
+    res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
+    assert res.returncode == 0, res.stderr
+    assert "6 runs, 3 already in" in res.stderr
+    assert f"run {keys[0]} in the store is damaged (series.parquet does not match" in res.stderr
+    assert f"run {keys[1]} in the store is damaged (flows.parquet has 100 bytes" in res.stderr
+    assert f"run {keys[2]} in the store is damaged (run.json is missing)" in res.stderr
+    with Store(out) as s:
+        assert all(s.problem(k) is None for k in keys)
+    again = pd.read_parquet(out / "runs.parquet")
+    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), table.drop(columns="wall_s"))
+
+
+def test_a_torn_index_line_and_leftovers_of_a_crash_are_handled(
+    sweep_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    quiet_run(sweep_file, out)
+    lines = (out / "index.jsonl").read_text().splitlines()
+    # a kill in the middle of the last append, and of a run's directory write
+    (out / "index.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])
+    (out / "runs" / ".tmp-deadbeef-1-abc").mkdir()
+    (out / "runs" / ".tmp-deadbeef-1-abc" / "series.parquet").write_bytes(b"PAR1")
+    with Store(out) as s:
+        assert s.torn_lines == 1 and len(s.entries) == 5
+        assert not list((out / "runs").glob(".tmp-*"))
+    res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
+    assert res.returncode == 0, res.stderr
+    assert "6 runs, 5 already in" in res.stderr
+    assert "ignored 1 incomplete line(s) of the index" in res.stderr
+    raw = (out / "index.jsonl").read_text()
+    assert raw.splitlines()[-2] == lines[-1][:40], "the torn line stays on its own line"
+    with Store(out) as s:
+        assert len(s.entries) == 6 and all(s.problem(k) is None for k in s.entries)
+
+
+def test_a_killed_sweep_resumes_where_it_stopped(tmp_path: Path) -> None:
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wavelab.cli", "sweep", str(f), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    index = out / "index.jsonl"
+    while time.monotonic() < deadline:
+        if index.exists() and len(index.read_text().splitlines()) >= 3:
+            break
+        assert proc.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-run
+    proc.wait()
+    with Store(out) as s:
+        kept = [k for k in s.entries if s.problem(k) is None]
+    assert 3 <= len(kept) < 12, f"{len(kept)} runs finished before the kill"
+    assert not (out / "runs.parquet").exists()
+    res = wavelab("sweep", str(f), "--out", str(out), "--jobs", "2")
+    assert res.returncode == 0, res.stderr
+    assert f"12 runs, {len(kept)} already in {out}, {12 - len(kept)} to run" in res.stderr
+    assert f"{12 - len(kept)} runs ran, {len(kept)} reused" in res.stderr
+    table = pd.read_parquet(out / "runs.parquet")
+    assert len(table) == 12 and set(table["status"]) == {"ok"}
+    assert len(set(table["run"])) == 12
+
+
+def test_ctrl_c_stops_at_once_keeps_the_finished_runs_and_resumes(tmp_path: Path) -> None:
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wavelab.cli", "sweep", str(f), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    index = out / "index.jsonl"
+    deadline = time.monotonic() + 120
+    while not (index.exists() and len(index.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: interrupted; ") and "run the same command again" in last
+    table = pd.read_parquet(out / "runs.parquet")
+    kept = (table["status"] == "ok").sum()
+    assert 2 <= kept < 12 and set(table["status"]) == {"ok", "pending"}
+    assert f"{kept} of 12 runs are finished and kept" in last
+    res = wavelab("sweep", str(f), "--out", str(out), "--jobs", "2", "--quiet")
+    assert res.returncode == 0 and f"{kept} already in" in res.stderr
+    assert set(pd.read_parquet(out / "runs.parquet")["status"]) == {"ok"}
+
+
+def test_a_full_disk_stops_the_sweep_and_keeps_the_finished_runs(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    real = store._write_file
+    calls = {"n": 0}
+
+    def full_after_three_runs(path: Path, data: bytes) -> None:
+        # sweep.toml, sweep.json, then 6 files per run (series, flows, links,
+        # queues, summary, run.json): the disk fills up inside the 4th run
+        calls["n"] += 1
+        if calls["n"] > 2 + 3 * 6 + 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(store, "_write_file", full_after_three_runs)
+    o = quiet_run(sweep_file, out)
+    assert o.stopped is not None  # type: ignore[attr-defined]
+    msg = o.stopped  # type: ignore[attr-defined]
+    assert "no space left on device; stopped the sweep" in msg
+    assert "3 of 6 runs are finished and kept" in msg and "run the same command again" in msg
+    assert not list((out / "runs").glob(".tmp-*")), "the half-written run is removed"
+    with Store(out) as s:
+        assert len(s.entries) == 3 and all(s.problem(k) is None for k in s.entries)
+
+    # the CLI says the same in one line, exit code 2
+    monkeypatch.setattr(sys, "argv", ["wavelab"])
+    code = cli.main(["sweep", str(sweep_file), "--out", str(out), "--jobs", "1", "--quiet"])
+    assert code == 2
+
+    monkeypatch.setattr(store, "_write_file", real)
+    o = quiet_run(sweep_file, out)
+    assert o.stopped is None and o.reused == 3 and o.ran == 3  # type: ignore[attr-defined]
+
+
+def test_full_disk_message_from_the_cli(
+    sweep_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    real = store._write_file
+
+    def full(path: Path, data: bytes) -> None:
+        if path.name.endswith(".parquet"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(store, "_write_file", full)
+    code = cli.main(["sweep", str(sweep_file), "--out", str(tmp_path / "o"), "--jobs", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    line = [x for x in err.splitlines() if x.startswith("error:")]
+    assert len(line) == 1
+    assert "cannot write run" in line[0] and "no space left on device" in line[0]
+    assert "0 of 6 runs are finished and kept" in line[0]
+
+
+def test_a_second_sweep_into_the_same_directory_is_refused(
+    sweep_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with Store(out):
+        res = wavelab("sweep", str(sweep_file), "--out", str(out))
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"error: {out}: another wavelab sweep is writing here (pid {os.getpid()}); "
+        "wait for it or use another --out\n"
+    )
