@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from wavelab.cli import build_parser
 
 
@@ -200,3 +202,22 @@ def test_reproduce_dcnet2016_quick(tmp_path: Path) -> None:
     # the raw series are kept for other definitions of recovery
     assert (out_dir / "runs" / "newreno-L1L2-ht2" / "series.parquet").exists()
     assert (out_dir / "runs" / "newreno-L1L2-ht2" / "queues.parquet").exists()
+
+
+def test_bench_scaling_writes_a_table_and_a_plot(tmp_path: Path) -> None:
+    res = wavelab("bench", "--scaling", str(tmp_path / "s"), "--quick", "--repeat", "1")
+    assert res.returncode == 0, res.stderr
+    table = pd.read_csv(tmp_path / "s" / "scaling.csv")
+    assert list(table["series"].unique()) == ["flows", "rate", "time"]
+    flows = table[table["series"] == "flows"].set_index("x")
+    # more flows, more packets in the same simulated time
+    assert flows.loc[100, "packet_hops"] > flows.loc[1, "packet_hops"]
+    rate = table[table["series"] == "rate"].set_index("x")
+    assert rate.loc[100, "packet_hops"] > 5 * rate.loc[1, "packet_hops"]
+    time_ = table[table["series"] == "time"].set_index("x")
+    assert list(time_["simulated_s"]) == [45.0, 90.0]
+    assert (table["peak_rss_mb"] >= table["base_rss_mb"]).all()
+    png = (tmp_path / "s" / "scaling.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = wavelab("bench", "--quick")
+    assert bad.returncode == 2 and "--quick goes with --scaling" in bad.stderr

@@ -12,8 +12,9 @@ module, so its peak resident memory is the simulator's plus the interpreter's
 
 Python cases measure the layer above the engine:
 
-* ``python-overhead``: ``dcnet-newreno`` through ``wavelab.run`` (stepped run,
-  results converted to DataFrames) against the engine alone, same process;
+* ``python-overhead``: ``dcnet-newreno`` and ``cubic-100-1g`` through
+  ``wavelab.run`` (stepped run, results converted to DataFrames) against the
+  engine alone, same process;
 * ``sweep``: 1,000 short handover runs (20 s of the DCNET scenario, the
   handover instant and the algorithm varied) through the parallel runner on
   all cores: runs per second, and the share of the wall time spent outside
@@ -35,7 +36,7 @@ from typing import Any
 ACCESS = {"rate": "100Gbit/s", "delay": "1ms", "queue": "100000pkt"}
 
 
-def _dcnet(cc: str) -> dict[str, Any]:
+def dcnet(cc: str) -> dict[str, Any]:
     """The speed issue's case (a): L2 for 300 s, a 2 s outage, then L1."""
     import tomllib
 
@@ -50,18 +51,20 @@ def _dcnet(cc: str) -> dict[str, Any]:
     return data
 
 
-def _cubic(flows: int, gbps: int) -> dict[str, Any]:
+def cubic_dumbbell(flows: int, mbps: int, duration: str = "10s") -> dict[str, Any]:
+    """``flows`` CUBIC flows sharing a ``mbps`` Mbit/s, 10 ms bottleneck with
+    a BDP-sized buffer (at least 10 packets), fast access links."""
     # RTT = 2 x (1 + 10 + 1) ms = 24 ms; BDP = rate x 24 ms in 1500-byte packets.
-    bdp = gbps * 10**9 * 24 // 1000 // 8 // 1500
+    bdp = max(10, mbps * 10**6 * 24 // 1000 // 8 // 1500)
     return {
-        "name": f"bench-cubic-{flows}-{gbps}g",
-        "duration": "10s",
+        "name": f"bench-cubic-{flows}-{mbps}mbit",
+        "duration": duration,
         "output": {"interval": "100ms"},
         "links": [
             {"between": ["senders", "r1"], **ACCESS},
             {
                 "between": ["r1", "r2"],
-                "rate": f"{gbps}Gbit/s",
+                "rate": f"{mbps}Mbit/s",
                 "delay": "10ms",
                 "queue": f"{bdp}pkt",
             },
@@ -74,27 +77,27 @@ def _cubic(flows: int, gbps: int) -> dict[str, Any]:
 CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "dcnet-newreno": (
         "1 NewReno flow, 8 Mbit/s / 240 ms -> 2 Mbit/s / 30 ms at 300 s, 360 s",
-        lambda: _dcnet("newreno"),
+        lambda: dcnet("newreno"),
     ),
     "dcnet-wave": (
         "1 TCP Wave flow, 8 Mbit/s / 240 ms -> 2 Mbit/s / 30 ms at 300 s, 360 s",
-        lambda: _dcnet("wave"),
+        lambda: dcnet("wave"),
     ),
     "cubic-100-1g": (
         "100 CUBIC flows, 1 Gbit/s / 10 ms / BDP buffer, 10 s",
-        lambda: _cubic(100, 1),
+        lambda: cubic_dumbbell(100, 1_000),
     ),
     "cubic-1000-1g": (
         "1,000 CUBIC flows, 1 Gbit/s / 10 ms / BDP buffer, 10 s",
-        lambda: _cubic(1000, 1),
+        lambda: cubic_dumbbell(1000, 1_000),
     ),
     "cubic-100-10g": (
         "100 CUBIC flows, 10 Gbit/s / 10 ms / BDP buffer, 10 s",
-        lambda: _cubic(100, 10),
+        lambda: cubic_dumbbell(100, 10_000),
     ),
     "cubic-1000-10g": (
         "1,000 CUBIC flows, 10 Gbit/s / 10 ms / BDP buffer, 10 s",
-        lambda: _cubic(1000, 10),
+        lambda: cubic_dumbbell(1000, 10_000),
     ),
 }
 """Engine cases: name -> (description, scenario)."""
@@ -145,19 +148,18 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_case_here(case: str) -> Figures:
-    """Runs one engine case in this process (the engine alone, no result conversion)."""
+def run_here(name: str, scenario: dict[str, Any]) -> Figures:
+    """Runs ``scenario`` in this process (the engine alone, no result conversion)."""
     from wavelab import _native
 
     base = _rss_mb()
-    sc = CASES[case][1]()
     t0 = time.perf_counter()
-    sim = _native.Simulation(json.dumps(sc))
+    sim = _native.Simulation(json.dumps(scenario))
     sim.run_until(sim.end)
     wall = time.perf_counter() - t0
     st = sim.run_stats()
     return Figures(
-        case,
+        name,
         float(st["simulated"]),
         wall,
         int(st["events"]),
@@ -165,6 +167,11 @@ def run_case_here(case: str) -> Figures:
         base,
         _rss_mb(),
     )
+
+
+def run_case_here(case: str) -> Figures:
+    """Runs one engine case in this process."""
+    return run_here(case, CASES[case][1]())
 
 
 def run_case(case: str) -> Figures:
@@ -231,28 +238,41 @@ class LayerFigures:
         return 1.0 - self.engine_s / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def python_overhead(repeat: int = 3) -> LayerFigures:
-    """``dcnet-newreno`` through ``wavelab.run`` against the engine alone, in
-    this (warm) process; the fastest of ``repeat`` for each."""
+OVERHEAD_CASES = ("dcnet-newreno", "cubic-100-1g")
+"""The runs ``python-overhead`` measures: a short one and a longer one."""
+
+
+def python_overhead(repeat: int = 3) -> list[LayerFigures]:
+    """Each of :data:`OVERHEAD_CASES` through ``wavelab.run`` against the
+    engine alone, in this (warm) process; the fastest of ``repeat`` each."""
     from wavelab import _native
     from wavelab.runner import run
     from wavelab.scenario import from_dict
 
-    sc = from_dict(CASES["dcnet-newreno"][1]())
-    run(sc)  # warm: imports, first-call costs
-    engine = float("inf")
-    total = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        sim = _native.Simulation(sc.to_json())
-        sim.run_until(sim.end)
-        engine = min(engine, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        run(sc)
-        total = min(total, time.perf_counter() - t0)
-    return LayerFigures(
-        "python-overhead", 1, total, engine, "wavelab.run (100 steps, DataFrames) vs engine"
-    )
+    out = []
+    for case in OVERHEAD_CASES:
+        sc = from_dict(CASES[case][1]())
+        run(sc)  # warm: imports, first-call costs
+        engine = float("inf")
+        total = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            sim = _native.Simulation(sc.to_json())
+            sim.run_until(sim.end)
+            engine = min(engine, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            run(sc)
+            total = min(total, time.perf_counter() - t0)
+        out.append(
+            LayerFigures(
+                "python-overhead",
+                1,
+                total,
+                engine,
+                f"{case}: wavelab.run (100 steps, DataFrames) vs engine",
+            )
+        )
+    return out
 
 
 def sweep_scenarios(n: int = 1000) -> dict[str, Any]:
@@ -314,8 +334,14 @@ def format_layer_table(rows: list[LayerFigures]) -> str:
 
 
 def main() -> None:
-    """Child-process entry point: ``python -m wavelab.bench CASE`` prints JSON."""
-    f = run_case_here(sys.argv[1])
+    """Child-process entry point: ``python -m wavelab.bench CASE`` prints
+    JSON figures; with ``-`` it reads ``{"name": ..., "scenario": ...}`` from
+    standard input."""
+    if sys.argv[1] == "-":
+        job = json.load(sys.stdin)
+        f = run_here(job["name"], job["scenario"])
+    else:
+        f = run_case_here(sys.argv[1])
     print(json.dumps(f.__dict__))
 
 

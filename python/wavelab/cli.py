@@ -253,6 +253,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep,
     )
 
+    if args.scaling:
+        from wavelab import scaling
+
+        try:
+            points = scaling.measure(quick=args.quick, repeat=args.repeat)
+            csv, png = scaling.write(points, Path(args.scaling))
+        except OSError as e:
+            raise WavelabError(f"--scaling {args.scaling}: {e}") from e
+        print(format_table([p.figures for p in points]))
+        print(f"wrote {csv} and {png}")
+        return 0
+    if args.quick:
+        raise WavelabError("--quick goes with --scaling DIR")
     cases = args.case or [*CASES, *PYTHON_CASES]
     for case in cases:
         if case not in CASES and case not in PYTHON_CASES:
@@ -270,7 +283,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     layer = []
     if "python-overhead" in cases:
         print(f"running python-overhead: {PYTHON_CASES['python-overhead']} ...", file=sys.stderr)
-        layer.append(python_overhead(args.repeat))
+        layer.extend(python_overhead(args.repeat))
     if "sweep" in cases:
         print(f"running sweep: {PYTHON_CASES['sweep']} ...", file=sys.stderr)
         layer.append(sweep(args.sweep_runs, args.jobs))
@@ -392,6 +405,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--sweep-runs", type=int, default=1000, help="runs in the sweep case (default 1000)"
     )
     b.add_argument("--jobs", type=int, help="workers for the sweep case (default: all cores)")
+    b.add_argument(
+        "--scaling",
+        metavar="DIR",
+        help="instead of the cases: measure wall time against flows, link rate and "
+        "simulated time; write DIR/scaling.csv and DIR/scaling.png",
+    )
+    b.add_argument("--quick", action="store_true", help="with --scaling: small grids only")
     b.set_defaults(func=cmd_bench)
     return p
 

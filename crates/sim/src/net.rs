@@ -419,7 +419,8 @@ impl Net {
                 arrival,
             )
         };
-        let t = &mut v.totals;
+        // updated in a local (registers), then stored once
+        let mut t = v.totals;
         t.bytes += size as u64;
         match fate {
             Fate::RandomLoss => t.random += 1,
@@ -432,6 +433,7 @@ impl Net {
         if let Some((pk, by)) = queue {
             t.max_queue = (t.max_queue.0.max(pk), t.max_queue.1.max(by));
         }
+        v.totals = t;
         let index = v.pushed;
         v.fifo.push_back(Entry {
             pkt: id,
@@ -441,7 +443,7 @@ impl Net {
             finish,
             arrival,
             event: false,
-            totals: *t,
+            totals: t,
         });
         v.pushed += 1;
         if !ctx.captures.is_empty() {
