@@ -81,23 +81,11 @@ struct Timeline {
     loss_at: usize,
 }
 
-/// Running totals over a virtual-time direction's packets, in admission
-/// order (each entry holds them up to and including itself).
-#[derive(Clone, Copy, Debug, Default)]
-struct Totals {
-    bytes: u64,
-    random: u64,
-    outage: u64,
-    delivered: u64,
-    delivered_bytes: u64,
-    /// Largest queue (packets, bytes) right after an admission.
-    max_queue: (u64, u64),
-}
-
 /// One packet on a virtual-time direction.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     pkt: PacketId,
+    size: u32,
     /// Admission number on the direction (counts queue drops too).
     n: u64,
     admit: Instant,
@@ -106,9 +94,10 @@ struct Entry {
     /// Arrival at the far end; for a random loss, the previous arrival (so
     /// that arrivals stay in order along the fifo).
     arrival: Instant,
-    /// An arrival event is (or was) scheduled for it.
-    event: bool,
-    totals: Totals,
+    /// The queue (packets, bytes) right after its admission; zero if its
+    /// serialisation started at once.
+    queue: (u32, u32),
+    fate: Fate,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +105,20 @@ enum Fate {
     Arrives,
     RandomLoss,
     OutageLoss,
+}
+
+/// Where the clock is along a virtual-time direction's fifo: absolute
+/// indices of the first entry not yet admitted, started, finished and
+/// arrived as of the last sync (each stage's times are in order along the
+/// fifo, so each cursor only moves forward).
+#[derive(Debug, Default)]
+struct Cursors {
+    admit: u64,
+    start: u64,
+    finish: u64,
+    arrive: u64,
+    /// Bytes of the entries admitted and not started.
+    waiting_bytes: u64,
 }
 
 /// A virtual-time direction's state.
@@ -126,26 +129,22 @@ struct Virtual {
     offered: u64,
     /// Packets admitted and not yet entirely past the clock.
     fifo: VecDeque<Entry>,
-    /// Absolute index of `fifo[0]`, and the totals of the entries before it.
+    /// Absolute index of `fifo[0]`.
     base: u64,
-    base_totals: Totals,
-    /// Entries ever pushed, and the totals so far.
+    /// Entries ever pushed.
     pushed: u64,
-    totals: Totals,
     /// Admission side: the first entry (absolute) not started at the latest
-    /// admission instant.
+    /// admission instant, and the bytes from it to the end of the fifo.
     started: u64,
+    waiting_bytes: u64,
     last_finish: Instant,
     last_arrival: Instant,
     /// Absolute indices of entries that need an arrival event, in order.
     pending: VecDeque<u64>,
-    /// Queue drops at admission instants not yet reached by the clock, and
-    /// the drops already reached.
+    /// Queue drops at admission instants not yet reached by the clock.
     drops: VecDeque<Instant>,
-    drops_seen: u64,
-    /// As of the last sync: entries admitted and entries started.
-    seen_admit: u64,
-    seen_start: u64,
+    /// The clock's side.
+    seen: Cursors,
     /// The last serialisation time computed, by packet size.
     tx_cache: [(u32, Rate, Duration); 2],
 }
@@ -185,6 +184,11 @@ pub(crate) struct Net {
     /// Per direction: the direction whose packets are admitted to it at once
     /// (its only source), if it is in virtual-time mode.
     merge_from: Vec<Option<DirId>>,
+}
+
+/// `x` as a `u32`, saturating (queue sizes beyond 4 G are not modelled).
+fn sat32(x: u64) -> u32 {
+    x.min(u32::MAX as u64) as u32
 }
 
 fn tx_time(rate: Rate, size: u32) -> Duration {
@@ -367,118 +371,123 @@ impl Net {
         self.admit_virtual(ctx, dir, id, at, row);
     }
 
-    fn admit_virtual(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId, a: Instant, row: Row) {
-        let d = &mut self.dirs[dir as usize];
-        let v = d.virt.as_mut().expect("virtual-time direction");
-        // the admission number counts every offer, drops included, as the
-        // reference mode's counter does
-        let n = v.offered;
-        v.offered += 1;
-        let p = self.arena.get_mut(id);
-        p.n = n;
-        let size = p.size;
-        // what has started by `a` (admissions come in time order)
-        while v.started < v.pushed && v.entry(v.started).start <= a {
-            v.started += 1;
-        }
-        let busy = v.last_finish > a;
-        let mut queue = None;
-        if busy {
-            let limit = v.timeline.limit(d.settings.limit, a);
-            let waiting = v.pushed - v.started;
-            let waiting_bytes = v.totals.bytes - v.bytes_before(v.started);
-            let fits = match limit {
-                QueueLimit::Packets(k) => waiting < k as u64,
-                QueueLimit::Bytes(b) => waiting_bytes + size as u64 <= b,
+    /// Admits packet `id` to virtual-time direction `dir` at `a`, and on to
+    /// the next directions while they are merged.
+    fn admit_virtual(
+        &mut self,
+        ctx: &mut Ctx,
+        mut dir: DirId,
+        id: PacketId,
+        mut a: Instant,
+        mut row: Row,
+    ) {
+        loop {
+            let d = &mut self.dirs[dir as usize];
+            let v = d.virt.as_mut().expect("virtual-time direction");
+            // the admission number counts every offer, drops included, as the
+            // reference mode's counter does
+            let n = v.offered;
+            v.offered += 1;
+            let p = self.arena.get_mut(id);
+            p.n = n;
+            let size = p.size;
+            // what has started by `a` (admissions come in time order)
+            while v.started < v.pushed {
+                let e = &v.fifo[(v.started - v.base) as usize];
+                if e.start > a {
+                    break;
+                }
+                v.waiting_bytes -= e.size as u64;
+                v.started += 1;
+            }
+            let busy = v.last_finish > a;
+            let mut queue = (0, 0);
+            if busy {
+                let limit = v.timeline.limit(d.settings.limit, a);
+                let waiting = v.pushed - v.started;
+                let fits = match limit {
+                    QueueLimit::Packets(k) => waiting < k as u64,
+                    QueueLimit::Bytes(b) => v.waiting_bytes + size as u64 <= b,
+                };
+                if !fits {
+                    v.drops.push_back(a);
+                    self.drop_packet(ctx, id, dir, DropCause::Queue, a, row);
+                    return;
+                }
+                let bytes = v.waiting_bytes + size as u64;
+                queue = (sat32(waiting + 1), sat32(bytes));
+            }
+            let start = if busy { v.last_finish } else { a };
+            let rate = v.timeline.rate(d.settings.rate, start);
+            let finish = start + v.tx(rate, size);
+            v.last_finish = finish;
+            v.timeline.loss(&mut d.loss, finish);
+            let (fate, arrival) = if d.loss.lose() {
+                (Fate::RandomLoss, v.last_arrival)
+            } else {
+                let delay = v.timeline.delay(d.settings.delay, finish);
+                let arrival = (finish + delay).max(v.last_arrival);
+                v.last_arrival = arrival;
+                let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
+                (
+                    if lost {
+                        Fate::OutageLoss
+                    } else {
+                        Fate::Arrives
+                    },
+                    arrival,
+                )
             };
-            if !fits {
-                v.drops.push_back(a);
-                self.drop_packet(ctx, id, dir, DropCause::Queue, a, row);
-                return;
-            }
-            queue = Some((waiting + 1, waiting_bytes + size as u64));
-        }
-        let start = if busy { v.last_finish } else { a };
-        let rate = v.timeline.rate(d.settings.rate, start);
-        let finish = start + v.tx(rate, size);
-        v.last_finish = finish;
-        v.timeline.loss(&mut d.loss, finish);
-        let (fate, arrival) = if d.loss.lose() {
-            (Fate::RandomLoss, v.last_arrival)
-        } else {
-            let delay = v.timeline.delay(d.settings.delay, finish);
-            let arrival = (finish + delay).max(v.last_arrival);
-            v.last_arrival = arrival;
-            let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
-            (
-                if lost {
-                    Fate::OutageLoss
-                } else {
-                    Fate::Arrives
-                },
+            let index = v.pushed;
+            v.fifo.push_back(Entry {
+                pkt: id,
+                size,
+                n,
+                admit: a,
+                start,
+                finish,
                 arrival,
-            )
-        };
-        // updated in a local (registers), then stored once
-        let mut t = v.totals;
-        t.bytes += size as u64;
-        match fate {
-            Fate::RandomLoss => t.random += 1,
-            Fate::OutageLoss => t.outage += 1,
-            Fate::Arrives => {
-                t.delivered += 1;
-                t.delivered_bytes += size as u64;
-            }
-        }
-        if let Some((pk, by)) = queue {
-            t.max_queue = (t.max_queue.0.max(pk), t.max_queue.1.max(by));
-        }
-        v.totals = t;
-        let index = v.pushed;
-        v.fifo.push_back(Entry {
-            pkt: id,
-            n,
-            admit: a,
-            start,
-            finish,
-            arrival,
-            event: false,
-            totals: t,
-        });
-        v.pushed += 1;
-        if !ctx.captures.is_empty() {
-            let k = key(finish, &Event::TxDone { dir, n });
-            for c in ctx.captures.iter_mut() {
-                c.record(k, TapPoint::LinkTx(dir), self.arena.get(id));
-            }
-        }
-        match fate {
-            Fate::RandomLoss => {
-                let row = Row::Virtual(finish, Event::TxDone { dir, n });
-                self.drop_packet(ctx, id, dir, DropCause::Random, finish, row);
-            }
-            Fate::OutageLoss => {
-                let row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                self.drop_packet(ctx, id, dir, DropCause::Outage, arrival, row);
-            }
-            Fate::Arrives => {
-                let p = self.arena.get(id);
-                let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
-                let hop = p.hop as usize + 1;
-                if hop < route.len() && self.merge_from[route[hop] as usize] == Some(dir) {
-                    let next = route[hop];
-                    self.arena.get_mut(id).hop = hop as u16;
-                    let row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                    self.admit(ctx, next, id, arrival, row);
-                } else {
-                    let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
-                    v.fifo.back_mut().expect("just pushed").event = true;
-                    v.pending.push_back(index);
-                    if v.pending.len() == 1 {
-                        ctx.q.push(arrival, Event::Arrive { dir, n });
-                    }
+                queue,
+                fate,
+            });
+            v.pushed += 1;
+            v.waiting_bytes += size as u64;
+            if !ctx.captures.is_empty() {
+                let k = key(finish, &Event::TxDone { dir, n });
+                for c in ctx.captures.iter_mut() {
+                    c.record(k, TapPoint::LinkTx(dir), self.arena.get(id));
                 }
             }
+            match fate {
+                Fate::RandomLoss => {
+                    let row = Row::Virtual(finish, Event::TxDone { dir, n });
+                    self.drop_packet(ctx, id, dir, DropCause::Random, finish, row);
+                    return;
+                }
+                Fate::OutageLoss => {
+                    let row = Row::Virtual(arrival, Event::Arrive { dir, n });
+                    self.drop_packet(ctx, id, dir, DropCause::Outage, arrival, row);
+                    return;
+                }
+                Fate::Arrives => {}
+            }
+            let p = self.arena.get_mut(id);
+            let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
+            let hop = p.hop as usize + 1;
+            if hop < route.len() && self.merge_from[route[hop] as usize] == Some(dir) {
+                // on at once to the next direction, at the arrival time
+                p.hop = hop as u16;
+                row = Row::Virtual(arrival, Event::Arrive { dir, n });
+                dir = route[hop];
+                a = arrival;
+                continue;
+            }
+            let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
+            v.pending.push_back(index);
+            if v.pending.len() == 1 {
+                ctx.q.push(arrival, Event::Arrive { dir, n });
+            }
+            return;
         }
     }
 
@@ -619,6 +628,26 @@ impl Net {
     }
 }
 
+/// Calls `f` on the entries of `fifo` from index `from` on while it returns
+/// true; returns how many it accepted.
+fn scan(fifo: &VecDeque<Entry>, from: u64, mut f: impl FnMut(&Entry) -> bool) -> u64 {
+    let (a, b) = fifo.as_slices();
+    let from = from as usize;
+    let (a, b) = if from < a.len() {
+        (&a[from..], b)
+    } else {
+        (&[][..], &b[from - a.len()..])
+    };
+    let mut k = 0;
+    for e in a.iter().chain(b) {
+        if !f(e) {
+            break;
+        }
+        k += 1;
+    }
+    k
+}
+
 impl Virtual {
     /// Serialisation time of `size` bytes at `rate`, cached by size.
     fn tx(&mut self, rate: Rate, size: u32) -> Duration {
@@ -637,70 +666,79 @@ impl Virtual {
         &self.fifo[(abs - self.base) as usize]
     }
 
-    /// The totals of the entries before absolute index `abs`.
-    fn totals_before(&self, abs: u64) -> Totals {
-        if abs == self.base {
-            self.base_totals
-        } else {
-            self.entry(abs - 1).totals
-        }
-    }
-
-    fn bytes_before(&self, abs: u64) -> u64 {
-        self.totals_before(abs).bytes
-    }
-
-    /// Entries (absolute count) whose `at` is not after `now`; `at` must be
-    /// in order along the fifo.
-    fn count_upto(&self, now: Instant, at: fn(&Entry) -> Instant) -> u64 {
-        self.base + self.fifo.partition_point(|e| at(e) <= now) as u64
-    }
-
-    /// Sets the counters to their values at `now` and forgets the entries
-    /// entirely behind it.
+    /// Moves the clock's cursors to `now`, adding what they pass to the
+    /// counters, and forgets the entries entirely behind it.
     fn sync(&mut self, now: Instant, c: &mut LinkCounters) {
         while self.drops.front().is_some_and(|&a| a <= now) {
             self.drops.pop_front();
-            self.drops_seen += 1;
+            c.arrived += 1;
+            c.dropped[DropCause::Queue as usize] += 1;
         }
-        let admitted = self.count_upto(now, |e| e.admit);
-        let started = self.count_upto(now, |e| e.start);
-        let finished = self.count_upto(now, |e| e.finish);
-        let arrived = self.count_upto(now, |e| e.arrival);
-        let at_admit = self.totals_before(admitted);
-        let at_finish = self.totals_before(finished);
-        let at_arrival = self.totals_before(arrived);
-        c.arrived = admitted + self.drops_seen;
-        c.dropped[DropCause::Queue as usize] = self.drops_seen;
-        c.max_queue_packets = at_admit.max_queue.0;
-        c.max_queue_bytes = at_admit.max_queue.1;
-        c.sent_packets = finished;
-        c.sent_bytes = at_finish.bytes;
-        c.dropped[DropCause::Random as usize] = at_finish.random;
-        c.delivered_packets = at_arrival.delivered;
-        c.delivered_bytes = at_arrival.delivered_bytes;
-        c.dropped[DropCause::Outage as usize] = at_arrival.outage;
-        self.seen_admit = admitted;
-        self.seen_start = started;
+        let (fifo, base, s) = (&self.fifo, self.base, &mut self.seen);
+        s.admit += scan(fifo, s.admit - base, |e| {
+            if e.admit > now {
+                return false;
+            }
+            c.arrived += 1;
+            c.max_queue_packets = c.max_queue_packets.max(e.queue.0 as u64);
+            c.max_queue_bytes = c.max_queue_bytes.max(e.queue.1 as u64);
+            s.waiting_bytes += e.size as u64;
+            true
+        });
+        s.start += scan(fifo, s.start - base, |e| {
+            if e.start > now {
+                return false;
+            }
+            s.waiting_bytes -= e.size as u64;
+            true
+        });
+        s.finish += scan(fifo, s.finish - base, |e| {
+            if e.finish > now {
+                return false;
+            }
+            c.sent_packets += 1;
+            c.sent_bytes += e.size as u64;
+            if e.fate == Fate::RandomLoss {
+                c.dropped[DropCause::Random as usize] += 1;
+            }
+            true
+        });
+        s.arrive += scan(fifo, s.arrive - base, |e| {
+            if e.arrival > now {
+                return false;
+            }
+            match e.fate {
+                Fate::Arrives => {
+                    c.delivered_packets += 1;
+                    c.delivered_bytes += e.size as u64;
+                }
+                Fate::OutageLoss => c.dropped[DropCause::Outage as usize] += 1,
+                Fate::RandomLoss => {}
+            }
+            true
+        });
         // forget what is entirely behind the clock (and has had its event)
-        let keep_from = arrived
-            .min(finished)
+        let keep_from = s
+            .arrive
+            .min(s.finish)
             .min(self.pending.front().copied().unwrap_or(u64::MAX));
+        // what is forgotten started before now, so before any admission to
+        // come: the admission side must have passed it
+        while self.started < keep_from {
+            let size = self.entry(self.started).size;
+            self.waiting_bytes -= size as u64;
+            self.started += 1;
+        }
         if keep_from > self.base {
-            let k = (keep_from - self.base) as usize;
-            self.base_totals = self.fifo[k - 1].totals;
-            self.fifo.drain(..k);
+            self.fifo.drain(..(keep_from - self.base) as usize);
             self.base = keep_from;
         }
-        // what is forgotten started before now, so before any admission to come
-        self.started = self.started.max(self.base);
     }
 
     /// Packets and bytes waiting at the last sync.
     fn waiting(&self) -> (u64, u64) {
-        let bytes =
-            self.totals_before(self.seen_admit).bytes - self.totals_before(self.seen_start).bytes;
-        (self.seen_admit - self.seen_start, bytes)
+        let s = &self.seen;
+        (s.admit - s.start, s.waiting_bytes)
     }
 }
 
