@@ -84,10 +84,7 @@ struct Timeline {
 /// One packet on a virtual-time direction.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    pkt: PacketId,
     size: u32,
-    /// Admission number on the direction (counts queue drops too).
-    n: u64,
     admit: Instant,
     start: Instant,
     finish: Instant,
@@ -139,8 +136,9 @@ struct Virtual {
     waiting_bytes: u64,
     last_finish: Instant,
     last_arrival: Instant,
-    /// Absolute indices of entries that need an arrival event, in order.
-    pending: VecDeque<u64>,
+    /// The packets that need an arrival event (at the endpoint, or at a
+    /// direction fed by several sources), in arrival order.
+    parcels: VecDeque<Packet>,
     /// Queue drops at admission instants not yet reached by the clock.
     drops: VecDeque<Instant>,
     /// The clock's side.
@@ -176,7 +174,12 @@ pub(crate) struct Dir {
 #[derive(Debug)]
 pub(crate) struct Net {
     pub dirs: Vec<Dir>,
+    /// Packets in reference-mode directions (virtual-time directions keep
+    /// theirs in their own fifos, in arrival order).
     pub arena: Arena,
+    /// Packets in the network now, and the most at once.
+    live: u64,
+    pub peak: u64,
     /// Per flow: its data route and its ACK route.
     routes: Vec<[Vec<DirId>; 2]>,
     /// Per flow: whether its packets are logged.
@@ -304,6 +307,8 @@ impl Net {
         Net {
             dirs,
             arena: Arena::default(),
+            live: 0,
+            peak: 0,
             routes,
             logged,
             merge_from,
@@ -318,8 +323,9 @@ impl Net {
     /// Sends a packet an endpoint emitted now into its first link direction.
     pub fn inject(&mut self, ctx: &mut Ctx, p: Packet) {
         let first = self.routes[p.flow as usize][!p.to_receiver as usize][0];
-        let id = self.arena.alloc(p);
-        self.admit(ctx, first, id, ctx.now, Row::Current);
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        self.admit(ctx, first, p, ctx.now, Row::Current);
     }
 
     /// Applies a scheduled or decided change to link `link`'s directions.
@@ -336,18 +342,18 @@ impl Net {
 
     // ----- admission ---------------------------------------------------------
 
-    /// Offers packet `id` to direction `dir` at `at` (now, or for a merged
+    /// Offers packet `p` to direction `dir` at `at` (now, or for a merged
     /// virtual-time direction the packet's arrival from its source).
-    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId, at: Instant, row: Row) {
+    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, mut p: Packet, at: Instant, row: Row) {
         let d = &mut self.dirs[dir as usize];
         let n = d.counters.arrived;
         if d.virt.is_none() {
             d.counters.arrived += 1;
-            let p = self.arena.get_mut(id);
             p.n = n;
             let size = p.size;
             let r = &mut d.reference;
             if r.busy.is_none() {
+                let id = self.arena.alloc(p);
                 r.busy = Some(id);
                 self.start_tx(ctx, dir, id);
                 return;
@@ -358,9 +364,10 @@ impl Net {
             };
             if !fits {
                 d.counters.dropped[DropCause::Queue as usize] += 1;
-                self.drop_packet(ctx, id, dir, DropCause::Queue, at, row);
+                self.drop_packet(ctx, &p, dir, DropCause::Queue, at, row);
                 return;
             }
+            let id = self.arena.alloc(p);
             r.queue.push_back((id, size));
             r.queued_bytes += size as u64;
             let c = &mut d.counters;
@@ -368,16 +375,16 @@ impl Net {
             c.max_queue_bytes = c.max_queue_bytes.max(r.queued_bytes);
             return;
         }
-        self.admit_virtual(ctx, dir, id, at, row);
+        self.admit_virtual(ctx, dir, p, at, row);
     }
 
-    /// Admits packet `id` to virtual-time direction `dir` at `a`, and on to
+    /// Admits packet `p` to virtual-time direction `dir` at `a`, and on to
     /// the next directions while they are merged.
     fn admit_virtual(
         &mut self,
         ctx: &mut Ctx,
         mut dir: DirId,
-        id: PacketId,
+        mut p: Packet,
         mut a: Instant,
         mut row: Row,
     ) {
@@ -388,7 +395,6 @@ impl Net {
             // reference mode's counter does
             let n = v.offered;
             v.offered += 1;
-            let p = self.arena.get_mut(id);
             p.n = n;
             let size = p.size;
             // what has started by `a` (admissions come in time order)
@@ -411,7 +417,7 @@ impl Net {
                 };
                 if !fits {
                     v.drops.push_back(a);
-                    self.drop_packet(ctx, id, dir, DropCause::Queue, a, row);
+                    self.drop_packet(ctx, &p, dir, DropCause::Queue, a, row);
                     return;
                 }
                 let bytes = v.waiting_bytes + size as u64;
@@ -438,11 +444,8 @@ impl Net {
                     arrival,
                 )
             };
-            let index = v.pushed;
             v.fifo.push_back(Entry {
-                pkt: id,
                 size,
-                n,
                 admit: a,
                 start,
                 finish,
@@ -455,23 +458,22 @@ impl Net {
             if !ctx.captures.is_empty() {
                 let k = key(finish, &Event::TxDone { dir, n });
                 for c in ctx.captures.iter_mut() {
-                    c.record(k, TapPoint::LinkTx(dir), self.arena.get(id));
+                    c.record(k, TapPoint::LinkTx(dir), &p);
                 }
             }
             match fate {
                 Fate::RandomLoss => {
                     let row = Row::Virtual(finish, Event::TxDone { dir, n });
-                    self.drop_packet(ctx, id, dir, DropCause::Random, finish, row);
+                    self.drop_packet(ctx, &p, dir, DropCause::Random, finish, row);
                     return;
                 }
                 Fate::OutageLoss => {
                     let row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                    self.drop_packet(ctx, id, dir, DropCause::Outage, arrival, row);
+                    self.drop_packet(ctx, &p, dir, DropCause::Outage, arrival, row);
                     return;
                 }
                 Fate::Arrives => {}
             }
-            let p = self.arena.get_mut(id);
             let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
             let hop = p.hop as usize + 1;
             if hop < route.len() && self.merge_from[route[hop] as usize] == Some(dir) {
@@ -483,8 +485,9 @@ impl Net {
                 continue;
             }
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
-            v.pending.push_back(index);
-            if v.pending.len() == 1 {
+            p.arrival = arrival;
+            v.parcels.push_back(p);
+            if v.parcels.len() == 1 {
                 ctx.q.push(arrival, Event::Arrive { dir, n });
             }
             return;
@@ -515,7 +518,9 @@ impl Net {
         }
         if d.loss.lose() {
             d.counters.dropped[DropCause::Random as usize] += 1;
-            self.drop_packet(ctx, id, dir, DropCause::Random, ctx.now, Row::Current);
+            let p = *self.arena.get(id);
+            self.arena.free(id);
+            self.drop_packet(ctx, &p, dir, DropCause::Random, ctx.now, Row::Current);
         } else {
             let was_empty = r.pipe.is_empty();
             let arrival = (ctx.now + d.settings.delay).max(r.last_arrival);
@@ -539,15 +544,13 @@ impl Net {
     /// direction, or is returned for delivery to its endpoint.
     pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Packet> {
         let d = &mut self.dirs[dir as usize];
-        let id = match d.virt.as_mut() {
+        let mut p = match d.virt.as_mut() {
             Some(v) => {
-                let index = v.pending.pop_front().expect("an arrival is pending");
-                let id = v.fifo[(index - v.base) as usize].pkt;
-                if let Some(&next) = v.pending.front() {
-                    let e = &v.fifo[(next - v.base) as usize];
-                    ctx.q.push(e.arrival, Event::Arrive { dir, n: e.n });
+                let p = v.parcels.pop_front().expect("an arrival is pending");
+                if let Some(next) = v.parcels.front() {
+                    ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
                 }
-                id
+                p
             }
             None => {
                 let r = &mut d.reference;
@@ -556,28 +559,27 @@ impl Net {
                     let p = self.arena.get(next);
                     ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
                 }
-                let p = self.arena.get(id);
+                let p = *self.arena.get(id);
+                self.arena.free(id);
                 if d.outages.overlaps(p.tx_start, ctx.now) {
                     d.counters.dropped[DropCause::Outage as usize] += 1;
-                    self.drop_packet(ctx, id, dir, DropCause::Outage, ctx.now, Row::Current);
+                    self.drop_packet(ctx, &p, dir, DropCause::Outage, ctx.now, Row::Current);
                     return None;
                 }
                 d.counters.delivered_packets += 1;
                 d.counters.delivered_bytes += p.size as u64;
-                id
+                p
             }
         };
-        let p = self.arena.get(id);
         let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
         let hop = p.hop as usize + 1;
         if hop < route.len() {
             let next = route[hop];
-            self.arena.get_mut(id).hop = hop as u16;
-            self.admit(ctx, next, id, ctx.now, Row::Current);
+            p.hop = hop as u16;
+            self.admit(ctx, next, p, ctx.now, Row::Current);
             None
         } else {
-            let p = *self.arena.get(id);
-            self.arena.free(id);
+            self.live -= 1;
             Some(p)
         }
     }
@@ -585,14 +587,13 @@ impl Net {
     fn drop_packet(
         &mut self,
         ctx: &mut Ctx,
-        id: PacketId,
+        p: &Packet,
         dir: DirId,
         cause: DropCause,
         at: Instant,
         row: Row,
     ) {
-        let p = *self.arena.get(id);
-        self.arena.free(id);
+        self.live -= 1;
         if self.logged[p.flow as usize] {
             let e = PacketEvent {
                 time: at.as_secs_f64(),
@@ -717,11 +718,8 @@ impl Virtual {
             }
             true
         });
-        // forget what is entirely behind the clock (and has had its event)
-        let keep_from = s
-            .arrive
-            .min(s.finish)
-            .min(self.pending.front().copied().unwrap_or(u64::MAX));
+        // forget what is entirely behind the clock
+        let keep_from = s.arrive.min(s.finish);
         // what is forgotten started before now, so before any admission to
         // come: the admission side must have passed it
         while self.started < keep_from {

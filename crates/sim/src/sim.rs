@@ -719,7 +719,7 @@ impl Simulation {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
                 packet_hops: self.net.hops(),
-                peak_packets: self.net.arena.capacity() as u64,
+                peak_packets: self.net.peak,
             },
         }
     }
