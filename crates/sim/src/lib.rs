@@ -2,7 +2,8 @@
 //!
 //! Drives the sans-IO endpoints of `wavelab-tcp` over links with rate servers,
 //! propagation delays, drop-tail queues, random loss, schedules of changes and
-//! outages. Time is integer nanoseconds; ties run in insertion order; every
+//! outages. Time is integer nanoseconds; simultaneous events run in a
+//! canonical order (`engine`); links run in virtual time (`net`); every
 //! random choice comes from a generator seeded by the scenario seed and the
 //! component, so the same scenario and seed give bit-identical results.
 //!
