@@ -39,10 +39,8 @@ done
 
 python3 - "$repeats" "$best_ns" <<'PY'
 import sys
-import time
 
-from wavelab import _native
-from wavelab.bench import CASES
+from wavelab.bench import CASES, run_here
 from wavelab.runner import run
 from wavelab.scenario import from_dict
 
@@ -52,14 +50,9 @@ ns_fig = dict(zip(ns[1::2], ns[2::2], strict=True))
 ns_wall = float(ns_fig["wall_s"])
 ns_packets = int(ns_fig["data_sent"]) + int(ns_fig["acks_received"])
 
-sc = from_dict(CASES["dcnet-newreno"][1]())
-wall = float("inf")
-for _ in range(repeats):
-    t0 = time.perf_counter()
-    sim = _native.Simulation(sc.to_json())
-    sim.run_until(sim.end)
-    wall = min(wall, time.perf_counter() - t0)
-res = run(sc)
+case = CASES["dcnet-newreno"][1]()
+wall = min(run_here("dcnet-newreno", case).wall_s for _ in range(repeats))
+res = run(from_dict(case))
 flow = res.flows.iloc[0]
 wl_packets = int(flow["segments_sent"]) + int(flow["acks_received"])
 links = res.links
