@@ -115,3 +115,35 @@ fn two_wave_flows_share_and_the_first_regains_the_link() {
     assert!(back + 1.0 <= 210.0, "regained only at {back}");
     assert!(after >= 0.85 * link, "{after}");
 }
+
+/// Regression: with SACK, a fast-retransmission opportunity that the
+/// scoreboard filled with new data (nothing was deemed lost) was never used
+/// up, so Wave's gate stayed open and the sender emitted 46,000 segments in
+/// one instant (as many as the receive window allowed), all but a few
+/// dropped at the queue. Wave must stay paced by its bursts with SACK on a
+/// lossy link: no queue drop at all here, and most of the link used.
+#[test]
+fn wave_with_sack_stays_paced_on_a_lossy_link() {
+    let r = run(r#"
+        duration = "30s"
+        [[links]]
+        between = ["s", "r"]
+        rate = "10Mbit/s"
+        delay = "20ms"
+        queue = "100pkt"
+        loss = { model = "bernoulli", p = 0.01 }
+        [[flows]]
+        from = "s"
+        to = "r"
+        cc = "wave"
+        tcp = { sack = true }
+    "#);
+    let queue_drops = r.links.u64s("dropped_queue")[0];
+    let sent = r.flows.u64s("segments_sent")[0];
+    let g = goodput(&r, 0, 5.0, 30.0);
+    println!("sent {sent}, queue drops {queue_drops}, goodput {g:.0} bit/s");
+    // 10 Mbit/s of 1500-byte packets is 833 packets/s: 25,000 in 30 s
+    assert!(sent < 25_000, "{sent} segments sent");
+    assert_eq!(queue_drops, 0);
+    assert!(g > 6e6, "goodput {g}");
+}

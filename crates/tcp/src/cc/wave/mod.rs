@@ -283,8 +283,11 @@ impl CongestionControl for Wave {
         self.start_burst(now);
     }
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
-        if info.retransmission && self.fr_quota > 0 {
-            // A fast retransmission: outside the bursts and their trains.
+        if self.fr_quota > 0 && (info.retransmission || self.burst_quota == 0) {
+            // A fast-retransmission opportunity, outside the bursts and their
+            // trains, is used up by whatever the sender put in it: with SACK
+            // the scoreboard may find nothing to retransmit and send new data
+            // instead (which must not leave the gate open).
             self.fr_quota -= 1;
             return;
         }
