@@ -221,3 +221,14 @@ def test_bench_scaling_writes_a_table_and_a_plot(tmp_path: Path) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     bad = wavelab("bench", "--quick")
     assert bad.returncode == 2 and "--quick goes with --scaling" in bad.stderr
+
+
+def test_a_directory_named_like_a_builtin_scenario_does_not_hide_it(tmp_path: Path) -> None:
+    (tmp_path / "wave-page-single").mkdir()  # e.g. an earlier run's --out
+    res = wavelab(
+        "run", "wave-page-single", "--set", "duration=2s", "--no-plots", "--out", "o", cwd=tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    (tmp_path / "not-a-scenario").mkdir()
+    bad = wavelab("run", "not-a-scenario", cwd=tmp_path)
+    assert bad.returncode == 2 and "not-a-scenario: cannot be read" in bad.stderr

@@ -151,10 +151,14 @@ def builtin_scenario(name: str) -> Scenario:
 
 
 def load_scenario_or_builtin(ref: str | Path) -> Scenario:
-    """A scenario file, or a built-in scenario's name if no such file exists."""
+    """A scenario file, or a built-in scenario's name if no such file exists
+    (a directory of that name, such as a results directory called ``demo``,
+    does not hide the built-in scenario)."""
     p = Path(ref)
-    if p.exists() or p.suffix == ".toml":
+    if p.is_file() or p.suffix == ".toml":
         return load_scenario(p)
+    if p.exists() and str(ref) not in builtin_names():
+        return load_scenario(p)  # reports what it is
     return builtin_scenario(str(ref))
 
 
