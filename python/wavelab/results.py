@@ -79,21 +79,7 @@ class Results:
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first."""
-        f = self.flows
-        return pd.DataFrame(
-            {
-                "flow": f["name"],
-                "algorithm": f["algorithm"],
-                "goodput_mbps": (f["goodput"] / 1e6).round(3),
-                "delivered_mb": (f["bytes_delivered"] / 1e6).round(3),
-                "retransmissions": f["retransmissions"],
-                "fast_retransmits": f["fast_retransmits"],
-                "rto_expiries": f["rto_expiries"],
-                "spurious_retransmissions": f["spurious_retransmissions"],
-                "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
-                "completion_s": f["completion_time"].round(4),
-            }
-        )
+        return summary_frame(self.flows)
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
@@ -130,10 +116,7 @@ class Results:
             buf = io.BytesIO()
             frame.to_parquet(buf, index=False)
             files[f"{name}.parquet"] = buf.getvalue()
-        files["summary.csv"] = self.summary().to_csv(index=False).encode()
-        meta = {"scenario": self.scenario.normalized, "run": self.run, "complete": self.complete}
-        files["run.json"] = (json.dumps(meta, indent=2) + "\n").encode()
-        return files
+        return {**files, **meta_files(self.scenario, self.flows, self.run, self.complete)}
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Writes every table as Parquet, the summary as CSV, and the normalised
@@ -164,3 +147,33 @@ class Results:
             complete=meta["complete"],
             **frames,
         )
+
+
+def summary_frame(flows: pd.DataFrame) -> pd.DataFrame:
+    """One row per flow of a ``flows`` table: the figures people compare first."""
+    f = flows
+    return pd.DataFrame(
+        {
+            "flow": f["name"],
+            "algorithm": f["algorithm"],
+            "goodput_mbps": (f["goodput"] / 1e6).round(3),
+            "delivered_mb": (f["bytes_delivered"] / 1e6).round(3),
+            "retransmissions": f["retransmissions"],
+            "fast_retransmits": f["fast_retransmits"],
+            "rto_expiries": f["rto_expiries"],
+            "spurious_retransmissions": f["spurious_retransmissions"],
+            "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
+            "completion_s": f["completion_time"].round(4),
+        }
+    )
+
+
+def meta_files(
+    scenario: Scenario, flows: pd.DataFrame, run: dict[str, Any], complete: bool
+) -> dict[str, bytes]:
+    """``summary.csv`` and ``run.json`` of a run."""
+    meta = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    return {
+        "summary.csv": summary_frame(flows).to_csv(index=False).encode(),
+        "run.json": (json.dumps(meta, indent=2) + "\n").encode(),
+    }

@@ -1,0 +1,143 @@
+"""A run's Parquet files written straight from the native module's columns.
+
+:meth:`wavelab.results.Results.to_files` builds the DataFrames and lets
+pandas convert them to Arrow; for the many short runs of a sweep that costs
+more than simulating. Here each table becomes an Arrow table directly from
+the little-endian buffers, with the schema (types and pandas metadata) that
+pandas would have written for the same DataFrame, so the files are
+byte-identical to the pandas path's (``tests/test_native_files.py``) and read
+back as the same DataFrames. The schema of each table shape is derived once,
+from an empty DataFrame of that shape, and cached.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wavelab.results import TABLES, meta_files, table_to_frame
+from wavelab.scenario import Scenario
+
+NativeColumns = list[tuple[str, str, Any, list[str] | None]]
+
+_SHAPE = tuple[tuple[str, str, tuple[str, ...] | None], ...]
+
+
+def _empty(kind: str) -> Any:
+    return [] if kind == "str" else b""
+
+
+@lru_cache(maxsize=256)
+def _schema(shape: _SHAPE) -> pa.Schema:
+    """The schema pandas writes for a frame of this shape (names, kinds and
+    category labels)."""
+    cols = [
+        (name, kind, _empty(kind), list(labels) if labels is not None else None)
+        for name, kind, labels in shape
+    ]
+    frame = table_to_frame(cols)
+    return pa.Schema.from_pandas(frame, preserve_index=False)
+
+
+def _shape(cols: NativeColumns) -> _SHAPE:
+    return tuple(
+        (name, kind, tuple(labels) if labels is not None else None)
+        for name, kind, _, labels in cols
+    )
+
+
+def _array(kind: str, data: Any, labels: list[str] | None, t: pa.DataType) -> pa.Array:
+    if kind == "str":
+        return pa.array(data, type=t)
+    if kind == "bool":
+        return pa.array(np.frombuffer(data, dtype=np.uint8).astype(bool), type=t)
+    if kind == "category":
+        assert isinstance(t, pa.DictionaryType)
+        codes = np.frombuffer(data, dtype=np.uint8).astype(t.index_type.to_pandas_dtype())
+        return pa.DictionaryArray.from_arrays(
+            pa.array(codes, type=t.index_type), pa.array(labels or [], type=t.value_type)
+        )
+    # as pandas converts: a float NaN becomes a null
+    return pa.array(np.frombuffer(data, dtype=np.dtype(kind)), type=t, from_pandas=True)
+
+
+def arrow_table(cols: NativeColumns) -> pa.Table:
+    """One native table as an Arrow table with pandas' schema for it."""
+    schema = _schema(_shape(cols))
+    arrays = [
+        _array(kind, data, labels, field.type)
+        for (_, kind, data, labels), field in zip(cols, schema, strict=True)
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def queues_with_link(tables: dict[str, NativeColumns]) -> NativeColumns:
+    """The ``queues`` table with the ``link`` column :meth:`Results.from_native`
+    inserts (``link:direction`` of each row's direction, as a category)."""
+    queues = tables["queues"]
+    links = {name: (kind, data) for name, kind, data, _ in tables["links"]}
+    names = [f"{a}:{b}" for a, b in zip(links["link"][1], links["direction"][1], strict=True)]
+    labels = sorted(set(names))
+    code_of = {n: i for i, n in enumerate(labels)}
+    dir_code = np.array([code_of[n] for n in names], dtype=np.uint8)
+    cols = {name: (kind, data) for name, kind, data, _ in queues}
+    dirs = np.frombuffer(cols["dir"][1], dtype=np.dtype(cols["dir"][0]))
+    if len(labels) > 255:  # codes are one byte; the pandas path has no such limit
+        raise ValueError("more than 255 link directions")
+    link = ("link", "category", dir_code[dirs].tobytes(), labels)
+    out = list(queues)
+    out.insert(2, link)
+    return out
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    # pandas' DataFrame.to_parquet defaults: snappy compression
+    pq.write_table(table, buf, compression="snappy")
+    return buf.getvalue()
+
+
+def parquet_files(tables: dict[str, NativeColumns]) -> dict[str, bytes]:
+    """The Parquet files of :meth:`Results.to_files` (``packets`` and
+    ``handovers`` only when not empty), from the native tables."""
+    files: dict[str, bytes] = {}
+    for name in TABLES:
+        cols = (
+            queues_with_link(tables)
+            if name == "queues" and _rows(tables["queues"])
+            else tables[name]
+        )
+        if name in ("packets", "handovers") and _rows(cols) == 0:
+            continue
+        files[f"{name}.parquet"] = _parquet(arrow_table(cols))
+    return files
+
+
+def _rows(cols: NativeColumns) -> int:
+    if not cols:
+        return 0
+    _, kind, data, _ = cols[0]
+    if kind == "str":
+        return len(data)
+    if kind in ("category", "bool"):
+        return len(data)
+    return len(data) // np.dtype(kind).itemsize
+
+
+def run_files(
+    scenario: Scenario,
+    tables: dict[str, NativeColumns],
+    run: dict[str, Any],
+    complete: bool,
+) -> tuple[dict[str, bytes], pd.DataFrame]:
+    """Every file :meth:`Results.to_files` writes for this run, straight from
+    its native tables, and the ``flows`` DataFrame (the only one built)."""
+    flows = table_to_frame(tables["flows"])
+    out = parquet_files(tables)
+    return {**out, **meta_files(scenario, flows, run, complete)}, flows
