@@ -380,6 +380,7 @@ impl Net {
 
     /// Admits packet `p` to virtual-time direction `dir` at `a`, and on to
     /// the next directions while they are merged.
+    #[inline]
     fn admit_virtual(
         &mut self,
         ctx: &mut Ctx,
@@ -409,7 +410,11 @@ impl Net {
             let busy = v.last_finish > a;
             let mut queue = (0, 0);
             if busy {
-                let limit = v.timeline.limit(d.settings.limit, a);
+                let limit = if v.timeline.changes.is_empty() {
+                    d.settings.limit
+                } else {
+                    v.timeline.limit(d.settings.limit, a)
+                };
                 let waiting = v.pushed - v.started;
                 let fits = match limit {
                     QueueLimit::Packets(k) => waiting < k as u64,
@@ -424,14 +429,26 @@ impl Net {
                 queue = (sat32(waiting + 1), sat32(bytes));
             }
             let start = if busy { v.last_finish } else { a };
-            let rate = v.timeline.rate(d.settings.rate, start);
+            // most directions have no scheduled change: skip the timeline
+            let scheduled = !v.timeline.changes.is_empty();
+            let rate = if scheduled {
+                v.timeline.rate(d.settings.rate, start)
+            } else {
+                d.settings.rate
+            };
             let finish = start + v.tx(rate, size);
             v.last_finish = finish;
-            v.timeline.loss(&mut d.loss, finish);
+            if scheduled {
+                v.timeline.loss(&mut d.loss, finish);
+            }
             let (fate, arrival) = if d.loss.lose() {
                 (Fate::RandomLoss, v.last_arrival)
             } else {
-                let delay = v.timeline.delay(d.settings.delay, finish);
+                let delay = if scheduled {
+                    v.timeline.delay(d.settings.delay, finish)
+                } else {
+                    d.settings.delay
+                };
                 let arrival = (finish + delay).max(v.last_arrival);
                 v.last_arrival = arrival;
                 let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
@@ -634,15 +651,23 @@ impl Net {
 fn scan(fifo: &VecDeque<Entry>, from: u64, mut f: impl FnMut(&Entry) -> bool) -> u64 {
     let (a, b) = fifo.as_slices();
     let from = from as usize;
-    let (a, b) = if from < a.len() {
+    // two plain loops over the deque's halves (a chained iterator costs
+    // more per entry than the work done on it)
+    let (first, second) = if from < a.len() {
         (&a[from..], b)
     } else {
-        (&[][..], &b[from - a.len()..])
+        (&b[from - a.len()..], &[][..])
     };
     let mut k = 0;
-    for e in a.iter().chain(b) {
+    for e in first {
         if !f(e) {
-            break;
+            return k;
+        }
+        k += 1;
+    }
+    for e in second {
+        if !f(e) {
+            return k;
         }
         k += 1;
     }
