@@ -181,7 +181,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             sc = load_scenario(path)
             n_links, n_flows = len(sc.normalized["links"]), len(sc.normalized["flows"])
-            print(f"{path}: ok ({n_links} links, {n_flows} flows, {sc.duration:g} s)")
+            links = f"{n_links} link{'s' if n_links != 1 else ''}"
+            flows = f"{n_flows} flow{'s' if n_flows != 1 else ''}"
+            print(f"{path}: ok ({links}, {flows}, {sc.duration:g} s)")
         except WavelabError as e:
             print(f"error: {e}", file=sys.stderr)
             failed += 1
