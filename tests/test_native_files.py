@@ -8,39 +8,29 @@ import io
 import pandas as pd
 import pytest
 
+from conftest import LOSSY
 from wavelab import _native
 from wavelab.native_files import run_files
 from wavelab.results import Results
 from wavelab.scenario import builtin_scenario, from_toml
 
-EVERY_TABLE = """
-duration = "20s"
-[[links]]
-name = "access"
-between = ["s", "r"]
-rate = "100Mbit/s"
-delay = "1ms"
-[[links]]
-name = "air"
-between = ["r", "d"]
-rate = "8Mbit/s"
-delay = "40ms"
-queue = "30pkt"
-loss = { model = "bernoulli", p = 0.01 }
-handovers = [{ at = "8s", outage = "1s", rate = "2Mbit/s", delay = "15ms" }]
-[[flows]]
-name = "bulk"
-from = "s"
-to = "d"
-log_packets = true
+# the shared lossy path (packet log on), plus a handover and a second flow
+EVERY_TABLE = (
+    LOSSY.replace(
+        'loss = { model = "bernoulli", p = 0.01 }',
+        'loss = { model = "bernoulli", p = 0.01 }\n'
+        'handovers = [{ at = "3s", outage = "1s", rate = "2Mbit/s", delay = "15ms" }]',
+    )
+    + """
 [[flows]]
 name = "short"
 from = "s"
 to = "d"
 cc = "wave"
-start = "2s"
+start = "1s"
 size = "300kB"
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +51,19 @@ def test_native_files_equal_the_pandas_path(scenario: object) -> None:
     for name in expected:
         assert got[name] == expected[name], name
     pd.testing.assert_frame_equal(flows, pd.read_parquet(io.BytesIO(got["flows.parquet"])))
+
+
+def test_many_link_directions() -> None:
+    # 150 links: 300 directions, more categories than one byte holds
+    hops = "\n".join(
+        f'[[links]]\nbetween = ["n{i}", "n{i + 1}"]\nrate = "100Mbit/s"\ndelay = "1ms"'
+        for i in range(150)
+    )
+    sc = from_toml(f'duration = "1s"\n{hops}\n[[flows]]\nfrom = "n0"\nto = "n150"\n')
+    sim = _native.Simulation(sc.to_json())
+    sim.run_until(sim.end)
+    tables = sim.results()
+    run = dict(sim.run_stats())
+    expected = Results.from_native(sc, tables, run, True).to_files()
+    got, _ = run_files(sc, tables, run, True)
+    assert got["queues.parquet"] == expected["queues.parquet"]

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wavelab.results import TABLES, meta_files, table_to_frame
+from wavelab.results import TABLES, direction_labels, meta_files, table_to_frame
 from wavelab.scenario import Scenario
 
 NativeColumns = list[tuple[str, str, Any, list[str] | None]]
@@ -59,7 +59,8 @@ def _array(kind: str, data: Any, labels: list[str] | None, t: pa.DataType) -> pa
         return pa.array(np.frombuffer(data, dtype=np.uint8).astype(bool), type=t)
     if kind == "category":
         assert isinstance(t, pa.DictionaryType)
-        codes = np.frombuffer(data, dtype=np.uint8).astype(t.index_type.to_pandas_dtype())
+        raw = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+        codes = raw.astype(t.index_type.to_pandas_dtype())
         return pa.DictionaryArray.from_arrays(
             pa.array(codes, type=t.index_type), pa.array(labels or [], type=t.value_type)
         )
@@ -81,16 +82,12 @@ def queues_with_link(tables: dict[str, NativeColumns]) -> NativeColumns:
     """The ``queues`` table with the ``link`` column :meth:`Results.from_native`
     inserts (``link:direction`` of each row's direction, as a category)."""
     queues = tables["queues"]
-    links = {name: (kind, data) for name, kind, data, _ in tables["links"]}
-    names = [f"{a}:{b}" for a, b in zip(links["link"][1], links["direction"][1], strict=True)]
-    labels = sorted(set(names))
-    code_of = {n: i for i, n in enumerate(labels)}
-    dir_code = np.array([code_of[n] for n in names], dtype=np.uint8)
+    links = {name: data for name, _, data, _ in tables["links"]}
+    labels, dir_code = direction_labels(links["link"], links["direction"])
     cols = {name: (kind, data) for name, kind, data, _ in queues}
     dirs = np.frombuffer(cols["dir"][1], dtype=np.dtype(cols["dir"][0]))
-    if len(labels) > 255:  # codes are one byte; the pandas path has no such limit
-        raise ValueError("more than 255 link directions")
-    link = ("link", "category", dir_code[dirs].tobytes(), labels)
+    # the codes as an array (there may be more than 256 link directions)
+    link = ("link", "category", dir_code[dirs], labels)
     out = list(queues)
     out.insert(2, link)
     return out

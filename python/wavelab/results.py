@@ -72,9 +72,13 @@ class Results:
         links = frames["links"]
         queues = frames["queues"]
         if len(queues):
-            names = links["link"].astype(str) + ":" + links["direction"].astype(str)
-            link = pd.Series(names.to_numpy()[queues["dir"].to_numpy()], dtype="category")
-            queues.insert(2, "link", link)
+            # `link:direction` of each row's direction, as a category with
+            # sorted categories (what pandas infers from the strings)
+            labels, dir_codes = direction_labels(list(links["link"]), list(links["direction"]))
+            link = pd.Categorical.from_codes(
+                dir_codes[queues["dir"].to_numpy()], categories=pd.Index(labels)
+            )
+            queues.insert(2, "link", pd.Series(link))
         return cls(scenario, run=run, complete=complete, **frames)
 
     def summary(self) -> pd.DataFrame:
@@ -177,3 +181,13 @@ def meta_files(
         "summary.csv": summary_frame(flows).to_csv(index=False).encode(),
         "run.json": (json.dumps(meta, indent=2) + "\n").encode(),
     }
+
+
+def direction_labels(links: list[str], directions: list[str]) -> tuple[list[str], np.ndarray]:
+    """The ``link:direction`` labels of the link directions, sorted (as pandas
+    orders the categories it infers from strings), and each direction's code
+    among them."""
+    names = [f"{a}:{b}" for a, b in zip(links, directions, strict=True)]
+    labels = sorted(set(names))
+    code = {n: i for i, n in enumerate(labels)}
+    return labels, np.array([code[n] for n in names], dtype=np.int64)
