@@ -7,7 +7,10 @@
 //! delivery-rate samples count delivered payload bytes, and 10 Mbit/s of
 //! 1500-byte packets carries 10 × 1460 / 1500 = 9.733 Mbit/s of payload.
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+mod common;
+
+use common::{dumbbell, flows_col, jain, run};
+use wavelab_sim::{ColumnData, Results};
 
 /// Payload rate of the bottleneck: 10 Mbit/s × 1460 / 1500.
 const PAYLOAD_RATE: f64 = 10e6 * 1460.0 / 1500.0;
@@ -16,47 +19,8 @@ const RTPROP: f64 = 0.104;
 /// Index of the bottleneck's forward direction in the link table (link 1).
 const BOTTLENECK_FWD: u32 = 2;
 
-fn run(toml_text: &str) -> Results {
-    let sc = Scenario::from_toml_str(toml_text).unwrap();
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    sim.results()
-}
-
-fn dumbbell(queue: &str, flows: &str) -> String {
-    format!(
-        r#"
-        duration = "60s"
-        [[links]]
-        name = "access"
-        between = ["sender", "r1"]
-        rate = "100Mbit/s"
-        delay = "1ms"
-        [[links]]
-        name = "bottleneck"
-        between = ["r1", "r2"]
-        rate = "10Mbit/s"
-        delay = "50ms"
-        queue = "{queue}"
-        [[links]]
-        name = "egress"
-        between = ["r2", "receiver"]
-        rate = "100Mbit/s"
-        delay = "1ms"
-        {flows}
-        "#
-    )
-}
-
 fn flow(cc: &str, extra: &str) -> String {
     format!("[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"{cc}\"\n{extra}\n")
-}
-
-fn flows_col(r: &Results) -> &[u32] {
-    match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    }
 }
 
 /// Values of series column `col` for flow `flow` with `from <= time <= to`.
@@ -97,12 +61,6 @@ fn bottleneck_queue(r: &Results, from: f64, to: f64) -> Vec<f64> {
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
 }
 
 #[test]

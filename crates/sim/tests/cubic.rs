@@ -1,56 +1,10 @@
 //! System checks of CUBIC (RFC 9438): whole simulations.
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+mod common;
+
+use common::{delivered_at, dumbbell, jain, run};
+use wavelab_sim::{Scenario, Simulation};
 use wavelab_tcp::{CongestionControl, Instant};
-
-fn run(toml_text: &str) -> Results {
-    let sc = Scenario::from_toml_str(toml_text).unwrap();
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    sim.results()
-}
-
-/// Payload bytes flow `flow` had delivered at time `t` (from the series).
-fn delivered_at(r: &Results, flow: u32, t: f64) -> u64 {
-    let time = r.series.f64s("time");
-    let flows = match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    };
-    let d = r.series.u64s("bytes_delivered");
-    (0..time.len())
-        .find(|&i| flows[i] == flow && (time[i] - t).abs() < 1e-9)
-        .map(|i| d[i])
-        .unwrap_or_else(|| panic!("no sample for flow {flow} at {t}"))
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
-}
-
-/// The standard dumbbell of `scenarios/`: 10 Mbit/s, 50 ms bottleneck with a
-/// BDP (87-packet) buffer, RTT 104 ms.
-const DUMBBELL: &str = r#"
-    duration = "60s"
-    [[links]]
-    name = "access"
-    between = ["sender", "r1"]
-    rate = "100Mbit/s"
-    delay = "1ms"
-    [[links]]
-    name = "bottleneck"
-    between = ["r1", "r2"]
-    rate = "10Mbit/s"
-    delay = "50ms"
-    queue = "87pkt"
-    [[links]]
-    name = "egress"
-    between = ["r2", "receiver"]
-    rate = "100Mbit/s"
-    delay = "1ms"
-"#;
 
 #[test]
 fn cubic_fills_a_bdp_buffered_bottleneck() {
@@ -77,8 +31,10 @@ fn cubic_fills_a_bdp_buffered_bottleneck() {
 
 #[test]
 fn two_cubic_flows_share_fairly() {
-    let text = DUMBBELL.to_string()
-        + "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"cubic\"\ncount = 2\n";
+    let text = dumbbell(
+        "87pkt",
+        "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"cubic\"\ncount = 2\n",
+    );
     let r = run(&text);
     let rates: Vec<f64> = (0..2)
         .map(|f| delivered_at(&r, f, 60.0) as f64 * 8.0 / 60.0)

@@ -2,13 +2,10 @@
 //! drops everything in both directions for HT, and its rate and delay switch
 //! to the new link's at T.
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+mod common;
 
-fn run(text: &str) -> Results {
-    let mut sim = Simulation::new(Scenario::from_toml_str(text).unwrap()).unwrap();
-    sim.run();
-    sim.results()
-}
+use common::run;
+use wavelab_sim::{ColumnData, Results};
 
 /// A 2 Mbit/s / 30 ms bottleneck (L1) switching to 8 Mbit/s / 240 ms (L2).
 fn l1_to_l2(at: &str, extra: &str) -> String {

@@ -5,12 +5,12 @@
 //! change of behaviour (a bug fix) updates the pins, with the reason in the
 //! commit message; the failure message prints the new digest.
 
-use wavelab_sim::{Scenario, Simulation};
+mod common;
+
+use wavelab_sim::Scenario;
 
 fn digest(text: &str) -> u64 {
-    let mut sim = Simulation::new(Scenario::from_toml_str(text).unwrap()).unwrap();
-    sim.run();
-    sim.results().digest()
+    common::run(text).digest()
 }
 
 fn check(name: &str, text: &str, pinned: u64) {

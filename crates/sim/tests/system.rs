@@ -1,60 +1,18 @@
 //! System checks: whole simulations whose outcome is known from theory.
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation, Table};
+mod common;
 
-fn run(toml_text: &str) -> Results {
-    let sc = Scenario::from_toml_str(toml_text).unwrap();
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    sim.results()
-}
-
-/// Payload bytes flow `flow` had delivered at time `t` (from the series).
-fn delivered_at(r: &Results, flow: u32, t: f64) -> u64 {
-    let time = r.series.f64s("time");
-    let flows = match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    };
-    let d = r.series.u64s("bytes_delivered");
-    (0..time.len())
-        .find(|&i| flows[i] == flow && (time[i] - t).abs() < 1e-9)
-        .map(|i| d[i])
-        .unwrap_or_else(|| panic!("no sample for flow {flow} at {t}"))
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
-}
-
-const DUMBBELL: &str = r#"
-    duration = "60s"
-    [[links]]
-    name = "access"
-    between = ["sender", "r1"]
-    rate = "100Mbit/s"
-    delay = "1ms"
-    [[links]]
-    name = "bottleneck"
-    between = ["r1", "r2"]
-    rate = "10Mbit/s"
-    delay = "50ms"
-    queue = "QUEUE"
-    [[links]]
-    name = "egress"
-    between = ["r2", "receiver"]
-    rate = "100Mbit/s"
-    delay = "1ms"
-"#;
+use common::{delivered_at, dumbbell, jain, run};
+use wavelab_sim::{ColumnData, Results, Table};
 
 #[test]
 fn newreno_fills_a_bdp_buffered_bottleneck() {
     // RTT = 2 x (1 + 50 + 1) ms = 104 ms; BDP = 10 Mbit/s x 104 ms = 130 kB
     // = 87 packets of 1500 bytes.
-    let text = DUMBBELL.replace("QUEUE", "87pkt")
-        + "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"newreno\"\n";
+    let text = dumbbell(
+        "87pkt",
+        "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"newreno\"\n",
+    );
     let r = run(&text);
     let bytes = delivered_at(&r, 0, 60.0) - delivered_at(&r, 0, 10.0);
     let goodput = bytes as f64 * 8.0 / 50.0;
@@ -107,8 +65,10 @@ fn newreno_sack_follows_the_mathis_formula_under_random_loss() {
 
 #[test]
 fn four_newreno_flows_share_fairly() {
-    let text = DUMBBELL.replace("QUEUE", "87pkt")
-        + "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"newreno\"\ncount = 4\n";
+    let text = dumbbell(
+        "87pkt",
+        "[[flows]]\nfrom = \"sender\"\nto = \"receiver\"\ncc = \"newreno\"\ncount = 4\n",
+    );
     let r = run(&text);
     let rates: Vec<f64> = (0..4)
         .map(|f| delivered_at(&r, f, 60.0) as f64 * 8.0 / 60.0)

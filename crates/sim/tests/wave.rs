@@ -1,21 +1,15 @@
 //! TCP Wave on the TCP Wave project page's experiments (the shipped scenario
 //! files scenarios/wave-page-single.toml and scenarios/wave-page-fairness.toml).
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+mod common;
 
-fn run(text: &str) -> Results {
-    let mut sim = Simulation::new(Scenario::from_toml_str(text).unwrap()).unwrap();
-    sim.run();
-    sim.results()
-}
+use common::{flows_col, run};
+use wavelab_sim::{ColumnData, Results};
 
 /// (time, value) of column `col` for flow `flow`.
 fn column(r: &Results, flow: u32, col: &str) -> Vec<(f64, f64)> {
     let time = r.series.f64s("time");
-    let flows = match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    };
+    let flows = flows_col(r);
     let values: Vec<f64> = match r.series.column(col) {
         Some(ColumnData::F64(v)) => v.clone(),
         Some(ColumnData::U64(v)) => v.iter().map(|&x| x as f64).collect(),

@@ -1,35 +1,11 @@
 //! System checks of Westwood+ (Mascolo et al., Performance Evaluation 2004):
 //! whole simulations.
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+mod common;
+
+use common::{delivered_at, jain, run};
+use wavelab_sim::{Scenario, Simulation};
 use wavelab_tcp::{CongestionControl, Instant};
-
-fn run(toml_text: &str) -> Results {
-    let sc = Scenario::from_toml_str(toml_text).unwrap();
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.run();
-    sim.results()
-}
-
-/// Payload bytes flow `flow` had delivered at time `t` (from the series).
-fn delivered_at(r: &Results, flow: u32, t: f64) -> u64 {
-    let time = r.series.f64s("time");
-    let flows = match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    };
-    let d = r.series.u64s("bytes_delivered");
-    (0..time.len())
-        .find(|&i| flows[i] == flow && (time[i] - t).abs() < 1e-9)
-        .map(|i| d[i])
-        .unwrap_or_else(|| panic!("no sample for flow {flow} at {t}"))
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
-}
 
 const SCENARIO: &str = include_str!("../../../scenarios/westwood.toml");
 

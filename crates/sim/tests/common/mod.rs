@@ -1,0 +1,67 @@
+//! Helpers shared by the system tests (each test file is its own crate and
+//! uses a subset, hence the `dead_code` allowance).
+#![allow(dead_code)]
+
+use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+
+/// Runs a scenario file's text to the end.
+pub fn run(toml_text: &str) -> Results {
+    let sc = Scenario::from_toml_str(toml_text).unwrap();
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.run();
+    sim.results()
+}
+
+/// The `flow` column of the time series.
+pub fn flows_col(r: &Results) -> &[u32] {
+    match r.series.column("flow") {
+        Some(ColumnData::U32(v)) => v,
+        _ => panic!("flow column"),
+    }
+}
+
+/// Payload bytes flow `flow` had delivered at time `t` (from the series).
+pub fn delivered_at(r: &Results, flow: u32, t: f64) -> u64 {
+    let time = r.series.f64s("time");
+    let flows = flows_col(r);
+    let d = r.series.u64s("bytes_delivered");
+    (0..time.len())
+        .find(|&i| flows[i] == flow && (time[i] - t).abs() < 1e-9)
+        .map(|i| d[i])
+        .unwrap_or_else(|| panic!("no sample for flow {flow} at {t}"))
+}
+
+/// Jain's fairness index.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}
+
+/// The standard dumbbell of `scenarios/`, 60 s: a 10 Mbit/s, 50 ms
+/// bottleneck (buffer `queue`) between 100 Mbit/s, 1 ms links; RTT 104 ms,
+/// BDP 130 kB = 87 packets of 1500 bytes. `flows` is appended as is.
+pub fn dumbbell(queue: &str, flows: &str) -> String {
+    format!(
+        r#"
+        duration = "60s"
+        [[links]]
+        name = "access"
+        between = ["sender", "r1"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        [[links]]
+        name = "bottleneck"
+        between = ["r1", "r2"]
+        rate = "10Mbit/s"
+        delay = "50ms"
+        queue = "{queue}"
+        [[links]]
+        name = "egress"
+        between = ["r2", "receiver"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        {flows}
+        "#
+    )
+}
