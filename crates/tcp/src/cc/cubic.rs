@@ -418,11 +418,7 @@ impl CongestionControl for Cubic {
         // Growth only on ACKs of new data (section 4.2, "new ACK"), never during
         // fast recovery (RFC 5681 section 3.2), nor while the application
         // rather than the window limits the sender (section 5.8).
-        if ack.state == CaState::Recovery
-            || ack.window_reduced
-            || !ack.cwnd_limited
-            || ack.bytes_acked == 0
-        {
+        if !ack.may_grow_window() {
             return;
         }
         if self.in_slow_start() {

@@ -147,6 +147,21 @@ pub struct AckEvent {
     pub snd_nxt: u64,
 }
 
+impl AckEvent {
+    /// True if a loss-based window may grow on this ACK: it acknowledges new
+    /// data (duplicate ACKs, even with new SACK information, do not open the
+    /// window, RFC 5681), outside fast recovery (RFC 5681 section 3.2), not
+    /// on the ACK that just reduced the window, and while the window rather
+    /// than the application limits the sender (RFC 7661's spirit, RFC 9438
+    /// section 5.8).
+    pub fn may_grow_window(&self) -> bool {
+        self.state != CaState::Recovery
+            && !self.window_reduced
+            && self.cwnd_limited
+            && self.bytes_acked > 0
+    }
+}
+
 /// What triggered a congestion response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionKind {

@@ -76,6 +76,36 @@ impl Reno {
     }
 }
 
+/// Reno's growth of `cwnd` on an ACK that may grow it
+/// ([`AckEvent::may_grow_window`]): in slow start RFC 5681 equation 2 with
+/// RFC 3465's limit L (`abc_limit`, one segment in the slow start that
+/// follows a timeout, RFC 3465 section 2.3); in congestion avoidance RFC 3465
+/// byte counting, one MSS per cwnd bytes acknowledged (`ca_acked` counts
+/// them). Westwood+ grows its window the same way.
+pub(crate) fn grow(
+    cwnd: &mut u64,
+    ca_acked: &mut u64,
+    slow_start: bool,
+    mss: u64,
+    abc_limit: u64,
+    ack: &AckEvent,
+) {
+    if slow_start {
+        let limit = if ack.state == CaState::Loss {
+            1
+        } else {
+            abc_limit
+        };
+        *cwnd += ack.bytes_acked.min(limit * mss);
+    } else {
+        *ca_acked += ack.bytes_acked;
+        if *ca_acked >= *cwnd {
+            *ca_acked -= *cwnd;
+            *cwnd += mss;
+        }
+    }
+}
+
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
         match self.variant {
@@ -104,33 +134,16 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
-        // Growth only on ACKs of new data (RFC 5681: duplicate ACKs, even with
-        // new SACK information, do not open the window), never during fast
-        // recovery (section 3.2), nor while the application rather than the
-        // window limits the sender (RFC 7661's spirit).
-        if ack.state == CaState::Recovery
-            || ack.window_reduced
-            || !ack.cwnd_limited
-            || ack.bytes_acked == 0
-        {
-            return;
-        }
-        if self.in_slow_start() {
-            // RFC 5681 equation 2 with RFC 3465's limit L, which is one segment
-            // in the slow start that follows a timeout (RFC 3465 section 2.3).
-            let limit = if ack.state == CaState::Loss {
-                1
-            } else {
-                self.abc_limit
-            };
-            self.cwnd += ack.bytes_acked.min(limit * self.mss);
-        } else {
-            // RFC 3465 byte counting: one MSS per cwnd bytes acknowledged.
-            self.ca_acked += ack.bytes_acked;
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd += self.mss;
-            }
+        if ack.may_grow_window() {
+            let slow_start = self.in_slow_start();
+            grow(
+                &mut self.cwnd,
+                &mut self.ca_acked,
+                slow_start,
+                self.mss,
+                self.abc_limit,
+                ack,
+            );
         }
     }
 

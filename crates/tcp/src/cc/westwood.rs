@@ -45,8 +45,8 @@
 //!   ACK has changed the estimate meanwhile).
 
 use super::{
-    half_flight, AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind,
-    RecoveryExit, RecoveryStyle, WindowStart,
+    half_flight, AckEvent, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
+    RecoveryStyle, WindowStart,
 };
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -224,30 +224,17 @@ impl CongestionControl for Westwood {
         // Every ACK feeds the estimate, in recovery too.
         self.sample(now, ack);
 
-        // Reno's growth, as reno.rs: only on ACKs of new data, never during
-        // fast recovery, nor while the application limits the sender.
-        if ack.state == CaState::Recovery
-            || ack.window_reduced
-            || !ack.cwnd_limited
-            || ack.bytes_acked == 0
-        {
-            return;
-        }
-        if self.in_slow_start() {
-            // RFC 5681 equation 2 with RFC 3465's L (1 after a timeout).
-            let limit = if ack.state == CaState::Loss {
-                1
-            } else {
-                self.abc_limit
-            };
-            self.cwnd += ack.bytes_acked.min(limit * self.mss);
-        } else {
-            // RFC 3465 byte counting: one MSS per cwnd bytes acknowledged.
-            self.ca_acked += ack.bytes_acked;
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd += self.mss;
-            }
+        // Reno's growth (reno.rs).
+        if ack.may_grow_window() {
+            let slow_start = self.in_slow_start();
+            super::reno::grow(
+                &mut self.cwnd,
+                &mut self.ca_acked,
+                slow_start,
+                self.mss,
+                self.abc_limit,
+                ack,
+            );
         }
     }
 
@@ -292,6 +279,7 @@ impl CongestionControl for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::CaState;
 
     const MSS: u32 = 1000;
 
