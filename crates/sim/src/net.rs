@@ -410,11 +410,7 @@ impl Net {
             let busy = v.last_finish > a;
             let mut queue = (0, 0);
             if busy {
-                let limit = if v.timeline.changes.is_empty() {
-                    d.settings.limit
-                } else {
-                    v.timeline.limit(d.settings.limit, a)
-                };
+                let limit = v.timeline.limit(d.settings.limit, a);
                 let waiting = v.pushed - v.started;
                 let fits = match limit {
                     QueueLimit::Packets(k) => waiting < k as u64,
@@ -429,26 +425,14 @@ impl Net {
                 queue = (sat32(waiting + 1), sat32(bytes));
             }
             let start = if busy { v.last_finish } else { a };
-            // most directions have no scheduled change: skip the timeline
-            let scheduled = !v.timeline.changes.is_empty();
-            let rate = if scheduled {
-                v.timeline.rate(d.settings.rate, start)
-            } else {
-                d.settings.rate
-            };
+            let rate = v.timeline.rate(d.settings.rate, start);
             let finish = start + v.tx(rate, size);
             v.last_finish = finish;
-            if scheduled {
-                v.timeline.loss(&mut d.loss, finish);
-            }
+            v.timeline.loss(&mut d.loss, finish);
             let (fate, arrival) = if d.loss.lose() {
                 (Fate::RandomLoss, v.last_arrival)
             } else {
-                let delay = if scheduled {
-                    v.timeline.delay(d.settings.delay, finish)
-                } else {
-                    d.settings.delay
-                };
+                let delay = v.timeline.delay(d.settings.delay, finish);
                 let arrival = (finish + delay).max(v.last_arrival);
                 v.last_arrival = arrival;
                 let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
@@ -765,8 +749,14 @@ impl Virtual {
     }
 }
 
+/// Each reader returns at once for a direction without scheduled changes
+/// (most of them), the common case on the admission path.
 impl Timeline {
+    #[inline]
     fn rate(&mut self, initial: Rate, at: Instant) -> Rate {
+        if self.changes.is_empty() {
+            return initial;
+        }
         let (i, cur) = &mut self.rate;
         while *i < self.changes.len() && self.changes[*i].0 <= at {
             *cur = self.changes[*i].1.rate.or(*cur);
@@ -774,7 +764,11 @@ impl Timeline {
         }
         cur.unwrap_or(initial)
     }
+    #[inline]
     fn delay(&mut self, initial: Duration, at: Instant) -> Duration {
+        if self.changes.is_empty() {
+            return initial;
+        }
         let (i, cur) = &mut self.delay;
         while *i < self.changes.len() && self.changes[*i].0 <= at {
             *cur = self.changes[*i].1.delay.or(*cur);
@@ -782,7 +776,11 @@ impl Timeline {
         }
         cur.unwrap_or(initial)
     }
+    #[inline]
     fn limit(&mut self, initial: QueueLimit, at: Instant) -> QueueLimit {
+        if self.changes.is_empty() {
+            return initial;
+        }
         let (i, cur) = &mut self.limit;
         while *i < self.changes.len() && self.changes[*i].0 <= at {
             *cur = self.changes[*i].1.queue.or(*cur);
@@ -791,7 +789,11 @@ impl Timeline {
         cur.unwrap_or(initial)
     }
     /// Applies to `loss` every loss change up to `at`, in order.
+    #[inline]
     fn loss(&mut self, loss: &mut LossModel, at: Instant) {
+        if self.changes.is_empty() {
+            return;
+        }
         while self.loss_at < self.changes.len() && self.changes[self.loss_at].0 <= at {
             if let Some(l) = self.changes[self.loss_at].1.loss {
                 loss.set(l);
