@@ -169,20 +169,27 @@ def run_here(name: str, scenario: dict[str, Any]) -> Figures:
     )
 
 
-def run_case_here(case: str) -> Figures:
-    """Runs one engine case in this process."""
-    return run_here(case, CASES[case][1]())
-
-
-def run_case(case: str) -> Figures:
-    """Runs one engine case in a fresh process, for a clean peak-memory figure."""
+def run_in_child(name: str, scenario: dict[str, Any]) -> Figures:
+    """Runs ``scenario`` in a fresh process (``python -m wavelab.bench -``),
+    for a clean peak-memory figure; a failure names the run and quotes the
+    end of the child's error output."""
     out = subprocess.run(
-        [sys.executable, "-m", "wavelab.bench", case],
-        check=True,
+        [sys.executable, "-m", "wavelab.bench", "-"],
+        input=json.dumps({"name": name, "scenario": scenario}),
         capture_output=True,
         text=True,
     )
+    if out.returncode != 0:
+        from wavelab.errors import WavelabError
+
+        tail = "\n".join(out.stderr.strip().splitlines()[-5:])
+        raise WavelabError(f"benchmark {name} failed:\n{tail}")
     return Figures(**json.loads(out.stdout))
+
+
+def run_case(case: str) -> Figures:
+    """Runs one engine case in a fresh process."""
+    return run_in_child(case, CASES[case][1]())
 
 
 def _table(head: list[str], body: list[list[str]]) -> str:
@@ -334,15 +341,11 @@ def format_layer_table(rows: list[LayerFigures]) -> str:
 
 
 def main() -> None:
-    """Child-process entry point: ``python -m wavelab.bench CASE`` prints
-    JSON figures; with ``-`` it reads ``{"name": ..., "scenario": ...}`` from
-    standard input."""
-    if sys.argv[1] == "-":
-        job = json.load(sys.stdin)
-        f = run_here(job["name"], job["scenario"])
-    else:
-        f = run_case_here(sys.argv[1])
-    print(json.dumps(f.__dict__))
+    """Child-process entry point: ``python -m wavelab.bench -`` reads
+    ``{"name": ..., "scenario": ...}`` from standard input and prints the
+    engine figures as JSON."""
+    job = json.load(sys.stdin)
+    print(json.dumps(run_here(job["name"], job["scenario"]).__dict__))
 
 
 if __name__ == "__main__":

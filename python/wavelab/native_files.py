@@ -120,10 +120,8 @@ def _rows(cols: NativeColumns) -> int:
     if not cols:
         return 0
     _, kind, data, _ = cols[0]
-    if kind == "str":
-        return len(data)
-    if kind in ("category", "bool"):
-        return len(data)
+    if kind in ("str", "category", "bool"):
+        return len(data)  # a list, or one byte (or array item) per row
     return len(data) // np.dtype(kind).itemsize
 
 

@@ -16,15 +16,12 @@ It writes ``scaling.csv`` (one row per point) and ``scaling.png``.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from wavelab.bench import Figures, cubic_dumbbell, dcnet
-from wavelab.errors import WavelabError
+from wavelab.bench import Figures, cubic_dumbbell, dcnet, run_in_child
 
 FLOWS = [1, 10, 100, 1_000, 10_000]
 RATES_MBPS = [1, 10, 100, 1_000, 10_000]
@@ -61,20 +58,6 @@ def points(quick: bool = False) -> list[tuple[str, float, dict[str, Any]]]:
     return out
 
 
-def run_scenario(name: str, scenario: dict[str, Any]) -> Figures:
-    """Runs ``scenario`` in a fresh process (``python -m wavelab.bench -``)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "wavelab.bench", "-"],
-        input=json.dumps({"name": name, "scenario": scenario}),
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        tail = "\n".join(out.stderr.strip().splitlines()[-5:])
-        raise WavelabError(f"benchmark point {name} failed:\n{tail}")
-    return Figures(**json.loads(out.stdout))
-
-
 def measure(quick: bool = False, repeat: int = 3, progress: bool = True) -> list[Point]:
     """Runs every point of the three series ``repeat`` times (each in a
     fresh process) and keeps the fastest run of each."""
@@ -83,7 +66,7 @@ def measure(quick: bool = False, repeat: int = 3, progress: bool = True) -> list
     for k, (series, x, sc) in enumerate(todo, 1):
         if progress:
             print(f"[{k}/{len(todo)}] {series} = {x:g} ...", file=sys.stderr, flush=True)
-        runs = [run_scenario(f"{series}-{x:g}", sc) for _ in range(repeat)]
+        runs = [run_in_child(f"{series}-{x:g}", sc) for _ in range(repeat)]
         done.append(Point(series, x, min(runs, key=lambda f: f.wall_s)))
     return done
 
