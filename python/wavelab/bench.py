@@ -148,15 +148,21 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_here(name: str, scenario: dict[str, Any]) -> Figures:
-    """Runs ``scenario`` in this process (the engine alone, no result conversion)."""
+def _engine(scenario_json: str) -> tuple[float, Any]:
+    """Builds and runs a scenario in the engine alone (no result conversion):
+    the wall seconds it took, and the finished simulation."""
     from wavelab import _native
 
-    base = _rss_mb()
     t0 = time.perf_counter()
-    sim = _native.Simulation(json.dumps(scenario))
+    sim = _native.Simulation(scenario_json)
     sim.run_until(sim.end)
-    wall = time.perf_counter() - t0
+    return time.perf_counter() - t0, sim
+
+
+def run_here(name: str, scenario: dict[str, Any]) -> Figures:
+    """Runs ``scenario`` in this process (the engine alone, no result conversion)."""
+    base = _rss_mb()
+    wall, sim = _engine(json.dumps(scenario))
     st = sim.run_stats()
     return Figures(
         name,
@@ -252,7 +258,6 @@ OVERHEAD_CASES = ("dcnet-newreno", "cubic-100-1g")
 def python_overhead(repeat: int = 3) -> list[LayerFigures]:
     """Each of :data:`OVERHEAD_CASES` through ``wavelab.run`` against the
     engine alone, in this (warm) process; the fastest of ``repeat`` each."""
-    from wavelab import _native
     from wavelab.runner import run
     from wavelab.scenario import from_dict
 
@@ -263,10 +268,7 @@ def python_overhead(repeat: int = 3) -> list[LayerFigures]:
         engine = float("inf")
         total = float("inf")
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            sim = _native.Simulation(sc.to_json())
-            sim.run_until(sim.end)
-            engine = min(engine, time.perf_counter() - t0)
+            engine = min(engine, _engine(sc.to_json())[0])
             t0 = time.perf_counter()
             run(sc)
             total = min(total, time.perf_counter() - t0)
@@ -304,7 +306,6 @@ def sweep_scenarios(n: int = 1000) -> dict[str, Any]:
 def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
     """Runs :func:`sweep_scenarios` through the parallel runner, and the same
     runs through the engine alone in this process to compare."""
-    from wavelab import _native
     from wavelab.experiments.parallel import run_all
 
     scenarios = sweep_scenarios(n)
@@ -312,11 +313,7 @@ def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
     t0 = time.perf_counter()
     run_all(scenarios, jobs, progress=False)
     wall = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for sc in scenarios.values():
-        sim = _native.Simulation(sc.to_json())
-        sim.run_until(sim.end)
-    engine = (time.perf_counter() - t0) / jobs
+    engine = sum(_engine(sc.to_json())[0] for sc in scenarios.values()) / jobs
     return LayerFigures(
         "sweep", n, wall, engine, f"{jobs} workers; engine time = serial engine time / workers"
     )
