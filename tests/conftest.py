@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,14 @@ def lossy_file(tmp_path: Path) -> Path:
     p = tmp_path / "lossy.toml"
     p.write_text(LOSSY)
     return p
+
+
+def wavelab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs the ``wavelab`` command line as a user would, in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "wavelab.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 
+from conftest import wavelab
 from wavelab.cli import build_parser
-
-
-def wavelab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
 
 
 def test_help_lists_every_command() -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
+
+from conftest import wavelab
 
 HANDOVER_SWEEP = """
 name = "cluster-test"
@@ -41,12 +41,6 @@ to = "d"
 "flows[0].cc" = ["newreno", "wave"]
 seeds = 2
 """
-
-
-def wavelab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def index(out: Path) -> dict[str, dict[str, object]]:

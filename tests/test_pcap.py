@@ -7,23 +7,12 @@ from __future__ import annotations
 import json
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import require_tool
-
-
-def wavelab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
+from conftest import require_tool, wavelab
 
 
 def tshark(tool: str, pcap: Path, *args: str) -> list[list[str]]:

@@ -5,15 +5,13 @@ console errors, and shows its plots with data; a click selects another run."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from browser import Browser
-from conftest import require_tool
+from conftest import require_tool, wavelab
 from wavelab.backends import LocalPool
 from wavelab.sweep import from_sweep_dict
 from wavelab.sweep_runner import run_sweep
@@ -48,12 +46,6 @@ count = 2
 "flows[0].cc" = ["newreno", "wave"]
 seeds = 2
 """
-
-
-def wavelab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import wavelab
 from wavelab import cli, store
 from wavelab.backends import LocalPool
 from wavelab.store import Store, run_key
@@ -64,16 +65,6 @@ count = 4
 [sweep]
 seeds = 12
 """
-
-
-def wavelab(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture

@@ -4,14 +4,13 @@ runs."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import wavelab
+from conftest import wavelab as wavelab_cli
 from wavelab.sweep import SweepError, expand_range, from_sweep_dict, load_sweep, parse_path
 from wavelab.sweep_runner import plan_sweep
 
@@ -209,12 +208,6 @@ to = "b"
 "flows[0].cc" = ["reno", "cubic"]
 seeds = 2
 """
-
-
-def wavelab_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wavelab.cli", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def test_sweep_writes_a_table_resumes_and_matches_single_runs(tmp_path: Path) -> None:
