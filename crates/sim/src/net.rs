@@ -81,20 +81,49 @@ struct Timeline {
     loss_at: usize,
 }
 
+/// Running totals along a virtual-time direction's fifo, from the start of
+/// the run up to and including one entry: the counters as of any instant are
+/// read off the entry just before the clock's cursor, so moving the clock
+/// costs a binary search, not a pass over the packets. (Losses, rare, are
+/// listed apart: [`Loss`].)
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    /// Bytes admitted.
+    bytes: u64,
+    /// The largest queue (packets, bytes) right after an admission.
+    max_queue: (u32, u32),
+}
+
 /// One packet on a virtual-time direction.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    size: u32,
     admit: Instant,
     start: Instant,
     finish: Instant,
     /// Arrival at the far end; for a random loss, the previous arrival (so
     /// that arrivals stay in order along the fifo).
     arrival: Instant,
-    /// The queue (packets, bytes) right after its admission; zero if its
-    /// serialisation started at once.
-    queue: (u32, u32),
-    fate: Fate,
+    /// Totals up to and including this packet.
+    totals: Totals,
+}
+
+/// A packet of a virtual-time direction lost after admission.
+#[derive(Clone, Copy, Debug)]
+struct Loss {
+    /// Its entry's absolute index.
+    index: u64,
+    size: u32,
+    cause: DropCause,
+}
+
+/// The clock's side of the losses: how many of the listed losses the finish
+/// and arrival cursors have passed, and what the arrival cursor passed.
+#[derive(Debug, Default)]
+struct LossCursors {
+    finish: u64,
+    arrive: u64,
+    lost_packets: u64,
+    lost_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +143,6 @@ struct Cursors {
     start: u64,
     finish: u64,
     arrive: u64,
-    /// Bytes of the entries admitted and not started.
-    waiting_bytes: u64,
 }
 
 /// A virtual-time direction's state.
@@ -128,12 +155,22 @@ struct Virtual {
     fifo: VecDeque<Entry>,
     /// Absolute index of `fifo[0]`.
     base: u64,
+    /// Totals up to the entry before `fifo[0]` (those of the last entry
+    /// forgotten).
+    forgotten: Totals,
+    /// Totals up to the last entry pushed.
+    totals: Totals,
+    /// Losses after admission, by entry, not yet passed by both the finish
+    /// and the arrival cursors; `lost_base` is the absolute index of
+    /// `losses[0]` among all losses.
+    losses: VecDeque<Loss>,
+    lost_base: u64,
+    seen_losses: LossCursors,
     /// Entries ever pushed.
     pushed: u64,
     /// Admission side: the first entry (absolute) not started at the latest
-    /// admission instant, and the bytes from it to the end of the fifo.
+    /// admission instant.
     started: u64,
-    waiting_bytes: u64,
     last_finish: Instant,
     last_arrival: Instant,
     /// The packets that need an arrival event (at the endpoint, or at a
@@ -399,63 +436,57 @@ impl Net {
             p.n = n;
             let size = p.size;
             // what has started by `a` (admissions come in time order)
-            while v.started < v.pushed {
-                let e = &v.fifo[(v.started - v.base) as usize];
-                if e.start > a {
-                    break;
-                }
-                v.waiting_bytes -= e.size as u64;
+            while v.started < v.pushed && v.entry(v.started).start <= a {
                 v.started += 1;
             }
             let busy = v.last_finish > a;
-            let mut queue = (0, 0);
+            let mut totals = v.totals;
             if busy {
                 let limit = v.timeline.limit(d.settings.limit, a);
                 let waiting = v.pushed - v.started;
+                let waiting_bytes = v.totals.bytes - v.totals_before(v.started).bytes;
                 let fits = match limit {
                     QueueLimit::Packets(k) => waiting < k as u64,
-                    QueueLimit::Bytes(b) => v.waiting_bytes + size as u64 <= b,
+                    QueueLimit::Bytes(b) => waiting_bytes + size as u64 <= b,
                 };
                 if !fits {
                     v.drops.push_back(a);
                     self.drop_packet(ctx, &p, dir, DropCause::Queue, a, row);
                     return;
                 }
-                let bytes = v.waiting_bytes + size as u64;
-                queue = (sat32(waiting + 1), sat32(bytes));
+                let m = &mut totals.max_queue;
+                m.0 = m.0.max(sat32(waiting + 1));
+                m.1 = m.1.max(sat32(waiting_bytes + size as u64));
             }
             let start = if busy { v.last_finish } else { a };
             let rate = v.timeline.rate(d.settings.rate, start);
             let finish = start + v.tx(rate, size);
             v.last_finish = finish;
             v.timeline.loss(&mut d.loss, finish);
+            totals.bytes += size as u64;
             let (fate, arrival) = if d.loss.lose() {
+                v.lost(size, DropCause::Random);
                 (Fate::RandomLoss, v.last_arrival)
             } else {
                 let delay = v.timeline.delay(d.settings.delay, finish);
                 let arrival = (finish + delay).max(v.last_arrival);
                 v.last_arrival = arrival;
-                let lost = !d.outages.is_empty() && d.outages.overlaps(start, arrival);
-                (
-                    if lost {
-                        Fate::OutageLoss
-                    } else {
-                        Fate::Arrives
-                    },
-                    arrival,
-                )
+                if !d.outages.is_empty() && d.outages.overlaps(start, arrival) {
+                    v.lost(size, DropCause::Outage);
+                    (Fate::OutageLoss, arrival)
+                } else {
+                    (Fate::Arrives, arrival)
+                }
             };
             v.fifo.push_back(Entry {
-                size,
                 admit: a,
                 start,
                 finish,
                 arrival,
-                queue,
-                fate,
+                totals,
             });
+            v.totals = totals;
             v.pushed += 1;
-            v.waiting_bytes += size as u64;
             if !ctx.captures.is_empty() {
                 let k = key(finish, &Event::TxDone { dir, n });
                 for c in ctx.captures.iter_mut() {
@@ -630,34 +661,6 @@ impl Net {
     }
 }
 
-/// Calls `f` on the entries of `fifo` from index `from` on while it returns
-/// true; returns how many it accepted.
-fn scan(fifo: &VecDeque<Entry>, from: u64, mut f: impl FnMut(&Entry) -> bool) -> u64 {
-    let (a, b) = fifo.as_slices();
-    let from = from as usize;
-    // two plain loops over the deque's halves (a chained iterator costs
-    // more per entry than the work done on it)
-    let (first, second) = if from < a.len() {
-        (&a[from..], b)
-    } else {
-        (&b[from - a.len()..], &[][..])
-    };
-    let mut k = 0;
-    for e in first {
-        if !f(e) {
-            return k;
-        }
-        k += 1;
-    }
-    for e in second {
-        if !f(e) {
-            return k;
-        }
-        k += 1;
-    }
-    k
-}
-
 impl Virtual {
     /// Serialisation time of `size` bytes at `rate`, cached by size.
     fn tx(&mut self, rate: Rate, size: u32) -> Duration {
@@ -676,76 +679,89 @@ impl Virtual {
         &self.fifo[(abs - self.base) as usize]
     }
 
-    /// Moves the clock's cursors to `now`, adding what they pass to the
-    /// counters, and forgets the entries entirely behind it.
+    /// Lists the loss of the packet about to be pushed.
+    fn lost(&mut self, size: u32, cause: DropCause) {
+        self.losses.push_back(Loss {
+            index: self.pushed,
+            size,
+            cause,
+        });
+    }
+
+    /// The totals of the entries before absolute index `abs` (which is
+    /// still in the fifo, or just past its end).
+    fn totals_before(&self, abs: u64) -> Totals {
+        if abs == self.base {
+            self.forgotten
+        } else {
+            self.entry(abs - 1).totals
+        }
+    }
+
+    /// Moves the clock's cursors to `now` and reads the counters off the
+    /// totals they stop at; forgets the entries entirely behind it.
     fn sync(&mut self, now: Instant, c: &mut LinkCounters) {
         while self.drops.front().is_some_and(|&a| a <= now) {
             self.drops.pop_front();
-            c.arrived += 1;
             c.dropped[DropCause::Queue as usize] += 1;
         }
-        let (fifo, base, s) = (&self.fifo, self.base, &mut self.seen);
-        s.admit += scan(fifo, s.admit - base, |e| {
-            if e.admit > now {
-                return false;
-            }
-            c.arrived += 1;
-            c.max_queue_packets = c.max_queue_packets.max(e.queue.0 as u64);
-            c.max_queue_bytes = c.max_queue_bytes.max(e.queue.1 as u64);
-            s.waiting_bytes += e.size as u64;
-            true
-        });
-        s.start += scan(fifo, s.start - base, |e| {
-            if e.start > now {
-                return false;
-            }
-            s.waiting_bytes -= e.size as u64;
-            true
-        });
-        s.finish += scan(fifo, s.finish - base, |e| {
-            if e.finish > now {
-                return false;
-            }
-            c.sent_packets += 1;
-            c.sent_bytes += e.size as u64;
-            if e.fate == Fate::RandomLoss {
+        // each stage's times are in order along the fifo
+        let past = |f: fn(&Entry) -> Instant| {
+            self.base + self.fifo.partition_point(|e| f(e) <= now) as u64
+        };
+        let s = Cursors {
+            admit: past(|e| e.admit),
+            start: past(|e| e.start),
+            finish: past(|e| e.finish),
+            arrive: past(|e| e.arrival),
+        };
+        let admitted = self.totals_before(s.admit);
+        c.arrived = s.admit + c.dropped[DropCause::Queue as usize];
+        c.max_queue_packets = admitted.max_queue.0 as u64;
+        c.max_queue_bytes = admitted.max_queue.1 as u64;
+        c.sent_packets = s.finish;
+        c.sent_bytes = self.totals_before(s.finish).bytes;
+        let l = &mut self.seen_losses;
+        let listed = |k: u64| self.losses.get((k - self.lost_base) as usize);
+        while let Some(loss) = listed(l.finish).filter(|x| x.index < s.finish) {
+            if loss.cause == DropCause::Random {
                 c.dropped[DropCause::Random as usize] += 1;
             }
-            true
-        });
-        s.arrive += scan(fifo, s.arrive - base, |e| {
-            if e.arrival > now {
-                return false;
-            }
-            match e.fate {
-                Fate::Arrives => {
-                    c.delivered_packets += 1;
-                    c.delivered_bytes += e.size as u64;
-                }
-                Fate::OutageLoss => c.dropped[DropCause::Outage as usize] += 1,
-                Fate::RandomLoss => {}
-            }
-            true
-        });
-        // forget what is entirely behind the clock
-        let keep_from = s.arrive.min(s.finish);
-        // what is forgotten started before now, so before any admission to
-        // come: the admission side must have passed it
-        while self.started < keep_from {
-            let size = self.entry(self.started).size;
-            self.waiting_bytes -= size as u64;
-            self.started += 1;
+            l.finish += 1;
         }
+        while let Some(loss) = listed(l.arrive).filter(|x| x.index < s.arrive) {
+            if loss.cause == DropCause::Outage {
+                c.dropped[DropCause::Outage as usize] += 1;
+            }
+            l.lost_packets += 1;
+            l.lost_bytes += loss.size as u64;
+            l.arrive += 1;
+        }
+        let (lost_packets, lost_bytes, passed) =
+            (l.lost_packets, l.lost_bytes, l.finish.min(l.arrive));
+        c.delivered_packets = s.arrive - lost_packets;
+        c.delivered_bytes = self.totals_before(s.arrive).bytes - lost_bytes;
+        if passed > self.lost_base {
+            self.losses.drain(..(passed - self.lost_base) as usize);
+            self.lost_base = passed;
+        }
+        // forget what is entirely behind the clock; it started before now, so
+        // before any admission to come
+        let keep_from = s.arrive.min(s.finish);
         if keep_from > self.base {
+            self.forgotten = self.totals_before(keep_from);
             self.fifo.drain(..(keep_from - self.base) as usize);
             self.base = keep_from;
+            self.started = self.started.max(keep_from);
         }
+        self.seen = s;
     }
 
     /// Packets and bytes waiting at the last sync.
     fn waiting(&self) -> (u64, u64) {
         let s = &self.seen;
-        (s.admit - s.start, s.waiting_bytes)
+        let bytes = self.totals_before(s.admit).bytes - self.totals_before(s.start).bytes;
+        (s.admit - s.start, bytes)
     }
 }
 
