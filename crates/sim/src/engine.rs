@@ -92,35 +92,67 @@ pub fn key(at: Instant, ev: &Event) -> u128 {
 
 use wavelab_tcp::Instant;
 
-/// A deterministic future-event list: a binary min-heap by canonical key.
+/// The event a key was made of (the inverse of [`key`]; admission numbers
+/// and sample numbers come back modulo 2^37).
+fn event_of(k: u128) -> Event {
+    let class = ((k >> (COMPONENT_BITS + COUNTER_BITS)) & 0b111) as u32;
+    let comp = ((k >> COUNTER_BITS) & (MAX_COMPONENTS as u128 - 1)) as u32;
+    let counter = (k & ((1 << COUNTER_BITS) - 1)) as u64;
+    match class {
+        0 => Event::LinkChange(comp),
+        1 => Event::TxDone {
+            dir: comp,
+            n: counter,
+        },
+        2 => Event::FlowStart(comp),
+        3 => Event::FlowStop(comp),
+        4 => Event::Arrive {
+            dir: comp,
+            n: counter,
+        },
+        5 => Event::Wake {
+            ep: comp,
+            gen: counter as u32,
+        },
+        _ => Event::Sample(counter),
+    }
+}
+
+/// Children per node of the heap: a 4-ary heap is half as deep as a binary
+/// one, and a node's four children share a cache line.
+const ARITY: usize = 4;
+
+/// A deterministic future-event list: a 4-ary min-heap of canonical keys
+/// (each key determines its event, so the heap holds nothing else).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: Vec<(u128, Event)>,
+    heap: Vec<u128>,
     processed: u64,
 }
 
 impl EventQueue {
     /// Schedules `ev` at `at`.
     pub fn push(&mut self, at: Instant, ev: Event) {
-        let e = (key(at, &ev), ev);
+        let k = key(at, &ev);
+        debug_assert_eq!(event_of(k), ev, "event fits its key");
         let h = &mut self.heap;
-        h.push(e);
+        h.push(k);
         let mut i = h.len() - 1;
         while i > 0 {
-            let parent = (i - 1) / 2;
-            if h[parent].0 <= e.0 {
+            let parent = (i - 1) / ARITY;
+            if h[parent] <= k {
                 break;
             }
             h[i] = h[parent];
             i = parent;
         }
-        h[i] = e;
+        h[i] = k;
     }
 
     /// Removes and returns the earliest event, with its key, if it is not
     /// after `until`.
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event, u128)> {
-        let &(top, ev) = self.heap.first()?;
+        let &top = self.heap.first()?;
         let at = Instant::from_nanos((top >> 64) as u64);
         if at > until {
             return None;
@@ -131,14 +163,26 @@ impl EventQueue {
         if n > 0 {
             let mut i = 0;
             loop {
-                let mut child = 2 * i + 1;
-                if child >= n {
+                let first = ARITY * i + 1;
+                if first >= n {
                     break;
                 }
-                if child + 1 < n && h[child + 1].0 < h[child].0 {
-                    child += 1;
-                }
-                if h[child].0 >= last.0 {
+                let child = if first + ARITY <= n {
+                    // all four children: a tournament of two pairs
+                    let kids = &h[first..first + ARITY];
+                    let a = if kids[1] < kids[0] { 1 } else { 0 };
+                    let b = if kids[3] < kids[2] { 3 } else { 2 };
+                    first + if kids[b] < kids[a] { b } else { a }
+                } else {
+                    let mut child = first;
+                    for c in first + 1..n {
+                        if h[c] < h[child] {
+                            child = c;
+                        }
+                    }
+                    child
+                };
+                if h[child] >= last {
                     break;
                 }
                 h[i] = h[child];
@@ -147,13 +191,13 @@ impl EventQueue {
             h[i] = last;
         }
         self.processed += 1;
-        Some((at, ev, top))
+        Some((at, event_of(top), top))
     }
     /// The time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap
             .first()
-            .map(|&(k, _)| Instant::from_nanos((k >> 64) as u64))
+            .map(|&k| Instant::from_nanos((k >> 64) as u64))
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
