@@ -132,7 +132,32 @@ impl Scoreboard {
 
     /// Index of the first segment whose end is above `offset`.
     fn index_of(&self, offset: u64) -> usize {
-        self.segs.partition_point(|s| s.end() <= offset)
+        match self.guess(offset) {
+            Some(i) if self.segs[i].start <= offset && offset < self.segs[i].end() => i,
+            _ => self.segs.partition_point(|s| s.end() <= offset),
+        }
+    }
+
+    /// Index of the first segment starting at or above `offset`.
+    fn index_from(&self, offset: u64) -> usize {
+        match self.guess(offset) {
+            Some(i)
+                if self.segs[i].start >= offset && (i == 0 || self.segs[i - 1].start < offset) =>
+            {
+                i
+            }
+            _ => self.segs.partition_point(|s| s.start < offset),
+        }
+    }
+
+    /// Where the segment holding `offset` would be if every segment had the
+    /// first one's size (they are contiguous and mostly of one size): one
+    /// probe instead of a binary search whose every step misses the cache
+    /// when many flows take turns. `None` when that index does not exist.
+    fn guess(&self, offset: u64) -> Option<usize> {
+        let f = self.segs.front()?;
+        let i = offset.saturating_sub(f.start) / (f.len as u64).max(1);
+        usize::try_from(i).ok().filter(|&i| i < self.segs.len())
     }
 
     pub fn push(&mut self, seg: SentSeg) {
@@ -275,8 +300,7 @@ impl Scoreboard {
     fn segment_rule_boundary(&self, dupthresh: u32) -> u64 {
         let mut count = 0;
         for (s, e) in self.sacked.iter().rev() {
-            let lo = self.segs.partition_point(|x| x.start < s);
-            let hi = self.segs.partition_point(|x| x.start < e);
+            let (lo, hi) = (self.index_from(s), self.index_from(e));
             for seg in self.segs.range(lo..hi).rev() {
                 if seg.has(SACKED) {
                     count += 1;
@@ -416,6 +440,43 @@ mod tests {
             });
         }
         (sb, rate)
+    }
+
+    /// The one-probe guess and the binary search agree, whether the sizes
+    /// are uniform (the guess hits) or not (it misses and falls back).
+    #[test]
+    fn segment_lookup_matches_a_linear_scan() {
+        let mut rate = RateSampler::new();
+        for sizes in [vec![100u32; 8], vec![100, 40, 100, 100, 7, 100, 250, 100]] {
+            let mut sb = Scoreboard::default();
+            let mut start = 1000;
+            for &len in &sizes {
+                let stamp = rate.on_send(Instant::ZERO, sb.in_flight());
+                sb.push(SentSeg {
+                    start,
+                    len,
+                    flags: 0,
+                    tx_count: 1,
+                    stamp,
+                });
+                start += len as u64;
+            }
+            for offset in 0..start + 300 {
+                let linear = |f: &dyn Fn(&SentSeg) -> bool| {
+                    sb.segs.iter().position(|s| !f(s)).unwrap_or(sb.segs.len())
+                };
+                assert_eq!(
+                    sb.index_of(offset),
+                    linear(&|s| s.end() <= offset),
+                    "{offset}"
+                );
+                assert_eq!(
+                    sb.index_from(offset),
+                    linear(&|s| s.start < offset),
+                    "{offset}"
+                );
+            }
+        }
     }
 
     #[test]
