@@ -171,6 +171,8 @@ struct Virtual {
     /// Admission side: the first entry (absolute) not started at the latest
     /// admission instant.
     started: u64,
+    /// Start, finish and arrival of the last entry pushed.
+    last_start: Instant,
     last_finish: Instant,
     last_arrival: Instant,
     /// The packets that need an arrival event (at the endpoint, or at a
@@ -436,6 +438,10 @@ impl Net {
             p.n = n;
             let size = p.size;
             // what has started by `a` (admissions come in time order)
+            if v.last_start <= a {
+                // all have (an idle link's common case: no entry is read)
+                v.started = v.pushed;
+            }
             while v.started < v.pushed && v.entry(v.started).start <= a {
                 v.started += 1;
             }
@@ -461,6 +467,7 @@ impl Net {
             let start = if busy { v.last_finish } else { a };
             let rate = v.timeline.rate(d.settings.rate, start);
             let finish = start + v.tx(rate, size);
+            v.last_start = start;
             v.last_finish = finish;
             v.timeline.loss(&mut d.loss, finish);
             totals.bytes += size as u64;
