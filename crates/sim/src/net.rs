@@ -75,10 +75,20 @@ pub(crate) struct Settings {
 #[derive(Debug, Default)]
 struct Timeline {
     changes: Vec<(Instant, ScheduleEntry)>,
-    rate: (usize, Option<Rate>),
-    delay: (usize, Option<Duration>),
-    limit: (usize, Option<QueueLimit>),
-    loss_at: usize,
+    rate: Cursor<Rate>,
+    delay: Cursor<Duration>,
+    limit: Cursor<QueueLimit>,
+    loss: Cursor<()>,
+}
+
+/// One setting's cursor along a timeline: the value in effect, and the
+/// instant of the next change still to read (so that a read before it costs
+/// one comparison).
+#[derive(Debug, Default)]
+struct Cursor<T> {
+    value: T,
+    index: usize,
+    next: Instant,
 }
 
 /// Running totals along a virtual-time direction's fifo, from the start of
@@ -219,13 +229,28 @@ pub(crate) struct Net {
     /// Packets in the network now, and the most at once.
     live: u64,
     pub peak: u64,
-    /// Per flow: its data route and its ACK route.
-    routes: Vec<[Vec<DirId>; 2]>,
+    /// The routes, flat: per flow, its data route then its ACK route, each
+    /// followed by an end marker.
+    steps: Vec<Step>,
+    /// Per flow: where its data route and its ACK route start in `steps`.
+    route_at: Vec<[u32; 2]>,
     /// Per flow: whether its packets are logged.
     logged: Vec<bool>,
-    /// Per direction: the direction whose packets are admitted to it at once
-    /// (its only source), if it is in virtual-time mode.
-    merge_from: Vec<Option<DirId>>,
+}
+
+/// One direction along a route.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The direction ([`Step::END`] past the end of the route).
+    dir: DirId,
+    /// True if the packets of the previous direction are admitted to this
+    /// one at once: it is in virtual-time mode, as is the previous one, its
+    /// only source.
+    merged: bool,
+}
+
+impl Step {
+    const END: DirId = DirId::MAX;
 }
 
 /// `x` as a `u32`, saturating (queue sizes beyond 4 G are not modelled).
@@ -254,10 +279,7 @@ impl Dir {
             counters: LinkCounters::default(),
             virt: changes.map(|changes| {
                 Box::new(Virtual {
-                    timeline: Timeline {
-                        changes,
-                        ..Timeline::default()
-                    },
+                    timeline: Timeline::new(changes, settings),
                     ..Virtual::default()
                 })
             }),
@@ -335,7 +357,7 @@ impl Net {
                 };
             }
         }
-        let merge_from = sources
+        let merge_from: Vec<_> = sources
             .iter()
             .enumerate()
             .map(|(d, s)| match *s {
@@ -343,14 +365,31 @@ impl Net {
                 _ => None,
             })
             .collect();
+        let mut steps = vec![];
+        let mut route_at = vec![];
+        for flow in &routes {
+            let mut at = [0; 2];
+            for (side, route) in flow.iter().enumerate() {
+                at[side] = steps.len() as u32;
+                for (i, &dir) in route.iter().enumerate() {
+                    let merged = i > 0 && merge_from[dir as usize] == Some(route[i - 1]);
+                    steps.push(Step { dir, merged });
+                }
+                steps.push(Step {
+                    dir: Step::END,
+                    merged: false,
+                });
+            }
+            route_at.push(at);
+        }
         Net {
             dirs,
             arena: Arena::default(),
             live: 0,
             peak: 0,
-            routes,
+            steps,
+            route_at,
             logged,
-            merge_from,
         }
     }
 
@@ -360,11 +399,18 @@ impl Net {
     }
 
     /// Sends a packet an endpoint emitted now into its first link direction.
-    pub fn inject(&mut self, ctx: &mut Ctx, p: Packet) {
-        let first = self.routes[p.flow as usize][!p.to_receiver as usize][0];
+    pub fn inject(&mut self, ctx: &mut Ctx, mut p: Packet) {
+        let first = self.next_step(&p, 0).dir;
         self.live += 1;
         self.peak = self.peak.max(self.live);
-        self.admit(ctx, first, p, ctx.now, Row::Current);
+        self.admit(ctx, first, &mut p, ctx.now, Row::Current);
+    }
+
+    /// The step `hop` of packet `p`'s route.
+    #[inline]
+    fn next_step(&self, p: &Packet, hop: usize) -> Step {
+        let at = self.route_at[p.flow as usize][!p.to_receiver as usize] as usize;
+        self.steps[at + hop]
     }
 
     /// Applies a scheduled or decided change to link `link`'s directions.
@@ -383,7 +429,7 @@ impl Net {
 
     /// Offers packet `p` to direction `dir` at `at` (now, or for a merged
     /// virtual-time direction the packet's arrival from its source).
-    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, mut p: Packet, at: Instant, row: Row) {
+    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, p: &mut Packet, at: Instant, row: Row) {
         let d = &mut self.dirs[dir as usize];
         let n = d.counters.arrived;
         if d.virt.is_none() {
@@ -392,7 +438,7 @@ impl Net {
             let size = p.size;
             let r = &mut d.reference;
             if r.busy.is_none() {
-                let id = self.arena.alloc(p);
+                let id = self.arena.alloc(*p);
                 r.busy = Some(id);
                 self.start_tx(ctx, dir, id);
                 return;
@@ -403,10 +449,10 @@ impl Net {
             };
             if !fits {
                 d.counters.dropped[DropCause::Queue as usize] += 1;
-                self.drop_packet(ctx, &p, dir, DropCause::Queue, at, row);
+                self.drop_packet(ctx, p, dir, DropCause::Queue, at, row);
                 return;
             }
-            let id = self.arena.alloc(p);
+            let id = self.arena.alloc(*p);
             r.queue.push_back((id, size));
             r.queued_bytes += size as u64;
             let c = &mut d.counters;
@@ -424,7 +470,7 @@ impl Net {
         &mut self,
         ctx: &mut Ctx,
         mut dir: DirId,
-        mut p: Packet,
+        p: &mut Packet,
         mut a: Instant,
         mut row: Row,
     ) {
@@ -448,7 +494,7 @@ impl Net {
             let busy = v.last_finish > a;
             let mut totals = v.totals;
             if busy {
-                let limit = v.timeline.limit(d.settings.limit, a);
+                let limit = v.timeline.limit(a);
                 let waiting = v.pushed - v.started;
                 let waiting_bytes = v.totals.bytes - v.totals_before(v.started).bytes;
                 let fits = match limit {
@@ -457,7 +503,7 @@ impl Net {
                 };
                 if !fits {
                     v.drops.push_back(a);
-                    self.drop_packet(ctx, &p, dir, DropCause::Queue, a, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Queue, a, row);
                     return;
                 }
                 let m = &mut totals.max_queue;
@@ -465,7 +511,7 @@ impl Net {
                 m.1 = m.1.max(sat32(waiting_bytes + size as u64));
             }
             let start = if busy { v.last_finish } else { a };
-            let rate = v.timeline.rate(d.settings.rate, start);
+            let rate = v.timeline.rate(start);
             let finish = start + v.tx(rate, size);
             v.last_start = start;
             v.last_finish = finish;
@@ -475,7 +521,7 @@ impl Net {
                 v.lost(size, DropCause::Random);
                 (Fate::RandomLoss, v.last_arrival)
             } else {
-                let delay = v.timeline.delay(d.settings.delay, finish);
+                let delay = v.timeline.delay(finish);
                 let arrival = (finish + delay).max(v.last_arrival);
                 v.last_arrival = arrival;
                 if !d.outages.is_empty() && d.outages.overlaps(start, arrival) {
@@ -497,35 +543,35 @@ impl Net {
             if !ctx.captures.is_empty() {
                 let k = key(finish, &Event::TxDone { dir, n });
                 for c in ctx.captures.iter_mut() {
-                    c.record(k, TapPoint::LinkTx(dir), &p);
+                    c.record(k, TapPoint::LinkTx(dir), p);
                 }
             }
             match fate {
                 Fate::RandomLoss => {
                     let row = Row::Virtual(finish, Event::TxDone { dir, n });
-                    self.drop_packet(ctx, &p, dir, DropCause::Random, finish, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Random, finish, row);
                     return;
                 }
                 Fate::OutageLoss => {
                     let row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                    self.drop_packet(ctx, &p, dir, DropCause::Outage, arrival, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Outage, arrival, row);
                     return;
                 }
                 Fate::Arrives => {}
             }
-            let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
             let hop = p.hop as usize + 1;
-            if hop < route.len() && self.merge_from[route[hop] as usize] == Some(dir) {
+            let next = self.next_step(p, hop);
+            if next.merged {
                 // on at once to the next direction, at the arrival time
                 p.hop = hop as u16;
                 row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                dir = route[hop];
+                dir = next.dir;
                 a = arrival;
                 continue;
             }
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
             p.arrival = arrival;
-            v.parcels.push_back(p);
+            v.parcels.push_back(*p);
             if v.parcels.len() == 1 {
                 ctx.q.push(arrival, Event::Arrive { dir, n });
             }
@@ -610,12 +656,11 @@ impl Net {
                 p
             }
         };
-        let route = &self.routes[p.flow as usize][!p.to_receiver as usize];
         let hop = p.hop as usize + 1;
-        if hop < route.len() {
-            let next = route[hop];
+        let next = self.next_step(&p, hop);
+        if next.dir != Step::END {
             p.hop = hop as u16;
-            self.admit(ctx, next, p, ctx.now, Row::Current);
+            self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
             None
         } else {
             self.live -= 1;
@@ -772,57 +817,79 @@ impl Virtual {
     }
 }
 
-/// Each reader returns at once for a direction without scheduled changes
-/// (most of them), the common case on the admission path.
+impl<T: Copy> Cursor<T> {
+    fn new(value: T, changes: &[(Instant, ScheduleEntry)]) -> Self {
+        Cursor {
+            value,
+            index: 0,
+            next: changes.first().map_or(Instant::MAX, |c| c.0),
+        }
+    }
+
+    /// The value at `at` (not before the previous read's instant), applying
+    /// with `apply` the changes up to `at` still unread.
+    #[inline]
+    fn at(
+        &mut self,
+        changes: &[(Instant, ScheduleEntry)],
+        at: Instant,
+        apply: impl FnMut(&mut T, &ScheduleEntry),
+    ) -> T {
+        if at >= self.next {
+            self.advance(changes, at, apply);
+        }
+        self.value
+    }
+
+    #[cold]
+    fn advance(
+        &mut self,
+        changes: &[(Instant, ScheduleEntry)],
+        at: Instant,
+        mut apply: impl FnMut(&mut T, &ScheduleEntry),
+    ) {
+        while let Some((t, e)) = changes.get(self.index).filter(|c| c.0 <= at) {
+            debug_assert!(*t <= at);
+            apply(&mut self.value, e);
+            self.index += 1;
+        }
+        self.next = changes.get(self.index).map_or(Instant::MAX, |c| c.0);
+    }
+}
+
 impl Timeline {
-    #[inline]
-    fn rate(&mut self, initial: Rate, at: Instant) -> Rate {
-        if self.changes.is_empty() {
-            return initial;
+    fn new(changes: Vec<(Instant, ScheduleEntry)>, initial: Settings) -> Self {
+        Timeline {
+            rate: Cursor::new(initial.rate, &changes),
+            delay: Cursor::new(initial.delay, &changes),
+            limit: Cursor::new(initial.limit, &changes),
+            loss: Cursor::new((), &changes),
+            changes,
         }
-        let (i, cur) = &mut self.rate;
-        while *i < self.changes.len() && self.changes[*i].0 <= at {
-            *cur = self.changes[*i].1.rate.or(*cur);
-            *i += 1;
-        }
-        cur.unwrap_or(initial)
     }
     #[inline]
-    fn delay(&mut self, initial: Duration, at: Instant) -> Duration {
-        if self.changes.is_empty() {
-            return initial;
-        }
-        let (i, cur) = &mut self.delay;
-        while *i < self.changes.len() && self.changes[*i].0 <= at {
-            *cur = self.changes[*i].1.delay.or(*cur);
-            *i += 1;
-        }
-        cur.unwrap_or(initial)
+    fn rate(&mut self, at: Instant) -> Rate {
+        self.rate
+            .at(&self.changes, at, |v, e| *v = e.rate.unwrap_or(*v))
     }
     #[inline]
-    fn limit(&mut self, initial: QueueLimit, at: Instant) -> QueueLimit {
-        if self.changes.is_empty() {
-            return initial;
-        }
-        let (i, cur) = &mut self.limit;
-        while *i < self.changes.len() && self.changes[*i].0 <= at {
-            *cur = self.changes[*i].1.queue.or(*cur);
-            *i += 1;
-        }
-        cur.unwrap_or(initial)
+    fn delay(&mut self, at: Instant) -> Duration {
+        self.delay
+            .at(&self.changes, at, |v, e| *v = e.delay.unwrap_or(*v))
+    }
+    #[inline]
+    fn limit(&mut self, at: Instant) -> QueueLimit {
+        self.limit
+            .at(&self.changes, at, |v, e| *v = e.queue.unwrap_or(*v))
     }
     /// Applies to `loss` every loss change up to `at`, in order.
     #[inline]
     fn loss(&mut self, loss: &mut LossModel, at: Instant) {
-        if self.changes.is_empty() {
-            return;
-        }
-        while self.loss_at < self.changes.len() && self.changes[self.loss_at].0 <= at {
-            if let Some(l) = self.changes[self.loss_at].1.loss {
+        self.loss.at(&self.changes, at, |_, e| {
+            if let Some(l) = e.loss {
                 loss.set(l);
             }
-            self.loss_at += 1;
-        }
+        })
     }
 }
 
