@@ -135,7 +135,6 @@ pub struct Simulation {
     series: Series,
     queues: QueueSeries,
     log: PacketLog,
-    scratch: Vec<Transmit>,
     /// Canonical key of the event being processed, and the rows it wrote.
     cur_key: u128,
     cur_rows: u32,
@@ -354,7 +353,6 @@ impl Simulation {
             series,
             queues: QueueSeries::default(),
             log: PacketLog::default(),
-            scratch: Vec::new(),
             cur_key: 0,
             cur_rows: 0,
             samples: 0,
@@ -603,20 +601,26 @@ impl Simulation {
     /// Sends everything endpoint `side` of flow `f` has to send, then schedules
     /// its next wake-up.
     fn drain(&mut self, f: usize, side: usize) {
-        let mut out = std::mem::take(&mut self.scratch);
         let now = self.now;
-        let flow = &mut self.flows[f];
-        let next = if side == SENDER {
-            out.extend(std::iter::from_fn(|| flow.sender.poll_transmit(now)));
-            flow.sender.poll_timeout()
-        } else {
-            out.extend(std::iter::from_fn(|| flow.receiver.poll_transmit(now)));
-            flow.receiver.poll_timeout()
-        };
-        for t in out.drain(..) {
+        // each segment goes into the network as it is polled (the endpoint
+        // does not see the network, so the order is the same as polling all
+        // first)
+        loop {
+            let flow = &mut self.flows[f];
+            let t = if side == SENDER {
+                flow.sender.poll_transmit(now)
+            } else {
+                flow.receiver.poll_transmit(now)
+            };
+            let Some(t) = t else { break };
             self.emit(f, side == SENDER, t);
         }
-        self.scratch = out;
+        let flow = &self.flows[f];
+        let next = if side == SENDER {
+            flow.sender.poll_timeout()
+        } else {
+            flow.receiver.poll_timeout()
+        };
         self.reschedule(f, side, next);
     }
 
