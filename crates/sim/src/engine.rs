@@ -250,6 +250,28 @@ mod tests {
         assert_eq!(q.processed(), 7);
     }
 
+    #[test]
+    fn every_event_comes_back_from_its_key() {
+        let events = [
+            Event::LinkChange(3),
+            Event::TxDone { dir: 7, n: 12_345 },
+            Event::FlowStart(0),
+            Event::FlowStop(MAX_COMPONENTS as u32 - 1),
+            Event::Arrive {
+                dir: 1,
+                n: (1 << COUNTER_BITS) - 1,
+            },
+            Event::Wake {
+                ep: 9,
+                gen: u32::MAX,
+            },
+            Event::Sample(7_200),
+        ];
+        for ev in events {
+            assert_eq!(event_of(key(t(42), &ev)), ev);
+        }
+    }
+
     /// Against a sorted reference over random pushes and pops.
     #[test]
     fn matches_a_sorted_reference() {
