@@ -399,11 +399,11 @@ impl Net {
     }
 
     /// Sends a packet an endpoint emitted now into its first link direction.
-    pub fn inject(&mut self, ctx: &mut Ctx, mut p: Packet) {
-        let first = self.next_step(&p, 0).dir;
+    pub fn inject(&mut self, ctx: &mut Ctx, p: &mut Packet) {
+        let first = self.next_step(p, 0).dir;
         self.live += 1;
         self.peak = self.peak.max(self.live);
-        self.admit(ctx, first, &mut p, ctx.now, Row::Current);
+        self.admit(ctx, first, p, ctx.now, Row::Current);
     }
 
     /// The step `hop` of packet `p`'s route.
@@ -964,7 +964,7 @@ mod tests {
                         rows: &mut rows,
                         captures: &mut [],
                     };
-                    net.inject(&mut ctx, packet(i as u64, size));
+                    net.inject(&mut ctx, &mut packet(i as u64, size));
                 }
                 (false, Some(_)) => {
                     let (now, ev, key) = q.pop_until(Instant::MAX).expect("an event");

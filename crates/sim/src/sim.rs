@@ -662,7 +662,7 @@ impl Simulation {
                 cause: 255,
             });
         }
-        let p = Packet {
+        let mut p = Packet {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
@@ -680,7 +680,7 @@ impl Simulation {
             }
         }
         let (net, mut ctx) = self.net_ctx();
-        net.inject(&mut ctx, p);
+        net.inject(&mut ctx, &mut p);
     }
 
     // ----- sampling and results ------------------------------------------------
