@@ -375,6 +375,9 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
+    fn uses_rate_samples(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "cubic"
     }

@@ -286,6 +286,13 @@ pub trait CongestionControl: fmt::Debug {
     fn takes_rtt_samples(&self) -> bool {
         false
     }
+    /// False if [`CongestionControl::on_rate_sample`] ignores its samples:
+    /// the sender then skips delivery-rate sampling (the samples reach
+    /// nothing else). True by default, so that an algorithm that overrides
+    /// `on_rate_sample` gets its samples without asking.
+    fn uses_rate_samples(&self) -> bool {
+        true
+    }
     /// The next request for the sender, if any.
     fn poll_request(&mut self) -> Option<SenderRequest> {
         None
@@ -382,6 +389,9 @@ impl CongestionControl for Cc {
     }
     fn takes_rtt_samples(&self) -> bool {
         dispatch!(self, c => c.takes_rtt_samples())
+    }
+    fn uses_rate_samples(&self) -> bool {
+        dispatch!(self, c => c.uses_rate_samples())
     }
     fn poll_request(&mut self) -> Option<SenderRequest> {
         dispatch!(self, c => c.poll_request())
@@ -616,6 +626,39 @@ mod tests {
         assert!(e.to_string().contains("unknown field `bogus`"), "{e}");
         let e = serde_json::from_str::<CcConfig>(r#"{"beta": 1}"#).unwrap_err();
         assert!(e.to_string().contains("missing field `algorithm`"), "{e}");
+    }
+
+    /// The sender takes no rate samples for an algorithm that says it uses
+    /// none, so such an algorithm must be unchanged by one (and BBR and Wave,
+    /// which use them, must say so).
+    #[test]
+    fn only_algorithms_that_use_rate_samples_are_changed_by_one() {
+        let sample = RateSample {
+            delivered: 150_000,
+            interval: Duration::from_millis(100),
+            rate: Some(Rate::from_mbps(12)),
+            rtt: Some(Duration::from_millis(80)),
+            app_limited: false,
+            prior_delivered: 1_000_000,
+            newly_delivered: 3000,
+            newly_lost: 0,
+            prior_in_flight: 60_000,
+            total_delivered: 1_150_000,
+        };
+        for name in ALGORITHMS {
+            let mut cc = CcConfig::named(name).unwrap().build(1500, 10, None, 2);
+            let before = format!("{cc:?}");
+            for k in 0..20u64 {
+                cc.on_rate_sample(Instant::from_nanos(1_000_000_000 + k * 50_000_000), &sample);
+            }
+            let changed = format!("{cc:?}") != before;
+            assert_eq!(cc.uses_rate_samples(), changed, "{name}");
+            assert_eq!(
+                cc.uses_rate_samples(),
+                ["bbr", "wave"].contains(name),
+                "{name}"
+            );
+        }
     }
 
     #[test]

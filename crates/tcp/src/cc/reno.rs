@@ -107,6 +107,9 @@ pub(crate) fn grow(
 }
 
 impl CongestionControl for Reno {
+    fn uses_rate_samples(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         match self.variant {
             RenoVariant::Tahoe => "tahoe",

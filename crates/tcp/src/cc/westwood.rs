@@ -199,6 +199,9 @@ impl Westwood {
 }
 
 impl CongestionControl for Westwood {
+    fn uses_rate_samples(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "westwood"
     }

@@ -20,7 +20,7 @@ use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
 };
 use crate::config::TcpConfig;
-use crate::rate::RateSampler;
+use crate::rate::{RateSampler, TxStamp};
 use crate::rtt::RttEstimator;
 use crate::seq::SeqNum;
 use crate::time::{Duration, Instant, Rate};
@@ -116,6 +116,8 @@ pub struct SenderSnapshot {
 pub struct Sender {
     cfg: TcpConfig,
     cc: Cc,
+    /// Whether the algorithm uses delivery-rate samples (else none are taken).
+    rate_samples: bool,
     state: SenderState,
     iss: SeqNum,
     irs: SeqNum,
@@ -176,6 +178,7 @@ impl Sender {
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         Sender {
             mss: cfg.mss,
+            rate_samples: cc.uses_rate_samples(),
             cc,
             state: SenderState::SynSent,
             iss,
@@ -572,7 +575,7 @@ impl Sender {
     }
 
     fn send_new(&mut self, now: Instant, len: u32, fin: bool) -> Transmit {
-        let stamp = self.rate.on_send(now, self.sb.outstanding());
+        let stamp = self.rate_stamp(now);
         let seg = SentSeg {
             start: self.snd_nxt,
             len: len + fin as u32,
@@ -595,8 +598,22 @@ impl Sender {
         t
     }
 
+    /// The rate sampler's record of a segment sent now; only the send time
+    /// (which RTT sampling also reads) when the algorithm takes no rate
+    /// samples.
+    fn rate_stamp(&mut self, now: Instant) -> TxStamp {
+        if self.rate_samples {
+            self.rate.on_send(now, self.sb.outstanding())
+        } else {
+            TxStamp {
+                sent_time: now,
+                ..TxStamp::default()
+            }
+        }
+    }
+
     fn retransmit(&mut self, now: Instant, idx: usize) -> Transmit {
-        let stamp = self.rate.on_send(now, self.sb.outstanding());
+        let stamp = self.rate_stamp(now);
         self.sb.on_retransmit(idx, stamp);
         let seg = *self.sb.seg(idx);
         self.stats.retransmissions += 1;
