@@ -37,39 +37,4 @@ for _ in $(seq "$repeats"); do
     best_ns="$(printf '%s\n%s\n' "$best_ns" "$line" | awk 'NF' | sort -g -k3 | head -1)"
 done
 
-python3 - "$repeats" "$best_ns" <<'PY'
-import sys
-
-from wavelab.bench import CASES, run_here
-from wavelab.runner import run
-from wavelab.scenario import from_dict
-
-repeats = int(sys.argv[1])
-ns = sys.argv[2].split()
-ns_fig = dict(zip(ns[1::2], ns[2::2], strict=True))
-ns_wall = float(ns_fig["wall_s"])
-ns_packets = int(ns_fig["data_sent"]) + int(ns_fig["acks_received"])
-
-case = CASES["dcnet-newreno"][1]()
-wall = min(run_here("dcnet-newreno", case).wall_s for _ in range(repeats))
-res = run(from_dict(case))
-flow = res.flows.iloc[0]
-wl_packets = int(flow["segments_sent"]) + int(flow["acks_received"])
-links = res.links
-bottleneck = int(links.loc[links["link"] == "bottleneck", "sent_packets"].sum())
-
-rows = [
-    ("", "wall s", "data sent", "ACKs rcvd", "packets", "packets/wall-s"),
-    ("ns-2.35", f"{ns_wall:.4f}", ns_fig["data_sent"], ns_fig["acks_received"],
-     f"{ns_packets:,}", f"{ns_packets / ns_wall / 1e6:.2f} M"),
-    ("wavelab", f"{wall:.4f}", str(int(flow["segments_sent"])), str(int(flow["acks_received"])),
-     f"{wl_packets:,}", f"{wl_packets / wall / 1e6:.2f} M"),
-]
-widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-for r in rows:
-    print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
-print(f"wavelab bottleneck transmissions (both directions): {bottleneck:,}")
-ratio = (wl_packets / wall) / (ns_packets / ns_wall)
-print(f"packets per wall-second, wavelab / ns-2.35: {ratio:.1f}x (target >= 10x)")
-print(f"wall time, ns-2.35 / wavelab: {ns_wall / wall:.1f}x")
-PY
+python3 benches/compare_with.py ns-2.35 "$repeats" "$best_ns" 10
