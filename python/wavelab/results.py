@@ -27,7 +27,11 @@ def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
     return np.frombuffer(data, dtype=np.dtype(kind)).copy()
 
 
-def table_to_frame(columns: list[tuple[str, str, Any, list[str] | None]]) -> pd.DataFrame:
+NativeTable = list[tuple[str, str, Any, list[str] | None]]
+"""A table as the native module returns it: (name, kind, buffer, labels) per column."""
+
+
+def table_to_frame(columns: NativeTable) -> pd.DataFrame:
     """Turns a native table (columns of little-endian buffers) into a DataFrame."""
     return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
 
@@ -47,6 +51,10 @@ class Results:
     * ``handovers``: when each handover of the scenario happened.
 
     Times are in seconds, sizes in bytes, rates in bit/s.
+
+    Results of a run (:meth:`from_native`) build each DataFrame when it is
+    first read: a run sent to another process, or whose tables are never
+    read, costs only its column buffers.
     """
 
     scenario: Scenario
@@ -58,28 +66,46 @@ class Results:
     handovers: pd.DataFrame = field(default_factory=pd.DataFrame)
     run: dict[str, Any] = field(default_factory=dict)
     complete: bool = True
+    native: dict[str, NativeTable] | None = field(default=None, repr=False, compare=False)
+    """The native module's column buffers of the tables not built yet."""
 
     @classmethod
     def from_native(
         cls,
         scenario: Scenario,
-        tables: dict[str, list[tuple[str, str, Any, list[str] | None]]],
+        tables: dict[str, NativeTable],
         run: dict[str, Any],
         complete: bool,
     ) -> Results:
-        """Builds the frames from the native module's buffers."""
-        frames = {name: table_to_frame(tables[name]) for name in TABLES}
-        links = frames["links"]
-        queues = frames["queues"]
-        if len(queues):
+        """Results over the native module's buffers; each frame is built
+        when first read."""
+        res = cls.__new__(cls)
+        res.scenario = scenario
+        res.run = run
+        res.complete = complete
+        res.native = dict(tables)
+        return res
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # called only for an attribute not set: a table not built yet
+        native = self.__dict__.get("native")
+        if name not in TABLES or not native or name not in native:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        frame = table_to_frame(native[name])
+        if name == "queues" and len(frame):
             # `link:direction` of each row's direction, as a category with
             # sorted categories (what pandas infers from the strings)
+            links = self.links
             labels, dir_codes = direction_labels(list(links["link"]), list(links["direction"]))
             link = pd.Categorical.from_codes(
-                dir_codes[queues["dir"].to_numpy()], categories=pd.Index(labels)
+                dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
             )
-            queues.insert(2, "link", pd.Series(link))
-        return cls(scenario, run=run, complete=complete, **frames)
+            frame.insert(2, "link", pd.Series(link))
+        setattr(self, name, frame)
+        # the buffers go once every table is built
+        if all(t in self.__dict__ for t in TABLES):
+            self.native = None
+        return frame
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first."""
@@ -147,9 +173,14 @@ class Results:
             frames[name] = pd.read_parquet(p) if p.exists() else pd.DataFrame()
         return cls(
             from_dict(meta["scenario"]),
+            series=frames["series"],
+            flows=frames["flows"],
+            links=frames["links"],
+            queues=frames["queues"],
+            packets=frames["packets"],
+            handovers=frames["handovers"],
             run=meta["run"],
             complete=meta["complete"],
-            **frames,
         )
 
 
