@@ -19,7 +19,7 @@ repeats="${1:-5}"
 
 if ! command -v ns >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing Debian's ns2 ..."
+        echo "installing Debian's ns2 ..." >&2
         apt-get update -q >/dev/null
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ns2 >/dev/null
     else

@@ -22,7 +22,7 @@ venv="${WAVELAB_NS3_VENV:-$HOME/.cache/wavelab/ns3-venv}"
 
 if ! command -v g++ >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing Debian's g++ ..."
+        echo "installing Debian's g++ ..." >&2
         apt-get update -q >/dev/null
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends g++ >/dev/null
     else
@@ -31,7 +31,7 @@ if ! command -v g++ >/dev/null; then
     fi
 fi
 if [ ! -x "$venv/bin/python" ]; then
-    echo "installing ns-3.44 from PyPI into $venv ..."
+    echo "installing ns-3.44 from PyPI into $venv ..." >&2
     python3 -m venv "$venv"
 fi
 if ! "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('ns3').startswith('3.44')" 2>/dev/null; then
@@ -43,7 +43,7 @@ ns3="$(cd "$ns3" && pwd)"
 src=benches/dcnet_newreno_ns3.cc
 bin="$venv/dcnet_newreno_ns3"
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-    echo "compiling $src against ns-3.44 ..."
+    echo "compiling $src against ns-3.44 ..." >&2
     g++ -O2 -std=c++20 -I"$ns3/include" "$src" -o "$bin" \
         -L"$ns3/lib64" -Wl,-rpath,"$ns3/lib64" \
         -lns3.44-applications -lns3.44-internet -lns3.44-point-to-point \

@@ -20,8 +20,19 @@ ROOT = Path(__file__).resolve().parent.parent
 NS3_VENV = Path(os.environ.get("WAVELAB_NS3_VENV", Path.home() / ".cache" / "wavelab" / "ns3-venv"))
 
 
+def table_rows(out: str) -> dict[str, list[str]]:
+    """The rows of the printed table (name, wall s, data sent, ACKs rcvd,
+    packets, packets/wall-s), by name; other lines are ignored."""
+    rows = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 7 and re.fullmatch(r"[\d.]+", words[1]) and words[6] == "M":
+            rows[words[0]] = words
+    return rows
+
+
 def check_figures(out: str, name: str) -> None:
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:3]}
+    rows = table_rows(out)
     # both ran the 360 s case: hundreds of thousands of packets each
     assert int(rows[name][4].replace(",", "")) > 100_000
     assert int(rows["wavelab"][4].replace(",", "")) > 100_000
@@ -70,10 +81,12 @@ def test_the_ratio_is_of_packets_per_wall_second() -> None:
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert re.search(r"other\s+2\.0000\s+150000\s+50000\s+200,000\s+0\.100 M", out), out
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:3]}
-    wl = rows["wavelab"]
-    rate = int(wl[4].replace(",", "")) / float(wl[1])
+    wl = table_rows(out)["wavelab"]
+    wall = float(wl[1])
+    rate = int(wl[4].replace(",", "")) / wall
     found = re.search(r"wavelab / other: ([\d.]+)x \(target >= 10x\)", out)
     assert found, out
-    # the printed ratio (one decimal) is wavelab's printed rate over 100,000
-    assert float(found[1]) == pytest.approx(rate / 100_000, abs=0.06)
+    # the ratio is wavelab's rate over 100,000 packets per second; the bound
+    # is what printing allows: the ratio to one decimal, the wall time to four
+    ratio = rate / 100_000
+    assert abs(float(found[1]) - ratio) <= 0.05 + ratio * 0.00005 / wall + 1e-9
