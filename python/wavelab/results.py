@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,6 @@ def table_to_frame(columns: NativeTable) -> pd.DataFrame:
     return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
 
 
-@dataclass
 class Results:
     """What a run produced.
 
@@ -57,55 +56,106 @@ class Results:
     read, costs only its column buffers.
     """
 
-    scenario: Scenario
-    series: pd.DataFrame
-    flows: pd.DataFrame
-    links: pd.DataFrame
-    queues: pd.DataFrame
-    packets: pd.DataFrame
-    handovers: pd.DataFrame = field(default_factory=pd.DataFrame)
-    run: dict[str, Any] = field(default_factory=dict)
-    complete: bool = True
-    native: dict[str, NativeTable] | None = field(default=None, repr=False, compare=False)
-    """The native module's column buffers of the tables not built yet."""
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        series: pd.DataFrame | None = None,
+        flows: pd.DataFrame | None = None,
+        links: pd.DataFrame | None = None,
+        queues: pd.DataFrame | None = None,
+        packets: pd.DataFrame | None = None,
+        handovers: pd.DataFrame | None = None,
+        run: dict[str, Any] | None = None,
+        complete: bool = True,
+        native: Mapping[str, NativeTable] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.run: dict[str, Any] = run if run is not None else {}
+        self.complete = complete
+        given = {
+            "series": series,
+            "flows": flows,
+            "links": links,
+            "queues": queues,
+            "packets": packets,
+            "handovers": handovers,
+        }
+        self._frames = {name: f for name, f in given.items() if f is not None}
+        # the native module's column buffers of the tables not built yet
+        self._native = {k: v for k, v in (native or {}).items() if k not in self._frames}
 
     @classmethod
     def from_native(
         cls,
         scenario: Scenario,
-        tables: dict[str, NativeTable],
+        tables: Mapping[str, NativeTable],
         run: dict[str, Any],
         complete: bool,
     ) -> Results:
         """Results over the native module's buffers; each frame is built
         when first read."""
-        res = cls.__new__(cls)
-        res.scenario = scenario
-        res.run = run
-        res.complete = complete
-        res.native = dict(tables)
-        return res
+        return cls(scenario, run=run, complete=complete, native=tables)
 
-    def __getattr__(self, name: str) -> pd.DataFrame:
-        # called only for an attribute not set: a table not built yet
-        native = self.__dict__.get("native")
-        if name not in TABLES or not native or name not in native:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        frame = table_to_frame(native[name])
-        if name == "queues" and len(frame):
-            # `link:direction` of each row's direction, as a category with
-            # sorted categories (what pandas infers from the strings)
-            links = self.links
-            labels, dir_codes = direction_labels(list(links["link"]), list(links["direction"]))
-            link = pd.Categorical.from_codes(
-                dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
-            )
-            frame.insert(2, "link", pd.Series(link))
-        setattr(self, name, frame)
-        # the buffers go once every table is built
-        if all(t in self.__dict__ for t in TABLES):
-            self.native = None
+    def _table(self, name: str) -> pd.DataFrame:
+        frame = self._frames.get(name)
+        if frame is not None:
+            return frame
+        native = self._native.pop(name, None)
+        if native is None:
+            frame = pd.DataFrame()
+        else:
+            frame = table_to_frame(native)
+            if name == "queues" and len(frame):
+                # `link:direction` of each row's direction, as a category with
+                # sorted categories (what pandas infers from the strings)
+                links = self.links
+                labels, dir_codes = direction_labels(list(links["link"]), list(links["direction"]))
+                link = pd.Categorical.from_codes(
+                    dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
+                )
+                frame.insert(2, "link", pd.Series(link))
+        self._frames[name] = frame
         return frame
+
+    @property
+    def pending(self) -> list[str]:
+        """The tables not built yet (still native buffers)."""
+        return [name for name in TABLES if name in self._native]
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """Per-flow time series, one row per flow per sample."""
+        return self._table("series")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow counters and completion times."""
+        return self._table("flows")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """Per-link-direction counters."""
+        return self._table("links")
+
+    @property
+    def queues(self) -> pd.DataFrame:
+        """Queue lengths and counters per link direction per sample."""
+        return self._table("queues")
+
+    @property
+    def packets(self) -> pd.DataFrame:
+        """The packet log of flows with ``log_packets = true``."""
+        return self._table("packets")
+
+    @property
+    def handovers(self) -> pd.DataFrame:
+        """When each handover of the scenario happened."""
+        return self._table("handovers")
+
+    def __repr__(self) -> str:
+        state = "complete" if self.complete else "partial"
+        return f"Results({self.scenario.name!r}, {state}, {len(self.flows)} flows)"
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first."""
