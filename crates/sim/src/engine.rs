@@ -124,9 +124,17 @@ const ARITY: usize = 4;
 
 /// A deterministic future-event list: a 4-ary min-heap of canonical keys
 /// (each key determines its event, so the heap holds nothing else).
+///
+/// The event [`EventQueue::pop_until`] hands out stays at the root while it
+/// is processed: the first event its processing schedules takes its place
+/// (one sift down instead of a removal and an insertion, the common case of
+/// an arrival scheduling the next one), and otherwise the next pop removes
+/// it.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: Vec<u128>,
+    /// The root is the event handed out last, not yet replaced or removed.
+    taken: bool,
     processed: u64,
 }
 
@@ -135,6 +143,11 @@ impl EventQueue {
     pub fn push(&mut self, at: Instant, ev: Event) {
         let k = key(at, &ev);
         debug_assert_eq!(event_of(k), ev, "event fits its key");
+        if self.taken {
+            self.taken = false;
+            self.sift_down(k);
+            return;
+        }
         let h = &mut self.heap;
         h.push(k);
         let mut i = h.len() - 1;
@@ -149,55 +162,75 @@ impl EventQueue {
         h[i] = k;
     }
 
-    /// Removes and returns the earliest event, with its key, if it is not
-    /// after `until`.
+    /// Removes the event handed out last, if it is still at the root.
+    fn settle(&mut self) {
+        if self.taken {
+            self.taken = false;
+            let last = self.heap.pop().expect("the taken root");
+            if !self.heap.is_empty() {
+                self.sift_down(last);
+            }
+        }
+    }
+
+    /// Puts `k` at the root in place of what is there, and moves it down to
+    /// its place.
+    fn sift_down(&mut self, k: u128) {
+        let h = &mut self.heap;
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
+            }
+            let child = if first + ARITY <= n {
+                // all four children: a tournament of two pairs
+                let kids = &h[first..first + ARITY];
+                let a = if kids[1] < kids[0] { 1 } else { 0 };
+                let b = if kids[3] < kids[2] { 3 } else { 2 };
+                first + if kids[b] < kids[a] { b } else { a }
+            } else {
+                let mut child = first;
+                for c in first + 1..n {
+                    if h[c] < h[child] {
+                        child = c;
+                    }
+                }
+                child
+            };
+            if h[child] >= k {
+                break;
+            }
+            h[i] = h[child];
+            i = child;
+        }
+        h[i] = k;
+    }
+
+    /// Hands out the earliest event, with its key, if it is not after
+    /// `until` (removing the one handed out before, unless its processing
+    /// scheduled something in its place).
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event, u128)> {
+        self.settle();
         let &top = self.heap.first()?;
         let at = Instant::from_nanos((top >> 64) as u64);
         if at > until {
             return None;
         }
-        let last = self.heap.pop().expect("not empty");
-        let h = &mut self.heap;
-        let n = h.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = ARITY * i + 1;
-                if first >= n {
-                    break;
-                }
-                let child = if first + ARITY <= n {
-                    // all four children: a tournament of two pairs
-                    let kids = &h[first..first + ARITY];
-                    let a = if kids[1] < kids[0] { 1 } else { 0 };
-                    let b = if kids[3] < kids[2] { 3 } else { 2 };
-                    first + if kids[b] < kids[a] { b } else { a }
-                } else {
-                    let mut child = first;
-                    for c in first + 1..n {
-                        if h[c] < h[child] {
-                            child = c;
-                        }
-                    }
-                    child
-                };
-                if h[child] >= last {
-                    break;
-                }
-                h[i] = h[child];
-                i = child;
-            }
-            h[i] = last;
-        }
+        self.taken = true;
         self.processed += 1;
         Some((at, event_of(top), top))
     }
     /// The time of the next event, if any.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap
-            .first()
-            .map(|&k| Instant::from_nanos((k >> 64) as u64))
+        let h = &self.heap;
+        let next = if self.taken {
+            h.get(1..).and_then(|rest| rest.iter().take(ARITY).min())
+        } else {
+            h.first()
+        };
+        next.map(|&k| Instant::from_nanos((k >> 64) as u64))
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
@@ -205,11 +238,11 @@ impl EventQueue {
     }
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.taken as usize
     }
     /// True if nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -248,6 +281,26 @@ mod tests {
         q.push(t(20), Event::Sample(2));
         assert_eq!(q.pop_until(t(10)), None);
         assert_eq!(q.processed(), 7);
+    }
+
+    /// While an event handed out is processed it is no longer pending: the
+    /// length and the next time leave it out, and what its processing
+    /// schedules takes its place in order.
+    #[test]
+    fn the_event_being_processed_is_not_pending() {
+        let mut q = EventQueue::default();
+        for (ms, dir) in [(5, 0), (9, 1), (7, 2), (8, 3), (6, 4), (10, 5)] {
+            q.push(t(ms), Event::Arrive { dir, n: 0 });
+        }
+        let (at, _, _) = q.pop_until(t(100)).expect("an event");
+        assert_eq!((at, q.len(), q.peek_time()), (t(5), 5, Some(t(6))));
+        q.push(t(6), Event::TxDone { dir: 9, n: 0 }); // before the arrival at 6
+        assert_eq!((q.len(), q.peek_time()), (6, Some(t(6))));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_until(t(100)).map(|e| e.1)).collect();
+        assert_eq!(order[0], Event::TxDone { dir: 9, n: 0 });
+        assert_eq!(order[1], Event::Arrive { dir: 4, n: 0 });
+        assert_eq!(order.len(), 6);
+        assert!(q.is_empty() && q.peek_time().is_none());
     }
 
     #[test]
