@@ -75,12 +75,25 @@ pub struct RateSampler {
     /// covered by a cumulative ACK.
     emulated: u64,
     pending: Pending,
+    /// True for an algorithm that takes no rate samples: nothing is
+    /// accounted, and stamps carry only the send time (which RTT sampling
+    /// reads).
+    off: bool,
 }
 
 impl RateSampler {
     /// A sampler with nothing delivered.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A sampler that takes no samples, for an algorithm that ignores them
+    /// ([`crate::CongestionControl::uses_rate_samples`]).
+    pub fn off() -> Self {
+        RateSampler {
+            off: true,
+            ..Self::default()
+        }
     }
 
     /// Total bytes delivered so far.
@@ -90,6 +103,12 @@ impl RateSampler {
 
     /// Stamps a segment being sent at `now`; `in_flight` is the bytes in flight before it.
     pub fn on_send(&mut self, now: Instant, in_flight: u64) -> TxStamp {
+        if self.off {
+            return TxStamp {
+                sent_time: now,
+                ..TxStamp::default()
+            };
+        }
         if in_flight == 0 {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -110,6 +129,9 @@ impl RateSampler {
     /// data that arrived long before, and their rates would be several times
     /// the path's.
     pub fn on_emulated_delivery(&mut self, len: u64, outstanding: u64) {
+        if self.off {
+            return;
+        }
         let len = len.min(outstanding.saturating_sub(self.emulated));
         // The count moves, not the delivered time: no packet's stamp is known
         // here, and moving it would shorten the intervals of later samples.
@@ -128,6 +150,9 @@ impl RateSampler {
     /// Records that a segment with `stamp` and `len` bytes was delivered at
     /// `now`; `retransmitted` if it was ever sent more than once.
     pub fn on_delivered(&mut self, now: Instant, stamp: &TxStamp, len: u64, retransmitted: bool) {
+        if self.off {
+            return;
+        }
         let already = self.emulated.min(len);
         self.emulated -= already;
         let len = len - already;
@@ -148,6 +173,9 @@ impl RateSampler {
 
     /// Marks the connection application-limited with `in_flight` bytes outstanding.
     pub fn on_app_limited(&mut self, in_flight: u64) {
+        if self.off {
+            return;
+        }
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 
@@ -159,6 +187,9 @@ impl RateSampler {
         newly_lost: u64,
         prior_in_flight: u64,
     ) -> Option<RateSample> {
+        if self.off {
+            return None;
+        }
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -188,6 +219,26 @@ mod tests {
 
     fn t(ms: u64) -> Instant {
         Instant::from_nanos(ms * 1_000_000)
+    }
+
+    /// Off, the sampler accounts nothing and closes no sample; its stamps
+    /// still carry the send time.
+    #[test]
+    fn an_off_sampler_only_stamps_send_times() {
+        let mut s = RateSampler::off();
+        let stamp = s.on_send(t(5), 0);
+        assert_eq!(
+            stamp,
+            TxStamp {
+                sent_time: t(5),
+                ..TxStamp::default()
+            }
+        );
+        s.on_app_limited(3000);
+        s.on_emulated_delivery(1000, 3000);
+        s.on_delivered(t(105), &stamp, 1000, false);
+        assert_eq!(s.delivered(), 0);
+        assert!(s.finish(None, 0, 1000).is_none());
     }
 
     #[test]

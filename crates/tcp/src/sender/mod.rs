@@ -20,7 +20,7 @@ use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
 };
 use crate::config::TcpConfig;
-use crate::rate::{RateSampler, TxStamp};
+use crate::rate::RateSampler;
 use crate::rtt::RttEstimator;
 use crate::seq::SeqNum;
 use crate::time::{Duration, Instant, Rate};
@@ -116,8 +116,6 @@ pub struct SenderSnapshot {
 pub struct Sender {
     cfg: TcpConfig,
     cc: Cc,
-    /// Whether the algorithm uses delivery-rate samples (else none are taken).
-    rate_samples: bool,
     state: SenderState,
     iss: SeqNum,
     irs: SeqNum,
@@ -176,9 +174,13 @@ impl Sender {
     pub fn new(cfg: TcpConfig, cc: Cc, iss: SeqNum) -> Self {
         debug_assert!(cfg.validate().is_ok());
         let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let rate = if cc.uses_rate_samples() {
+            RateSampler::new()
+        } else {
+            RateSampler::off()
+        };
         Sender {
             mss: cfg.mss,
-            rate_samples: cc.uses_rate_samples(),
             cc,
             state: SenderState::SynSent,
             iss,
@@ -195,7 +197,7 @@ impl Sender {
             snd_wnd: 65_535,
             sb: Scoreboard::default(),
             rtt,
-            rate: RateSampler::new(),
+            rate,
             ca_state: CaState::Open,
             recover: 0,
             fr_guard: 0,
@@ -575,7 +577,7 @@ impl Sender {
     }
 
     fn send_new(&mut self, now: Instant, len: u32, fin: bool) -> Transmit {
-        let stamp = self.rate_stamp(now);
+        let stamp = self.rate.on_send(now, self.sb.outstanding());
         let seg = SentSeg {
             start: self.snd_nxt,
             len: len + fin as u32,
@@ -598,22 +600,8 @@ impl Sender {
         t
     }
 
-    /// The rate sampler's record of a segment sent now; only the send time
-    /// (which RTT sampling also reads) when the algorithm takes no rate
-    /// samples.
-    fn rate_stamp(&mut self, now: Instant) -> TxStamp {
-        if self.rate_samples {
-            self.rate.on_send(now, self.sb.outstanding())
-        } else {
-            TxStamp {
-                sent_time: now,
-                ..TxStamp::default()
-            }
-        }
-    }
-
     fn retransmit(&mut self, now: Instant, idx: usize) -> Transmit {
-        let stamp = self.rate_stamp(now);
+        let stamp = self.rate.on_send(now, self.sb.outstanding());
         self.sb.on_retransmit(idx, stamp);
         let seg = *self.sb.seg(idx);
         self.stats.retransmissions += 1;

@@ -122,13 +122,11 @@ impl Sender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.on_ack(now, &ev);
-        if self.rate_samples {
-            if let Some(rs) = self
-                .rate
-                .finish(self.rtt.min_rtt(), newly_lost, prior_in_flight)
-            {
-                self.cc.on_rate_sample(now, &rs);
-            }
+        if let Some(rs) = self
+            .rate
+            .finish(self.rtt.min_rtt(), newly_lost, prior_in_flight)
+        {
+            self.cc.on_rate_sample(now, &rs);
         }
         self.apply_requests();
 
