@@ -68,6 +68,15 @@ pub(crate) struct Settings {
     pub limit: QueueLimit,
 }
 
+impl Settings {
+    /// Applies the settings a change sets.
+    fn apply(&mut self, e: &ScheduleEntry) {
+        self.rate = e.rate.unwrap_or(self.rate);
+        self.delay = e.delay.unwrap_or(self.delay);
+        self.limit = e.queue.unwrap_or(self.limit);
+    }
+}
+
 /// The scheduled changes of a direction, read by one cursor per setting;
 /// each cursor moves forward with the (monotone) instants at which its
 /// setting is needed: the rate at the start of serialisation, the queue limit
@@ -300,9 +309,7 @@ impl Dir {
                 if *t > now {
                     break;
                 }
-                s.rate = e.rate.unwrap_or(s.rate);
-                s.delay = e.delay.unwrap_or(s.delay);
-                s.limit = e.queue.unwrap_or(s.limit);
+                s.apply(e);
             }
         }
         s
@@ -325,10 +332,7 @@ impl Dir {
         if self.virt.is_some() {
             return;
         }
-        let s = &mut self.settings;
-        s.rate = e.rate.unwrap_or(s.rate);
-        s.delay = e.delay.unwrap_or(s.delay);
-        s.limit = e.queue.unwrap_or(s.limit);
+        self.settings.apply(e);
         if let Some(l) = e.loss {
             self.loss.set(l);
         }
@@ -848,8 +852,7 @@ impl<T: Copy> Cursor<T> {
         at: Instant,
         mut apply: impl FnMut(&mut T, &ScheduleEntry),
     ) {
-        while let Some((t, e)) = changes.get(self.index).filter(|c| c.0 <= at) {
-            debug_assert!(*t <= at);
+        while let Some((_, e)) = changes.get(self.index).filter(|c| c.0 <= at) {
             apply(&mut self.value, e);
             self.index += 1;
         }
