@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wavelab import _native
-from wavelab.errors import ScenarioFileError
+from wavelab.errors import ScenarioFileError, read_text_file
 
 
 @dataclass(frozen=True)
@@ -118,13 +118,7 @@ def load_scenario(path: str | Path) -> Scenario:
     field path and the bad value.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioFileError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioFileError(f"{p}: cannot be read: {e}") from None
-    return from_toml(text, p)
+    return from_toml(read_text_file(p, ScenarioFileError), p)
 
 
 def builtin_names() -> list[str]:

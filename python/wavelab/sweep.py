@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wavelab.errors import ScenarioFileError, WavelabError
+from wavelab.errors import ScenarioFileError, WavelabError, read_text_file
 from wavelab.scenario import Scenario, from_dict
 
 MAX_POINTS = 1_000_000
@@ -369,12 +369,7 @@ def load_sweep(ref: str | Path) -> Sweep:
         text = resources.files("wavelab").joinpath("sweeps", f"{ref}.toml").read_text("utf-8")
         p = Path(f"{ref}.toml")
     else:
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SweepError(f"{p}: no such file") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise SweepError(f"{p}: cannot be read: {e}") from None
+        text = read_text_file(p, SweepError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
