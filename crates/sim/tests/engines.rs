@@ -207,6 +207,13 @@ fn compare(text: &str, pauses: &[u64]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The instants (ms) to pause at, in order, ending at the run's end.
+fn pause_points(mut pauses: Vec<u64>) -> Vec<u64> {
+    pauses.sort();
+    pauses.push(6000);
+    pauses
+}
+
 proptest! {
     // WAVELAB_ENGINE_CASES=5000 for a longer search
     #![proptest_config(ProptestConfig {
@@ -223,10 +230,7 @@ proptest! {
         interval in 20u64..300,
         pauses in prop::collection::vec(1u64..6000, 0..3),
     ) {
-        let mut p = pauses;
-        p.sort();
-        p.push(6000);
-        compare(&scenario(false, &links, &flows, seed, interval), &p)?;
+        compare(&scenario(false, &links, &flows, seed, interval), &pause_points(pauses))?;
     }
 
     #[test]
@@ -237,9 +241,6 @@ proptest! {
         interval in 20u64..300,
         pauses in prop::collection::vec(1u64..6000, 0..3),
     ) {
-        let mut p = pauses;
-        p.sort();
-        p.push(6000);
-        compare(&scenario(true, &links, &flows, seed, interval), &p)?;
+        compare(&scenario(true, &links, &flows, seed, interval), &pause_points(pauses))?;
     }
 }
