@@ -11,7 +11,7 @@ use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LossModel, Outages};
 use crate::net::{Ctx, Dir, Net, Settings};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
     link_name, Direction, HandoverSpec, HandoverTime, Scenario, ScenarioError, ScheduleEntry,
@@ -423,8 +423,9 @@ impl Simulation {
             }
             Event::Arrive { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
-                if let Some(p) = net.on_arrive(&mut ctx, dir) {
-                    self.deliver(p);
+                if let Some(id) = net.on_arrive(&mut ctx, dir) {
+                    self.deliver(id);
+                    self.net.release(id);
                 }
             }
             Event::Wake { ep, gen } => self.on_wake(ep, gen),
@@ -540,11 +541,13 @@ impl Simulation {
         self.drain_sender(f);
     }
 
-    fn deliver(&mut self, p: Packet) {
+    /// Hands packet `id` (still in the arena) to its endpoint.
+    fn deliver(&mut self, id: PacketId) {
+        let p = self.net.arena.get(id);
         let f = p.flow as usize;
         let now = self.now;
         if self.flows[f].log {
-            self.log_row(PacketEvent {
+            let e = PacketEvent {
                 time: now.as_secs_f64(),
                 flow: p.flow,
                 event: if p.to_receiver {
@@ -558,7 +561,10 @@ impl Simulation {
                 kind: kind_code(p.kind),
                 link: -1,
                 cause: 255,
-            });
+            };
+            // (log_row, spelled out: `p` borrows the network)
+            self.log.push(self.cur_key, self.cur_rows, e);
+            self.cur_rows += 1;
         }
         let flow = &mut self.flows[f];
         if p.to_receiver {
@@ -566,7 +572,7 @@ impl Simulation {
             self.drain_receiver(f);
         } else {
             for c in &mut self.captures {
-                c.record(self.cur_key, TapPoint::SenderIn, &p);
+                c.record(self.cur_key, TapPoint::SenderIn, p);
             }
             flow.sender.handle_segment(now, &p.seg);
             self.drain_sender(f);
@@ -662,7 +668,7 @@ impl Simulation {
                 cause: 255,
             });
         }
-        let mut p = Packet {
+        let p = Packet {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
@@ -680,7 +686,7 @@ impl Simulation {
             }
         }
         let (net, mut ctx) = self.net_ctx();
-        net.inject(&mut ctx, &mut p);
+        net.inject(&mut ctx, p);
     }
 
     // ----- sampling and results ------------------------------------------------
