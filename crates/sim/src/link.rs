@@ -77,7 +77,15 @@ impl LossModel {
         self.bad = false;
     }
     /// Decides the fate of one packet.
+    #[inline]
     pub fn lose(&mut self) -> bool {
+        // a lossless link, the common case, draws nothing: no call
+        !matches!(self.spec, LossSpec::None) && self.draw()
+    }
+
+    /// Draws the fate of one packet on a lossy link.
+    #[inline(never)]
+    fn draw(&mut self) -> bool {
         match self.spec {
             LossSpec::None => false,
             LossSpec::Bernoulli { p } => self.rng.chance(p),
