@@ -194,9 +194,9 @@ struct Virtual {
     last_start: Instant,
     last_finish: Instant,
     last_arrival: Instant,
-    /// The packets (in the arena) that need an arrival event (at the
-    /// endpoint, or at a direction fed by several sources), in arrival order.
-    parcels: VecDeque<PacketId>,
+    /// The packets that need an arrival event (at the endpoint, or at a
+    /// direction fed by several sources), in arrival order.
+    parcels: VecDeque<Packet>,
     /// Queue drops at admission instants not yet reached by the clock.
     drops: VecDeque<Instant>,
     /// The clock's side.
@@ -232,8 +232,8 @@ pub(crate) struct Dir {
 #[derive(Debug)]
 pub(crate) struct Net {
     pub dirs: Vec<Dir>,
-    /// The packets in the network: each stays in its slot from injection to
-    /// delivery or loss, and the directions pass its id along.
+    /// Packets in reference-mode directions (virtual-time directions keep
+    /// theirs in their own fifos, in arrival order).
     pub arena: Arena,
     /// Packets in the network now, and the most at once.
     live: u64,
@@ -403,30 +403,18 @@ impl Net {
     }
 
     /// Sends a packet an endpoint emitted now into its first link direction.
-    #[inline]
-    pub fn inject(&mut self, ctx: &mut Ctx, p: Packet) {
-        let first = self.next_step(&p, 0).dir;
-        let id = self.arena.alloc(p);
+    pub fn inject(&mut self, ctx: &mut Ctx, p: &mut Packet) {
+        let first = self.next_step(p, 0).dir;
         self.live += 1;
         self.peak = self.peak.max(self.live);
-        self.admit(ctx, first, id, ctx.now, Row::Current);
-    }
-
-    /// Releases a packet [`Net::on_arrive`] handed out, once it is delivered.
-    pub fn release(&mut self, id: PacketId) {
-        self.arena.free(id);
-    }
-
-    /// Where packet `p`'s route starts in `steps`.
-    #[inline]
-    fn route_of(&self, p: &Packet) -> usize {
-        self.route_at[p.flow as usize][!p.to_receiver as usize] as usize
+        self.admit(ctx, first, p, ctx.now, Row::Current);
     }
 
     /// The step `hop` of packet `p`'s route.
     #[inline]
     fn next_step(&self, p: &Packet, hop: usize) -> Step {
-        self.steps[self.route_of(p) + hop]
+        let at = self.route_at[p.flow as usize][!p.to_receiver as usize] as usize;
+        self.steps[at + hop]
     }
 
     /// Applies a scheduled or decided change to link `link`'s directions.
@@ -445,16 +433,16 @@ impl Net {
 
     /// Offers packet `p` to direction `dir` at `at` (now, or for a merged
     /// virtual-time direction the packet's arrival from its source).
-    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, id: PacketId, at: Instant, row: Row) {
+    fn admit(&mut self, ctx: &mut Ctx, dir: DirId, p: &mut Packet, at: Instant, row: Row) {
         let d = &mut self.dirs[dir as usize];
         let n = d.counters.arrived;
         if d.virt.is_none() {
             d.counters.arrived += 1;
-            let p = self.arena.get_mut(id);
             p.n = n;
             let size = p.size;
             let r = &mut d.reference;
             if r.busy.is_none() {
+                let id = self.arena.alloc(*p);
                 r.busy = Some(id);
                 self.start_tx(ctx, dir, id);
                 return;
@@ -465,9 +453,10 @@ impl Net {
             };
             if !fits {
                 d.counters.dropped[DropCause::Queue as usize] += 1;
-                self.drop_packet(ctx, id, dir, DropCause::Queue, at, row);
+                self.drop_packet(ctx, p, dir, DropCause::Queue, at, row);
                 return;
             }
+            let id = self.arena.alloc(*p);
             r.queue.push_back((id, size));
             r.queued_bytes += size as u64;
             let c = &mut d.counters;
@@ -475,22 +464,20 @@ impl Net {
             c.max_queue_bytes = c.max_queue_bytes.max(r.queued_bytes);
             return;
         }
-        self.admit_virtual(ctx, dir, id, at, row);
+        self.admit_virtual(ctx, dir, p, at, row);
     }
 
-    /// Admits packet `id` to virtual-time direction `dir` at `a`, and on to
+    /// Admits packet `p` to virtual-time direction `dir` at `a`, and on to
     /// the next directions while they are merged.
     #[inline]
     fn admit_virtual(
         &mut self,
         ctx: &mut Ctx,
         mut dir: DirId,
-        id: PacketId,
+        p: &mut Packet,
         mut a: Instant,
         mut row: Row,
     ) {
-        let p = self.arena.get(id);
-        let (size, route, mut hop) = (p.size, self.route_of(p), p.hop as usize);
         loop {
             let d = &mut self.dirs[dir as usize];
             let v = d.virt.as_mut().expect("virtual-time direction");
@@ -498,6 +485,8 @@ impl Net {
             // reference mode's counter does
             let n = v.offered;
             v.offered += 1;
+            p.n = n;
+            let size = p.size;
             // what has started by `a` (admissions come in time order)
             if v.last_start <= a {
                 // all have (an idle link's common case: no entry is read)
@@ -518,9 +507,7 @@ impl Net {
                 };
                 if !fits {
                     v.drops.push_back(a);
-                    let p = self.arena.get_mut(id);
-                    (p.n, p.hop) = (n, hop as u16);
-                    self.drop_packet(ctx, id, dir, DropCause::Queue, a, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Queue, a, row);
                     return;
                 }
                 let m = &mut totals.max_queue;
@@ -558,8 +545,6 @@ impl Net {
             v.totals = totals;
             v.pushed += 1;
             if !ctx.captures.is_empty() {
-                let p = self.arena.get_mut(id);
-                (p.n, p.hop) = (n, hop as u16);
                 let k = key(finish, &Event::TxDone { dir, n });
                 for c in ctx.captures.iter_mut() {
                     c.record(k, TapPoint::LinkTx(dir), p);
@@ -567,34 +552,30 @@ impl Net {
             }
             match fate {
                 Fate::RandomLoss => {
-                    let p = self.arena.get_mut(id);
-                    (p.n, p.hop) = (n, hop as u16);
                     let row = Row::Virtual(finish, Event::TxDone { dir, n });
-                    self.drop_packet(ctx, id, dir, DropCause::Random, finish, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Random, finish, row);
                     return;
                 }
                 Fate::OutageLoss => {
-                    let p = self.arena.get_mut(id);
-                    (p.n, p.hop) = (n, hop as u16);
                     let row = Row::Virtual(arrival, Event::Arrive { dir, n });
-                    self.drop_packet(ctx, id, dir, DropCause::Outage, arrival, row);
+                    self.drop_packet(ctx, p, dir, DropCause::Outage, arrival, row);
                     return;
                 }
                 Fate::Arrives => {}
             }
-            let next = self.steps[route + hop + 1];
+            let hop = p.hop as usize + 1;
+            let next = self.next_step(p, hop);
             if next.merged {
                 // on at once to the next direction, at the arrival time
-                hop += 1;
+                p.hop = hop as u16;
                 row = Row::Virtual(arrival, Event::Arrive { dir, n });
                 dir = next.dir;
                 a = arrival;
                 continue;
             }
-            let p = self.arena.get_mut(id);
-            (p.n, p.hop, p.arrival) = (n, hop as u16, arrival);
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
-            v.parcels.push_back(id);
+            p.arrival = arrival;
+            v.parcels.push_back(*p);
             if v.parcels.len() == 1 {
                 ctx.q.push(arrival, Event::Arrive { dir, n });
             }
@@ -626,7 +607,9 @@ impl Net {
         }
         if d.loss.lose() {
             d.counters.dropped[DropCause::Random as usize] += 1;
-            self.drop_packet(ctx, id, dir, DropCause::Random, ctx.now, Row::Current);
+            let p = *self.arena.get(id);
+            self.arena.free(id);
+            self.drop_packet(ctx, &p, dir, DropCause::Random, ctx.now, Row::Current);
         } else {
             let was_empty = r.pipe.is_empty();
             let arrival = (ctx.now + d.settings.delay).max(r.last_arrival);
@@ -647,18 +630,16 @@ impl Net {
     }
 
     /// A packet reached the far end of `dir`: it goes on to its next
-    /// direction, or is handed out for delivery to its endpoint (which then
-    /// [releases](Net::release) it).
-    pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<PacketId> {
+    /// direction, or is returned for delivery to its endpoint.
+    pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Packet> {
         let d = &mut self.dirs[dir as usize];
-        let id = match d.virt.as_mut() {
+        let mut p = match d.virt.as_mut() {
             Some(v) => {
-                let id = v.parcels.pop_front().expect("an arrival is pending");
-                if let Some(&next) = v.parcels.front() {
-                    let p = self.arena.get(next);
-                    ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
+                let p = v.parcels.pop_front().expect("an arrival is pending");
+                if let Some(next) = v.parcels.front() {
+                    ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
                 }
-                id
+                p
             }
             None => {
                 let r = &mut d.reference;
@@ -667,44 +648,40 @@ impl Net {
                     let p = self.arena.get(next);
                     ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
                 }
-                let p = self.arena.get(id);
+                let p = *self.arena.get(id);
+                self.arena.free(id);
                 if d.outages.overlaps(p.tx_start, ctx.now) {
                     d.counters.dropped[DropCause::Outage as usize] += 1;
-                    self.drop_packet(ctx, id, dir, DropCause::Outage, ctx.now, Row::Current);
+                    self.drop_packet(ctx, &p, dir, DropCause::Outage, ctx.now, Row::Current);
                     return None;
                 }
                 d.counters.delivered_packets += 1;
                 d.counters.delivered_bytes += p.size as u64;
-                id
+                p
             }
         };
-        let p = self.arena.get(id);
         let hop = p.hop as usize + 1;
-        let next = self.next_step(p, hop);
+        let next = self.next_step(&p, hop);
         if next.dir != Step::END {
-            self.arena.get_mut(id).hop = hop as u16;
-            self.admit(ctx, next.dir, id, ctx.now, Row::Current);
+            p.hop = hop as u16;
+            self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
             None
         } else {
             self.live -= 1;
-            Some(id)
+            Some(p)
         }
     }
 
-    /// Loses packet `id` on `dir` (and frees its slot).
     fn drop_packet(
         &mut self,
         ctx: &mut Ctx,
-        id: PacketId,
+        p: &Packet,
         dir: DirId,
         cause: DropCause,
         at: Instant,
         row: Row,
     ) {
         self.live -= 1;
-        self.arena.free(id);
-        // (the freed slot keeps the packet until the next allocation)
-        let p = self.arena.get(id);
         if self.logged[p.flow as usize] {
             let e = PacketEvent {
                 time: at.as_secs_f64(),
@@ -990,7 +967,7 @@ mod tests {
                         rows: &mut rows,
                         captures: &mut [],
                     };
-                    net.inject(&mut ctx, packet(i as u64, size));
+                    net.inject(&mut ctx, &mut packet(i as u64, size));
                 }
                 (false, Some(_)) => {
                     let (now, ev, key) = q.pop_until(Instant::MAX).expect("an event");
@@ -1006,9 +983,8 @@ mod tests {
                     match ev {
                         Event::TxDone { dir, .. } => net.on_tx_done(&mut ctx, dir),
                         Event::Arrive { dir, .. } => {
-                            if let Some(id) = net.on_arrive(&mut ctx, dir) {
-                                out.push((now, net.arena.get(id).offset));
-                                net.release(id);
+                            if let Some(p) = net.on_arrive(&mut ctx, dir) {
+                                out.push((now, p.offset));
                             }
                         }
                         other => panic!("unexpected {other:?}"),

@@ -11,7 +11,7 @@ use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LossModel, Outages};
 use crate::net::{Ctx, Dir, Net, Settings};
-use crate::packet::{Packet, PacketId};
+use crate::packet::Packet;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
     link_name, Direction, HandoverSpec, HandoverTime, Scenario, ScenarioError, ScheduleEntry,
@@ -423,9 +423,8 @@ impl Simulation {
             }
             Event::Arrive { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
-                if let Some(id) = net.on_arrive(&mut ctx, dir) {
-                    self.deliver(id);
-                    self.net.release(id);
+                if let Some(p) = net.on_arrive(&mut ctx, dir) {
+                    self.deliver(p);
                 }
             }
             Event::Wake { ep, gen } => self.on_wake(ep, gen),
@@ -541,13 +540,11 @@ impl Simulation {
         self.drain_sender(f);
     }
 
-    /// Hands packet `id` (still in the arena) to its endpoint.
-    fn deliver(&mut self, id: PacketId) {
-        let p = self.net.arena.get(id);
+    fn deliver(&mut self, p: Packet) {
         let f = p.flow as usize;
         let now = self.now;
         if self.flows[f].log {
-            let e = PacketEvent {
+            self.log_row(PacketEvent {
                 time: now.as_secs_f64(),
                 flow: p.flow,
                 event: if p.to_receiver {
@@ -561,10 +558,7 @@ impl Simulation {
                 kind: kind_code(p.kind),
                 link: -1,
                 cause: 255,
-            };
-            // (log_row, spelled out: `p` borrows the network)
-            self.log.push(self.cur_key, self.cur_rows, e);
-            self.cur_rows += 1;
+            });
         }
         let flow = &mut self.flows[f];
         if p.to_receiver {
@@ -572,7 +566,7 @@ impl Simulation {
             self.drain_receiver(f);
         } else {
             for c in &mut self.captures {
-                c.record(self.cur_key, TapPoint::SenderIn, p);
+                c.record(self.cur_key, TapPoint::SenderIn, &p);
             }
             flow.sender.handle_segment(now, &p.seg);
             self.drain_sender(f);
@@ -668,7 +662,7 @@ impl Simulation {
                 cause: 255,
             });
         }
-        let p = Packet {
+        let mut p = Packet {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
@@ -686,7 +680,7 @@ impl Simulation {
             }
         }
         let (net, mut ctx) = self.net_ctx();
-        net.inject(&mut ctx, p);
+        net.inject(&mut ctx, &mut p);
     }
 
     // ----- sampling and results ------------------------------------------------
