@@ -247,6 +247,15 @@ pub(crate) struct Net {
     logged: Vec<bool>,
 }
 
+/// Where a packet handed out for delivery waits until it is released.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Delivery {
+    /// At the front of a virtual-time direction's arrival queue.
+    Parcel(DirId),
+    /// In the arena (reference mode).
+    Slot(PacketId),
+}
+
 /// One direction along a route.
 #[derive(Clone, Copy, Debug)]
 struct Step {
@@ -413,7 +422,13 @@ impl Net {
     /// The step `hop` of packet `p`'s route.
     #[inline]
     fn next_step(&self, p: &Packet, hop: usize) -> Step {
-        let at = self.route_at[p.flow as usize][!p.to_receiver as usize] as usize;
+        self.step(p.flow, p.to_receiver, hop)
+    }
+
+    /// The step `hop` of flow `flow`'s data route (`to_receiver`) or ACK route.
+    #[inline]
+    fn step(&self, flow: u32, to_receiver: bool, hop: usize) -> Step {
+        let at = self.route_at[flow as usize][!to_receiver as usize] as usize;
         self.steps[at + hop]
     }
 
@@ -630,45 +645,77 @@ impl Net {
     }
 
     /// A packet reached the far end of `dir`: it goes on to its next
-    /// direction, or is returned for delivery to its endpoint.
-    pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Packet> {
+    /// direction, or is handed out for delivery to its endpoint, where it
+    /// waits (read it with [`Net::delivered`]) until [`Net::release`].
+    pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Delivery> {
         let d = &mut self.dirs[dir as usize];
-        let mut p = match d.virt.as_mut() {
-            Some(v) => {
-                let p = v.parcels.pop_front().expect("an arrival is pending");
-                if let Some(next) = v.parcels.front() {
-                    ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
-                }
-                p
+        if let Some(v) = d.virt.as_mut() {
+            if let Some(next) = v.parcels.get(1) {
+                ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
             }
-            None => {
-                let r = &mut d.reference;
-                let id = r.pipe.pop_front().expect("a packet is propagating");
-                if let Some(&next) = r.pipe.front() {
-                    let p = self.arena.get(next);
-                    ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
-                }
-                let p = *self.arena.get(id);
-                self.arena.free(id);
-                if d.outages.overlaps(p.tx_start, ctx.now) {
-                    d.counters.dropped[DropCause::Outage as usize] += 1;
-                    self.drop_packet(ctx, &p, dir, DropCause::Outage, ctx.now, Row::Current);
-                    return None;
-                }
-                d.counters.delivered_packets += 1;
-                d.counters.delivered_bytes += p.size as u64;
-                p
+            let p = v.parcels.front().expect("an arrival is pending");
+            let (flow, to_receiver, hop) = (p.flow, p.to_receiver, p.hop as usize + 1);
+            let next = self.step(flow, to_receiver, hop);
+            if next.dir == Step::END {
+                // delivered from where it waits: no copy
+                self.live -= 1;
+                return Some(Delivery::Parcel(dir));
             }
-        };
-        let hop = p.hop as usize + 1;
-        let next = self.next_step(&p, hop);
-        if next.dir != Step::END {
+            let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
+            let mut p = v.parcels.pop_front().expect("an arrival is pending");
             p.hop = hop as u16;
             self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
-            None
-        } else {
+            return None;
+        }
+        let r = &mut d.reference;
+        let id = r.pipe.pop_front().expect("a packet is propagating");
+        if let Some(&next) = r.pipe.front() {
+            let p = self.arena.get(next);
+            ctx.q.push(p.arrival, Event::Arrive { dir, n: p.n });
+        }
+        let p = *self.arena.get(id);
+        if d.outages.overlaps(p.tx_start, ctx.now) {
+            self.arena.free(id);
+            d.counters.dropped[DropCause::Outage as usize] += 1;
+            self.drop_packet(ctx, &p, dir, DropCause::Outage, ctx.now, Row::Current);
+            return None;
+        }
+        d.counters.delivered_packets += 1;
+        d.counters.delivered_bytes += p.size as u64;
+        let hop = p.hop as usize + 1;
+        let next = self.next_step(&p, hop);
+        if next.dir == Step::END {
             self.live -= 1;
-            Some(p)
+            return Some(Delivery::Slot(id));
+        }
+        self.arena.free(id);
+        let mut p = p;
+        p.hop = hop as u16;
+        self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
+        None
+    }
+
+    /// The packet [`Net::on_arrive`] handed out for delivery.
+    #[inline]
+    pub fn delivered(&self, d: Delivery) -> &Packet {
+        match d {
+            Delivery::Parcel(dir) => {
+                let v = self.dirs[dir as usize].virt.as_ref().expect("virtual");
+                v.parcels.front().expect("the packet being delivered")
+            }
+            Delivery::Slot(id) => self.arena.get(id),
+        }
+    }
+
+    /// Forgets a delivered packet (before anything else enters the network).
+    #[inline]
+    pub fn release(&mut self, d: Delivery) {
+        match d {
+            Delivery::Parcel(dir) => {
+                let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
+                v.parcels.pop_front();
+            }
+            Delivery::Slot(id) => self.arena.free(id),
         }
     }
 
@@ -983,8 +1030,9 @@ mod tests {
                     match ev {
                         Event::TxDone { dir, .. } => net.on_tx_done(&mut ctx, dir),
                         Event::Arrive { dir, .. } => {
-                            if let Some(p) = net.on_arrive(&mut ctx, dir) {
-                                out.push((now, p.offset));
+                            if let Some(d) = net.on_arrive(&mut ctx, dir) {
+                                out.push((now, net.delivered(d).offset));
+                                net.release(d);
                             }
                         }
                         other => panic!("unexpected {other:?}"),

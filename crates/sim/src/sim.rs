@@ -10,7 +10,7 @@
 use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LossModel, Outages};
-use crate::net::{Ctx, Dir, Net, Settings};
+use crate::net::{Ctx, Delivery, Dir, Net, Settings};
 use crate::packet::Packet;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -423,8 +423,8 @@ impl Simulation {
             }
             Event::Arrive { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
-                if let Some(p) = net.on_arrive(&mut ctx, dir) {
-                    self.deliver(p);
+                if let Some(d) = net.on_arrive(&mut ctx, dir) {
+                    self.deliver(d);
                 }
             }
             Event::Wake { ep, gen } => self.on_wake(ep, gen),
@@ -540,11 +540,13 @@ impl Simulation {
         self.drain_sender(f);
     }
 
-    fn deliver(&mut self, p: Packet) {
+    /// Hands the packet `d` to its endpoint, then lets the endpoint send.
+    fn deliver(&mut self, d: Delivery) {
+        let p = self.net.delivered(d);
         let f = p.flow as usize;
         let now = self.now;
         if self.flows[f].log {
-            self.log_row(PacketEvent {
+            let e = PacketEvent {
                 time: now.as_secs_f64(),
                 flow: p.flow,
                 event: if p.to_receiver {
@@ -558,19 +560,25 @@ impl Simulation {
                 kind: kind_code(p.kind),
                 link: -1,
                 cause: 255,
-            });
+            };
+            // (log_row, spelled out: `p` borrows the network)
+            self.log.push(self.cur_key, self.cur_rows, e);
+            self.cur_rows += 1;
         }
         let flow = &mut self.flows[f];
-        if p.to_receiver {
+        let to_receiver = p.to_receiver;
+        if to_receiver {
             flow.receiver.handle_segment(now, &p.seg, None);
-            self.drain_receiver(f);
         } else {
             for c in &mut self.captures {
-                c.record(self.cur_key, TapPoint::SenderIn, &p);
+                c.record(self.cur_key, TapPoint::SenderIn, p);
             }
             flow.sender.handle_segment(now, &p.seg);
-            self.drain_sender(f);
         }
+        // the packet is read where it waited; it leaves before anything else
+        // enters the network
+        self.net.release(d);
+        self.drain(f, if to_receiver { RECEIVER } else { SENDER });
     }
 
     fn on_wake(&mut self, ep: u32, gen: u32) {
@@ -592,10 +600,6 @@ impl Simulation {
 
     fn drain_sender(&mut self, f: usize) {
         self.drain(f, SENDER);
-    }
-
-    fn drain_receiver(&mut self, f: usize) {
-        self.drain(f, RECEIVER);
     }
 
     /// Sends everything endpoint `side` of flow `f` has to send, then schedules
