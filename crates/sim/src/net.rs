@@ -742,10 +742,7 @@ impl Net {
                 cause: cause as u8,
             };
             match row {
-                Row::Current => {
-                    ctx.log.push(ctx.key, *ctx.rows, e);
-                    *ctx.rows += 1;
-                }
+                Row::Current => ctx.log.push_next(ctx.key, ctx.rows, e),
                 Row::Virtual(at, ev) => ctx.log.push(key(at, &ev), 0, e),
             }
         }

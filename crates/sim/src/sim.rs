@@ -458,8 +458,7 @@ impl Simulation {
 
     /// Writes a packet-log row as the current event's next row.
     fn log_row(&mut self, e: PacketEvent) {
-        self.log.push(self.cur_key, self.cur_rows, e);
-        self.cur_rows += 1;
+        self.log.push_next(self.cur_key, &mut self.cur_rows, e);
     }
 
     fn on_link_change(&mut self, i: usize) {
@@ -561,9 +560,8 @@ impl Simulation {
                 link: -1,
                 cause: 255,
             };
-            // (log_row, spelled out: `p` borrows the network)
-            self.log.push(self.cur_key, self.cur_rows, e);
-            self.cur_rows += 1;
+            // (not log_row: `p` borrows the network)
+            self.log.push_next(self.cur_key, &mut self.cur_rows, e);
         }
         let flow = &mut self.flows[f];
         let to_receiver = p.to_receiver;

@@ -283,6 +283,14 @@ pub struct PacketEvent {
 }
 
 impl PacketLog {
+    /// Appends the next row of the event with canonical key `key`, which has
+    /// written `rows` rows so far (and counts this one).
+    #[inline]
+    pub fn push_next(&mut self, key: u128, rows: &mut u32, e: PacketEvent) {
+        self.push(key, *rows, e);
+        *rows += 1;
+    }
+
     /// Appends a row written by the event with canonical key `key`, as its
     /// `rank`-th row.
     pub fn push(&mut self, key: u128, rank: u32, e: PacketEvent) {
