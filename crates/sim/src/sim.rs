@@ -18,7 +18,7 @@ use crate::scenario::{
 };
 use crate::series::{QueueSeries, Series};
 use crate::topology::{DirId, Topology};
-use crate::trace::{event, kind_code, ColumnData, PacketEvent, PacketLog, Table};
+use crate::trace::{event, kind_code, ColumnData, Fnv, PacketEvent, PacketLog, Table};
 use wavelab_tcp::{
     CongestionControl, Duration, Instant, Receiver, Sender, SeqNum, Transmit, TxKind,
 };
@@ -104,18 +104,18 @@ impl Results {
     /// with the engine's internals). Equal digests mean the same simulated
     /// behaviour, bit for bit.
     pub fn digest(&self) -> u64 {
-        [
+        let mut h = Fnv::default();
+        for t in [
             &self.series,
             &self.queues,
             &self.flows,
             &self.links,
             &self.packets,
             &self.handovers,
-        ]
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, t| {
-            (h ^ t.digest()).wrapping_mul(0x0100_0000_01b3)
-        })
+        ] {
+            h.mix(t.digest());
+        }
+        h.0
     }
 }
 

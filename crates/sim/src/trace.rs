@@ -46,7 +46,7 @@ impl ColumnData {
 }
 
 /// 64-bit FNV-1a.
-struct Fnv(u64);
+pub(crate) struct Fnv(pub u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -55,9 +55,12 @@ impl Default for Fnv {
 }
 
 impl Fnv {
+    /// One FNV-1a step, taking `x` whole (a byte, or a digest folded in).
+    pub(crate) fn mix(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x0100_0000_01b3);
+    }
     fn byte(&mut self, b: u8) {
-        self.0 ^= b as u64;
-        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        self.mix(b as u64);
     }
     fn u64(&mut self, x: u64) {
         x.to_le_bytes().iter().for_each(|&b| self.byte(b));
