@@ -46,6 +46,7 @@
 //! that instant, so the file is the same in both engine modes. A capture
 //! added in the middle of a run starts with the packets admitted after it.
 
+use crate::engine::time_of;
 use crate::packet::Packet;
 use crate::scenario::link_name;
 use crate::sim::Simulation;
@@ -316,7 +317,7 @@ impl Capture {
         let sum = tcp_checksum_zero_payload(src, dst, &buf[tcp..], p.seg.len as usize);
         buf[tcp + 16..tcp + 18].copy_from_slice(&sum.to_be_bytes());
         let captured = (buf.len() - ip) as u32;
-        let nanos = (key >> 64) as u64;
+        let nanos = time_of(key).as_nanos();
         buf[0..4].copy_from_slice(&((nanos / 1_000_000_000) as u32).to_le_bytes());
         buf[4..8].copy_from_slice(&((nanos % 1_000_000_000) as u32).to_le_bytes());
         buf[8..12].copy_from_slice(&captured.to_le_bytes());
@@ -329,7 +330,7 @@ impl Capture {
     /// `now`.
     pub fn flush(&mut self, now: Instant) {
         while let Some(Reverse((key, _, _))) = self.pending.peek() {
-            if (*key >> 64) as u64 > now.as_nanos() {
+            if time_of(*key) > now {
                 break;
             }
             let Reverse((_, _, buf)) = self.pending.pop().expect("peeked");

@@ -92,6 +92,11 @@ pub fn key(at: Instant, ev: &Event) -> u128 {
 
 use wavelab_tcp::Instant;
 
+/// The instant of a key (its high 64 bits).
+pub fn time_of(k: u128) -> Instant {
+    Instant::from_nanos((k >> 64) as u64)
+}
+
 /// The event a key was made of (the inverse of [`key`]; admission numbers
 /// and sample numbers come back modulo 2^37).
 fn event_of(k: u128) -> Event {
@@ -214,7 +219,7 @@ impl EventQueue {
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event, u128)> {
         self.settle();
         let &top = self.heap.first()?;
-        let at = Instant::from_nanos((top >> 64) as u64);
+        let at = time_of(top);
         if at > until {
             return None;
         }
@@ -230,7 +235,7 @@ impl EventQueue {
         } else {
             h.first()
         };
-        next.map(|&k| Instant::from_nanos((k >> 64) as u64))
+        next.map(|&k| time_of(k))
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {
