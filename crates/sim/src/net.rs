@@ -32,7 +32,7 @@ use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LinkCounters, LossModel, Outages};
 use crate::packet::{Arena, Packet, PacketId};
-use crate::scenario::{Direction, QueueLimit, ScheduleEntry};
+use crate::scenario::{QueueLimit, ScheduleEntry};
 use crate::topology::DirId;
 use crate::trace::{event, kind_code, PacketEvent, PacketLog};
 use std::collections::VecDeque;
@@ -434,12 +434,7 @@ impl Net {
 
     /// Applies a scheduled or decided change to link `link`'s directions.
     pub fn apply(&mut self, link: usize, e: &ScheduleEntry) {
-        let dirs: &[usize] = match e.direction {
-            Direction::Both => &[0, 1],
-            Direction::Forward => &[0],
-            Direction::Reverse => &[1],
-        };
-        for &k in dirs {
+        for k in (0..2).filter(|&k| e.direction.covers(k)) {
             self.dirs[2 * link + k].apply(e);
         }
     }
@@ -944,7 +939,7 @@ impl Timeline {
 mod tests {
     use super::*;
     use crate::rng::{Rng, Stream};
-    use crate::scenario::LossSpec;
+    use crate::scenario::{Direction, LossSpec};
     use wavelab_tcp::{Segment, TxKind};
 
     fn t(ms: u64) -> Instant {

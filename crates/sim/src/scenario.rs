@@ -210,6 +210,17 @@ pub enum Direction {
     Reverse,
 }
 
+impl Direction {
+    /// True if it covers a link's direction `k` (0 forward, 1 reverse).
+    pub fn covers(self, k: usize) -> bool {
+        match self {
+            Direction::Both => true,
+            Direction::Forward => k == 0,
+            Direction::Reverse => k == 1,
+        }
+    }
+}
+
 /// Per-direction overrides of a link's settings.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -234,8 +234,9 @@ impl Simulation {
             }
         }
         changes.sort_by_key(|c| c.at); // stable: file order among equal times
-                                       // Links whose handover is decided during the run stay in reference
-                                       // mode; the others run in virtual time with their changes known.
+
+        // Links whose handover is decided during the run stay in reference
+        // mode; the others run in virtual time with their changes known.
         let decided_live: Vec<bool> = sc
             .links
             .iter()
@@ -249,14 +250,7 @@ impl Simulation {
                 let timeline = (!reference && !decided_live[link]).then(|| {
                     changes
                         .iter()
-                        .filter(|c| {
-                            c.link == link
-                                && match c.entry.direction {
-                                    Direction::Both => true,
-                                    Direction::Forward => d % 2 == 0,
-                                    Direction::Reverse => d % 2 == 1,
-                                }
-                        })
+                        .filter(|c| c.link == link && c.entry.direction.covers(d % 2))
                         .map(|c| (c.at, c.entry.clone()))
                         .collect()
                 });
