@@ -41,6 +41,12 @@ impl RangeSet {
         self.ranges.partition_point(|&(_, e)| e < x)
     }
 
+    /// Index of the first range that ends after `x` (so it contains `x` or
+    /// lies above it).
+    fn first_past(&self, x: u64) -> usize {
+        self.ranges.partition_point(|&(_, e)| e <= x)
+    }
+
     /// Adds `[start, end)`, calling `on_new(s, e)` for each piece that was not
     /// covered before, in ascending order. Returns the bytes newly covered.
     pub fn insert_with(&mut self, start: u64, end: u64, mut on_new: impl FnMut(u64, u64)) -> u64 {
@@ -88,7 +94,7 @@ impl RangeSet {
 
     /// The range containing `x`, if any.
     pub fn range_containing(&self, x: u64) -> Option<(u64, u64)> {
-        let i = self.ranges.partition_point(|&(_, e)| e <= x);
+        let i = self.first_past(x);
         match self.ranges.get(i) {
             Some(&(s, e)) if s <= x => Some((s, e)),
             _ => None,
@@ -113,7 +119,7 @@ impl RangeSet {
         if start >= end {
             return false;
         }
-        let i = self.ranges.partition_point(|&(_, e)| e <= start);
+        let i = self.first_past(start);
         matches!(self.ranges.get(i), Some(&(s, _)) if s < end)
     }
 
