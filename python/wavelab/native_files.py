@@ -21,10 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wavelab.results import TABLES, direction_labels, meta_files, table_to_frame
+from wavelab.results import TABLES, NativeTable, direction_labels, meta_files, table_to_frame
 from wavelab.scenario import Scenario
-
-NativeColumns = list[tuple[str, str, Any, list[str] | None]]
 
 _SHAPE = tuple[tuple[str, str, tuple[str, ...] | None], ...]
 
@@ -45,7 +43,7 @@ def _schema(shape: _SHAPE) -> pa.Schema:
     return pa.Schema.from_pandas(frame, preserve_index=False)
 
 
-def _shape(cols: NativeColumns) -> _SHAPE:
+def _shape(cols: NativeTable) -> _SHAPE:
     return tuple(
         (name, kind, tuple(labels) if labels is not None else None)
         for name, kind, _, labels in cols
@@ -68,7 +66,7 @@ def _array(kind: str, data: Any, labels: list[str] | None, t: pa.DataType) -> pa
     return pa.array(np.frombuffer(data, dtype=np.dtype(kind)), type=t, from_pandas=True)
 
 
-def arrow_table(cols: NativeColumns) -> pa.Table:
+def arrow_table(cols: NativeTable) -> pa.Table:
     """One native table as an Arrow table with pandas' schema for it."""
     schema = _schema(_shape(cols))
     arrays = [
@@ -78,7 +76,7 @@ def arrow_table(cols: NativeColumns) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def queues_with_link(tables: dict[str, NativeColumns]) -> NativeColumns:
+def queues_with_link(tables: dict[str, NativeTable]) -> NativeTable:
     """The ``queues`` table with the ``link`` column :meth:`Results.from_native`
     inserts (``link:direction`` of each row's direction, as a category)."""
     queues = tables["queues"]
@@ -100,7 +98,7 @@ def _parquet(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
-def parquet_files(tables: dict[str, NativeColumns]) -> dict[str, bytes]:
+def parquet_files(tables: dict[str, NativeTable]) -> dict[str, bytes]:
     """The Parquet files of :meth:`Results.to_files` (``packets`` and
     ``handovers`` only when not empty), from the native tables."""
     files: dict[str, bytes] = {}
@@ -116,7 +114,7 @@ def parquet_files(tables: dict[str, NativeColumns]) -> dict[str, bytes]:
     return files
 
 
-def _rows(cols: NativeColumns) -> int:
+def _rows(cols: NativeTable) -> int:
     if not cols:
         return 0
     _, kind, data, _ = cols[0]
@@ -127,7 +125,7 @@ def _rows(cols: NativeColumns) -> int:
 
 def run_files(
     scenario: Scenario,
-    tables: dict[str, NativeColumns],
+    tables: dict[str, NativeTable],
     run: dict[str, Any],
     complete: bool,
 ) -> tuple[dict[str, bytes], pd.DataFrame]:
