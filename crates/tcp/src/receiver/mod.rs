@@ -117,7 +117,8 @@ pub struct Receiver {
     /// Next expected stream offset (includes the FIN once received).
     rcv_nxt: u64,
     ooo: RangeSet,
-    /// Most recently reported SACK blocks, newest first.
+    /// Most recently reported SACK blocks, newest first (kept only when SACK
+    /// is on: nothing else reads them).
     recent: Vec<(u64, u64)>,
     fin_at: Option<u64>,
     dsack: Option<(u64, u64)>,
@@ -476,6 +477,9 @@ impl Receiver {
 
     /// Puts the block containing `off` first, then the previously reported ones.
     fn report_block(&mut self, off: u64) {
+        if !self.sack_ok {
+            return;
+        }
         let Some(cur) = self.ooo.range_containing(off) else {
             return;
         };
@@ -495,6 +499,9 @@ impl Receiver {
     fn refresh_recent(&mut self) {
         // In place (this runs for every in-order segment): keep, in order,
         // the distinct ranges that still hold each reported block's start.
+        if self.recent.is_empty() {
+            return;
+        }
         let mut kept = 0;
         for i in 0..self.recent.len() {
             let (s, _) = self.recent[i];
