@@ -413,23 +413,18 @@ impl Net {
 
     /// Sends a packet an endpoint emitted now into its first link direction.
     pub fn inject(&mut self, ctx: &mut Ctx, p: &mut Packet) {
-        let first = self.next_step(p, 0).dir;
+        p.step = self.route_at[p.flow as usize][!p.to_receiver as usize];
+        let first = self.steps[p.step as usize].dir;
         self.live += 1;
         self.peak = self.peak.max(self.live);
         self.admit(ctx, first, p, ctx.now, Row::Current);
     }
 
-    /// The step `hop` of packet `p`'s route.
+    /// The step after the one packet `p` is on: its next direction, or
+    /// [`Step::END`].
     #[inline]
-    fn next_step(&self, p: &Packet, hop: usize) -> Step {
-        self.step(p.flow, p.to_receiver, hop)
-    }
-
-    /// The step `hop` of flow `flow`'s data route (`to_receiver`) or ACK route.
-    #[inline]
-    fn step(&self, flow: u32, to_receiver: bool, hop: usize) -> Step {
-        let at = self.route_at[flow as usize][!to_receiver as usize] as usize;
-        self.steps[at + hop]
+    fn next_step(&self, p: &Packet) -> Step {
+        self.steps[p.step as usize + 1]
     }
 
     /// Applies a scheduled or decided change to link `link`'s directions.
@@ -573,11 +568,11 @@ impl Net {
                 }
                 Fate::Arrives => {}
             }
-            let hop = p.hop as usize + 1;
-            let next = self.next_step(p, hop);
+            let next = self.next_step(p);
             if next.merged {
                 // on at once to the next direction, at the arrival time
-                p.hop = hop as u16;
+                p.hop += 1;
+                p.step += 1;
                 row = Row::Virtual(arrival, Event::Arrive { dir, n });
                 dir = next.dir;
                 a = arrival;
@@ -649,8 +644,7 @@ impl Net {
                 ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
             }
             let p = v.parcels.front().expect("an arrival is pending");
-            let (flow, to_receiver, hop) = (p.flow, p.to_receiver, p.hop as usize + 1);
-            let next = self.step(flow, to_receiver, hop);
+            let next = self.steps[p.step as usize + 1];
             if next.dir == Step::END {
                 // delivered from where it waits: no copy
                 self.live -= 1;
@@ -658,7 +652,8 @@ impl Net {
             }
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
             let mut p = v.parcels.pop_front().expect("an arrival is pending");
-            p.hop = hop as u16;
+            p.hop += 1;
+            p.step += 1;
             self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
             return None;
         }
@@ -677,15 +672,15 @@ impl Net {
         }
         d.counters.delivered_packets += 1;
         d.counters.delivered_bytes += p.size as u64;
-        let hop = p.hop as usize + 1;
-        let next = self.next_step(&p, hop);
+        let next = self.next_step(&p);
         if next.dir == Step::END {
             self.live -= 1;
             return Some(Delivery::Slot(id));
         }
         self.arena.free(id);
         let mut p = p;
-        p.hop = hop as u16;
+        p.hop += 1;
+        p.step += 1;
         self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
         None
     }
@@ -969,6 +964,7 @@ mod tests {
             flow: 0,
             to_receiver: true,
             hop: 0,
+            step: 0,
             n: 0,
             size,
             tx_start: Instant::ZERO,

@@ -14,6 +14,10 @@ pub struct Packet {
     pub to_receiver: bool,
     /// Index of the hop (in the flow's route) it is on.
     pub hop: u16,
+    /// Where the direction it is on stands in the network's flat list of
+    /// route steps (set when it enters the network), so that the next
+    /// direction is the step after it.
+    pub step: u32,
     /// Its admission number on the link direction it is on (the direction's
     /// count of packets offered before it).
     pub n: u64,

@@ -662,6 +662,7 @@ impl Simulation {
             flow: f as u32,
             to_receiver: from_sender,
             hop: 0,
+            step: 0,
             n: 0,
             size: t.segment.ip_len() as u32,
             tx_start: self.now,
