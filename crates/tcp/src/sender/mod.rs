@@ -501,7 +501,9 @@ impl Sender {
     /// before new data (rule 2), within the window, the gate and the pacer.
     fn next_data(&mut self, now: Instant) -> Option<Transmit> {
         self.pacer_blocked = false;
-        if self.pacing_active() && now < self.pacer_next {
+        // (the clock test first: it is one comparison, and false whenever
+        // the algorithm does not pace)
+        if now < self.pacer_next && self.pacing_active() {
             self.pacer_blocked = true;
             return None;
         }

@@ -228,7 +228,6 @@ impl Sender {
         let mss = self.mss as u64;
         let dupthresh = self.cfg.dupthresh;
         let sack_threshold = (dupthresh as u64 - 1) * mss;
-        let style = self.cc.recovery_style();
         let mut newly_lost = 0;
         if advanced {
             self.dupacks = 0;
@@ -238,7 +237,9 @@ impl Sender {
         }
         match self.ca_state {
             CaState::Recovery => {
-                let reno_exit = advanced && style == RecoveryStyle::Reno && !self.sack_ok;
+                let reno_exit = advanced
+                    && !self.sack_ok
+                    && self.cc.recovery_style() == RecoveryStyle::Reno;
                 if self.snd_una >= self.recover || reno_exit {
                     self.exit_recovery(now);
                 } else if advanced {
