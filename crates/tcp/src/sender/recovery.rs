@@ -237,9 +237,8 @@ impl Sender {
         }
         match self.ca_state {
             CaState::Recovery => {
-                let reno_exit = advanced
-                    && !self.sack_ok
-                    && self.cc.recovery_style() == RecoveryStyle::Reno;
+                let reno_exit =
+                    advanced && !self.sack_ok && self.cc.recovery_style() == RecoveryStyle::Reno;
                 if self.snd_una >= self.recover || reno_exit {
                     self.exit_recovery(now);
                 } else if advanced {
