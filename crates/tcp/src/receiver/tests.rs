@@ -15,6 +15,7 @@ fn t(ms: u64) -> Instant {
 }
 
 fn connected(cfg: TcpConfig) -> Receiver {
+    let sack = cfg.sack;
     let mut rx = Receiver::new(cfg, ISS);
     let syn = Segment {
         seq: IRS,
@@ -32,7 +33,7 @@ fn connected(cfg: TcpConfig) -> Receiver {
     let synack = rx.poll_transmit(t(0)).unwrap();
     assert_eq!(synack.kind, TxKind::SynAck);
     assert_eq!(synack.segment.ack, IRS + 1);
-    assert!(synack.segment.options.sack_permitted);
+    assert_eq!(synack.segment.options.sack_permitted, sack);
     rx
 }
 
@@ -127,6 +128,27 @@ fn out_of_order_data_gets_an_immediate_duplicate_ack_with_sack_blocks() {
         (4000, vec![(5000, 6000)])
     );
     assert_eq!(rx.delivered(), 4000);
+    assert_eq!(rx.stats().out_of_order_segments, 3);
+}
+
+/// Without SACK the receiver still reassembles and acknowledges out-of-order
+/// data at once, but its ACKs carry no blocks (and it keeps no list of them).
+#[test]
+fn without_sack_out_of_order_data_gets_plain_duplicate_acks() {
+    let mut rx = connected(TcpConfig {
+        sack: false,
+        ..cfg()
+    });
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    for (ms, off) in [(11, 2000), (12, 5000), (13, 3000)] {
+        rx.handle_segment(t(ms), &data(off, MSS, false), None);
+        assert_eq!(decode(&rx.poll_transmit(t(ms)).unwrap()), (1000, vec![]));
+    }
+    rx.handle_segment(t(14), &data(1000, MSS, false), None);
+    assert_eq!(decode(&rx.poll_transmit(t(14)).unwrap()), (4000, vec![]));
+    rx.handle_segment(t(15), &data(4000, MSS, false), None);
+    assert_eq!(decode(&rx.poll_transmit(t(15)).unwrap()), (6000, vec![]));
+    assert_eq!(rx.delivered(), 6000);
     assert_eq!(rx.stats().out_of_order_segments, 3);
 }
 
