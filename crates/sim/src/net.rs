@@ -420,11 +420,11 @@ impl Net {
         self.admit(ctx, first, p, ctx.now, Row::Current);
     }
 
-    /// The step after the one packet `p` is on: its next direction, or
-    /// [`Step::END`].
+    /// The step after step `step` (the one a packet is on): its next
+    /// direction, or [`Step::END`].
     #[inline]
-    fn next_step(&self, p: &Packet) -> Step {
-        self.steps[p.step as usize + 1]
+    fn next_step(&self, step: u32) -> Step {
+        self.steps[step as usize + 1]
     }
 
     /// Applies a scheduled or decided change to link `link`'s directions.
@@ -568,11 +568,10 @@ impl Net {
                 }
                 Fate::Arrives => {}
             }
-            let next = self.next_step(p);
+            let next = self.next_step(p.step);
             if next.merged {
                 // on at once to the next direction, at the arrival time
-                p.hop += 1;
-                p.step += 1;
+                p.advance();
                 row = Row::Virtual(arrival, Event::Arrive { dir, n });
                 dir = next.dir;
                 a = arrival;
@@ -643,8 +642,8 @@ impl Net {
             if let Some(next) = v.parcels.get(1) {
                 ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
             }
-            let p = v.parcels.front().expect("an arrival is pending");
-            let next = self.steps[p.step as usize + 1];
+            let step = v.parcels.front().expect("an arrival is pending").step;
+            let next = self.next_step(step);
             if next.dir == Step::END {
                 // delivered from where it waits: no copy
                 self.live -= 1;
@@ -652,8 +651,7 @@ impl Net {
             }
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
             let mut p = v.parcels.pop_front().expect("an arrival is pending");
-            p.hop += 1;
-            p.step += 1;
+            p.advance();
             self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
             return None;
         }
@@ -672,15 +670,14 @@ impl Net {
         }
         d.counters.delivered_packets += 1;
         d.counters.delivered_bytes += p.size as u64;
-        let next = self.next_step(&p);
+        let next = self.next_step(p.step);
         if next.dir == Step::END {
             self.live -= 1;
             return Some(Delivery::Slot(id));
         }
         self.arena.free(id);
         let mut p = p;
-        p.hop += 1;
-        p.step += 1;
+        p.advance();
         self.admit(ctx, next.dir, &mut p, ctx.now, Row::Current);
         None
     }

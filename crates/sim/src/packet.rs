@@ -35,6 +35,15 @@ pub struct Packet {
     pub seg: Segment,
 }
 
+impl Packet {
+    /// Moves the packet on to the next direction of its route.
+    #[inline]
+    pub fn advance(&mut self) {
+        self.hop += 1;
+        self.step += 1;
+    }
+}
+
 /// A slab of packets with a free list.
 #[derive(Debug, Default)]
 pub struct Arena {
