@@ -499,9 +499,6 @@ impl Receiver {
     fn refresh_recent(&mut self) {
         // In place (this runs for every in-order segment): keep, in order,
         // the distinct ranges that still hold each reported block's start.
-        if self.recent.is_empty() {
-            return;
-        }
         let mut kept = 0;
         for i in 0..self.recent.len() {
             let (s, _) = self.recent[i];
