@@ -33,6 +33,7 @@ pub mod engine;
 pub mod link;
 pub mod net;
 pub mod packet;
+mod ring;
 pub mod rng;
 pub mod scenario;
 pub mod series;

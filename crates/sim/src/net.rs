@@ -32,6 +32,7 @@ use crate::capture::{Capture, TapPoint};
 use crate::engine::{key, Event, EventQueue};
 use crate::link::{DropCause, LinkCounters, LossModel, Outages};
 use crate::packet::{Arena, Packet, PacketId};
+use crate::ring::Ring;
 use crate::scenario::{QueueLimit, ScheduleEntry};
 use crate::topology::DirId;
 use crate::trace::{event, kind_code, PacketEvent, PacketLog};
@@ -170,10 +171,9 @@ struct Virtual {
     timeline: Timeline,
     /// Packets offered (queue drops included): the next admission number.
     offered: u64,
-    /// Packets admitted and not yet entirely past the clock.
-    fifo: VecDeque<Entry>,
-    /// Absolute index of `fifo[0]`.
-    base: u64,
+    /// Packets admitted and not yet entirely past the clock, by absolute
+    /// index (every entry ever pushed has one).
+    fifo: Ring<Entry>,
     /// Totals up to the entry before `fifo[0]` (those of the last entry
     /// forgotten).
     forgotten: Totals,
@@ -185,8 +185,6 @@ struct Virtual {
     losses: VecDeque<Loss>,
     lost_base: u64,
     seen_losses: LossCursors,
-    /// Entries ever pushed.
-    pushed: u64,
     /// Admission side: the first entry (absolute) not started at the latest
     /// admission instant.
     started: u64,
@@ -196,7 +194,7 @@ struct Virtual {
     last_arrival: Instant,
     /// The packets that need an arrival event (at the endpoint, or at a
     /// direction fed by several sources), in arrival order.
-    parcels: VecDeque<Packet>,
+    parcels: Ring<Packet>,
     /// Queue drops at admission instants not yet reached by the clock.
     drops: VecDeque<Instant>,
     /// The clock's side.
@@ -495,16 +493,16 @@ impl Net {
             // what has started by `a` (admissions come in time order)
             if v.last_start <= a {
                 // all have (an idle link's common case: no entry is read)
-                v.started = v.pushed;
+                v.started = v.fifo.end();
             }
-            while v.started < v.pushed && v.entry(v.started).start <= a {
+            while v.started < v.fifo.end() && v.entry(v.started).start <= a {
                 v.started += 1;
             }
             let busy = v.last_finish > a;
             let mut totals = v.totals;
             if busy {
                 let limit = v.timeline.limit(a);
-                let waiting = v.pushed - v.started;
+                let waiting = v.fifo.end() - v.started;
                 let waiting_bytes = v.totals.bytes - v.totals_before(v.started).bytes;
                 let fits = match limit {
                     QueueLimit::Packets(k) => waiting < k as u64,
@@ -540,7 +538,7 @@ impl Net {
                     (Fate::Arrives, arrival)
                 }
             };
-            v.fifo.push_back(Entry {
+            v.fifo.push(Entry {
                 admit: a,
                 start,
                 finish,
@@ -548,7 +546,6 @@ impl Net {
                 totals,
             });
             v.totals = totals;
-            v.pushed += 1;
             if !ctx.captures.is_empty() {
                 let k = key(finish, &Event::TxDone { dir, n });
                 for c in ctx.captures.iter_mut() {
@@ -579,7 +576,7 @@ impl Net {
             }
             let v = self.dirs[dir as usize].virt.as_mut().expect("virtual");
             p.arrival = arrival;
-            v.parcels.push_back(*p);
+            v.parcels.push(*p);
             if v.parcels.len() == 1 {
                 ctx.q.push(arrival, Event::Arrive { dir, n });
             }
@@ -639,7 +636,7 @@ impl Net {
     pub fn on_arrive(&mut self, ctx: &mut Ctx, dir: DirId) -> Option<Delivery> {
         let d = &mut self.dirs[dir as usize];
         if let Some(v) = d.virt.as_mut() {
-            if let Some(next) = v.parcels.get(1) {
+            if let Some(next) = v.parcels.try_get(v.parcels.start() + 1) {
                 ctx.q.push(next.arrival, Event::Arrive { dir, n: next.n });
             }
             let step = v.parcels.front().expect("an arrival is pending").step;
@@ -763,13 +760,13 @@ impl Virtual {
     }
 
     fn entry(&self, abs: u64) -> &Entry {
-        &self.fifo[(abs - self.base) as usize]
+        self.fifo.get(abs)
     }
 
     /// Lists the loss of the packet about to be pushed.
     fn lost(&mut self, size: u32, cause: DropCause) {
         self.losses.push_back(Loss {
-            index: self.pushed,
+            index: self.fifo.end(),
             size,
             cause,
         });
@@ -778,7 +775,7 @@ impl Virtual {
     /// The totals of the entries before absolute index `abs` (which is
     /// still in the fifo, or just past its end).
     fn totals_before(&self, abs: u64) -> Totals {
-        if abs == self.base {
+        if abs == self.fifo.start() {
             self.forgotten
         } else {
             self.entry(abs - 1).totals
@@ -794,7 +791,7 @@ impl Virtual {
         }
         // each stage's times are in order along the fifo
         let past = |f: fn(&Entry) -> Instant| {
-            self.base + self.fifo.partition_point(|e| f(e) <= now) as u64
+            self.fifo.partition_point(|e| f(e) <= now)
         };
         let s = Cursors {
             admit: past(|e| e.admit),
@@ -835,10 +832,9 @@ impl Virtual {
         // forget what is entirely behind the clock; it started before now, so
         // before any admission to come
         let keep_from = s.arrive.min(s.finish);
-        if keep_from > self.base {
+        if keep_from > self.fifo.start() {
             self.forgotten = self.totals_before(keep_from);
-            self.fifo.drain(..(keep_from - self.base) as usize);
-            self.base = keep_from;
+            self.fifo.forget_below(keep_from);
             self.started = self.started.max(keep_from);
         }
         self.seen = s;
