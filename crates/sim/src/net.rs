@@ -404,6 +404,14 @@ impl Net {
         }
     }
 
+    /// The most fifo entries each virtual-time direction ever held at once
+    /// (rounded up to a power of two).
+    #[cfg(test)]
+    pub fn fifo_capacities(&self) -> Vec<usize> {
+        let virt = self.dirs.iter().filter_map(|d| d.virt.as_ref());
+        virt.map(|v| v.fifo.capacity()).collect()
+    }
+
     /// Packet transmissions on links so far (as of the last sync).
     pub fn hops(&self) -> u64 {
         self.dirs.iter().map(|d| d.counters.sent_packets).sum()
@@ -790,9 +798,7 @@ impl Virtual {
             c.dropped[DropCause::Queue as usize] += 1;
         }
         // each stage's times are in order along the fifo
-        let past = |f: fn(&Entry) -> Instant| {
-            self.fifo.partition_point(|e| f(e) <= now)
-        };
+        let past = |f: fn(&Entry) -> Instant| self.fifo.partition_point(|e| f(e) <= now);
         let s = Cursors {
             admit: past(|e| e.admit),
             start: past(|e| e.start),

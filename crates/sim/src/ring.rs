@@ -113,6 +113,13 @@ impl<T: Copy> Ring<T> {
         self.tail
     }
 
+    /// Slots allocated: the most entries ever kept at once, rounded up to a
+    /// power of two.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Entries kept.
     #[inline]
     pub fn len(&self) -> usize {
@@ -186,6 +193,7 @@ mod tests {
             ring.push(i);
         }
         assert_eq!((ring.start(), ring.end(), ring.len()), (3, 100, 97));
+        assert_eq!(ring.capacity(), 128);
         assert!((3..100).all(|i| *ring.get(i) == i as u32));
         assert_eq!(ring.partition_point(|&v| v < 40), 40);
         assert_eq!(ring.partition_point(|_| true), 100);
