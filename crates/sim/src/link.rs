@@ -135,7 +135,14 @@ impl Outages {
     }
 
     /// True if `[a, b]` overlaps a window.
+    #[inline]
     pub fn overlaps(&self, a: Instant, b: Instant) -> bool {
+        // before the first window or after the last, the common cases: no
+        // search
+        match (self.0.first(), self.0.last()) {
+            (Some(first), Some(last)) if first.0 <= b && a < last.1 => {}
+            _ => return false,
+        }
         let i = self.0.partition_point(|w| w.1 <= a);
         self.0.get(i).is_some_and(|w| w.0 <= b)
     }
@@ -161,6 +168,12 @@ mod tests {
             o.overlaps(t(0), t(1000)),
             "a packet in the air across the whole outage"
         );
+        // the ends: a window is [start, end), a packet's span [a, b]
+        assert!(o.overlaps(t(550), t(2000)));
+        assert!(o.overlaps(t(599), t(599)));
+        assert!(!o.overlaps(t(600), t(700)), "after the last window");
+        assert!(!o.overlaps(t(0), t(0)));
+        assert!(!Outages::new(vec![]).overlaps(t(0), t(1000)));
     }
 
     #[test]
