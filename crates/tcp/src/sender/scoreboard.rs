@@ -173,7 +173,6 @@ impl Scoreboard {
             if s.end() > ack {
                 break;
             }
-            let s = self.segs.pop_front().expect("front exists");
             let len = s.len as u64;
             r.bytes += len;
             self.out -= len;
@@ -195,6 +194,7 @@ impl Scoreboard {
                 r.oldest_clean_send = Some(s.stamp.sent_time);
             }
             r.fin |= s.has(FIN);
+            self.segs.pop_front();
         }
         self.sacked.remove_below(ack);
         if ack > RTX_HISTORY_SPAN {
