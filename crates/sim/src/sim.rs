@@ -151,7 +151,9 @@ pub struct Simulation {
 /// sync finds the clock past it, so without them (queue sampling off, or a
 /// long sampling interval) its memory would grow with the run. A sync only
 /// moves the counters to the clock and forgets what is behind it, so when it
-/// happens changes no result.
+/// happens changes no result. Packet captures write out what is before the
+/// clock at the same points (else they would hold a whole `run()`'s records
+/// until its end).
 const SYNC_EVERY: u64 = 1 << 14;
 
 /// Events between two unrequested syncs with `dirs` link directions: at
@@ -419,6 +421,9 @@ impl Simulation {
             let done = self.q.processed();
             if done >= self.next_sync {
                 self.net.sync(self.now);
+                for c in &mut self.captures {
+                    c.flush_before(self.now);
+                }
                 self.next_sync = done + sync_period(self.net.dirs.len());
             }
         }
