@@ -418,13 +418,8 @@ impl Simulation {
             self.cur_key = key;
             self.cur_rows = 0;
             self.handle(ev);
-            let done = self.q.processed();
-            if done >= self.next_sync {
-                self.net.sync(self.now);
-                for c in &mut self.captures {
-                    c.flush_before(self.now);
-                }
-                self.next_sync = done + sync_period(self.net.dirs.len());
+            if self.q.processed() >= self.next_sync {
+                self.periodic_sync();
             }
         }
         self.now = self.now.max(until);
@@ -432,6 +427,18 @@ impl Simulation {
         for c in &mut self.captures {
             c.flush(self.now);
         }
+    }
+
+    /// The sync nothing asked for, every [`sync_period`] events: the
+    /// network forgets what the clock has passed, the captures write it out.
+    #[cold]
+    #[inline(never)]
+    fn periodic_sync(&mut self) {
+        self.net.sync(self.now);
+        for c in &mut self.captures {
+            c.flush_before(self.now);
+        }
+        self.next_sync = self.q.processed() + sync_period(self.net.dirs.len());
     }
 
     /// Runs to the end.
