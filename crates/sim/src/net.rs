@@ -174,7 +174,7 @@ struct Virtual {
     /// Packets admitted and not yet entirely past the clock, by absolute
     /// index (every entry ever pushed has one).
     fifo: Ring<Entry>,
-    /// Totals up to the entry before `fifo[0]` (those of the last entry
+    /// Totals up to the entry before the first one kept (those of the last entry
     /// forgotten).
     forgotten: Totals,
     /// Totals up to the last entry pushed.
