@@ -140,8 +140,10 @@ pub struct Simulation {
     cur_rows: u32,
     samples: u64,
     /// The event count at which the network is next synced even if nothing
-    /// reads its counters ([`SYNC_EVERY`]).
+    /// reads its counters, and the events between two such syncs
+    /// ([`sync_period`]).
     next_sync: u64,
+    sync_every: u64,
     /// Packet captures (`capture.rs`); empty unless asked for.
     pub(crate) captures: Vec<Capture>,
 }
@@ -372,6 +374,7 @@ impl Simulation {
             cur_rows: 0,
             samples: 0,
             next_sync: sync_period(dirs_len),
+            sync_every: sync_period(dirs_len),
             captures: Vec::new(),
         })
     }
@@ -438,7 +441,17 @@ impl Simulation {
         for c in &mut self.captures {
             c.flush_before(self.now);
         }
-        self.next_sync = self.q.processed() + sync_period(self.net.dirs.len());
+        self.next_sync = self.q.processed() + self.sync_every;
+    }
+
+    /// Makes the unrequested syncs come every `events` events (at least
+    /// one) instead of every [`SYNC_EVERY`] or more. For tests: when a sync
+    /// happens must change no result, and a short period puts syncs between
+    /// simultaneous events.
+    #[doc(hidden)]
+    pub fn set_sync_period(&mut self, events: u64) {
+        self.sync_every = events.max(1);
+        self.next_sync = self.q.processed() + self.sync_every;
     }
 
     /// Runs to the end.
