@@ -347,7 +347,7 @@ impl Simulation {
             }
         }
         let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
-        let dirs_len = dirs.len();
+        let sync_every = sync_period(dirs.len());
         let net = Net::new(
             dirs,
             flows
@@ -373,8 +373,8 @@ impl Simulation {
             cur_key: 0,
             cur_rows: 0,
             samples: 0,
-            next_sync: sync_period(dirs_len),
-            sync_every: sync_period(dirs_len),
+            next_sync: sync_every,
+            sync_every,
             captures: Vec::new(),
         })
     }
