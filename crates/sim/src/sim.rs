@@ -476,7 +476,7 @@ impl Simulation {
             Event::FlowStop(f) => {
                 let f = f as usize;
                 self.flows[f].sender.finish_now();
-                self.drain_sender(f);
+                self.drain(f, SENDER);
             }
             Event::LinkChange(i) => self.on_link_change(i as usize),
             Event::Sample(_) => self.on_sample(),
@@ -580,7 +580,7 @@ impl Simulation {
             }
             None => flow.sender.write_unlimited(),
         }
-        self.drain_sender(f);
+        self.drain(f, SENDER);
     }
 
     /// Hands the packet `d` to its endpoint, then lets the endpoint send.
@@ -638,10 +638,6 @@ impl Simulation {
             self.flows[f].receiver.handle_timeout(now);
         }
         self.drain(f, side);
-    }
-
-    fn drain_sender(&mut self, f: usize) {
-        self.drain(f, SENDER);
     }
 
     /// Sends everything endpoint `side` of flow `f` has to send, then schedules
