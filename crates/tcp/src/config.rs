@@ -44,6 +44,25 @@ pub struct TcpConfig {
     /// Whether partial ACKs restart the retransmission timer during NewReno
     /// recovery without SACK (default `"impatient"`).
     pub partial_ack_timer: PartialAckTimer,
+    /// How a retransmission that is lost again is detected, with SACK
+    /// (default `"rto"`).
+    pub lost_retransmissions: LostRetransmissions,
+}
+
+/// How the sender learns that a retransmission was lost too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LostRetransmissions {
+    /// Only the retransmission timeout finds it, as RFC 6675 specifies: the
+    /// repair waits for the RTO.
+    #[default]
+    Rto,
+    /// RFC 8985's RACK rule, applied to retransmissions: one is lost once a
+    /// segment sent after it is delivered (cumulatively or by SACK) and a
+    /// reordering window has passed (zero until reordering is seen, then a
+    /// quarter of the minimum RTT), as Linux detects it. Needs SACK; checked
+    /// on each ACK (no reordering timer); tail loss probes are not modelled.
+    Rack,
 }
 
 /// RFC 6582 section 4's two ways of treating the retransmission timer during
@@ -79,6 +98,7 @@ impl Default for TcpConfig {
             rcv_window: ByteSize(64 << 20),
             abc_limit: 2,
             partial_ack_timer: PartialAckTimer::Impatient,
+            lost_retransmissions: LostRetransmissions::Rto,
         }
     }
 }

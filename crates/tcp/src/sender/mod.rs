@@ -10,6 +10,7 @@
 //! ([`scoreboard`]), RTT and RTO (RFC 6298), loss detection and repair
 //! ([`recovery`]). The congestion-control algorithm decides how much and when.
 
+mod rack;
 mod recovery;
 pub(crate) mod scoreboard;
 mod stream;
@@ -19,7 +20,7 @@ pub use stream::SendBuffer;
 use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
 };
-use crate::config::TcpConfig;
+use crate::config::{LostRetransmissions, TcpConfig};
 use crate::rate::RateSampler;
 use crate::rtt::RttEstimator;
 use crate::seq::SeqNum;
@@ -195,7 +196,7 @@ impl Sender {
             snd_nxt: 0,
             fin_sent: false,
             snd_wnd: 65_535,
-            sb: Scoreboard::default(),
+            sb: Scoreboard::new(cfg.lost_retransmissions == LostRetransmissions::Rack),
             rtt,
             rate,
             ca_state: CaState::Open,

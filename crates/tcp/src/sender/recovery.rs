@@ -57,6 +57,9 @@ impl Sender {
         let had_outstanding = !self.sb.is_empty();
 
         let advanced = ack > prior_una;
+        if self.sack_ok {
+            self.sb.begin_ack(self.rtt.min_rtt());
+        }
         let acked = if advanced {
             let a = self.sb.ack(ack, now, &mut self.rate);
             self.snd_una = ack;
@@ -65,10 +68,11 @@ impl Sender {
         } else {
             Acked::default()
         };
-        let newly_sacked = if self.sack_ok {
-            self.process_sack_blocks(now, seg.options.sack.as_slice(), ack)
+        let (newly_sacked, lost_retransmissions) = if self.sack_ok {
+            let sacked = self.process_sack_blocks(now, seg.options.sack.as_slice(), ack);
+            (sacked, self.sb.detect_lost_retransmissions(now))
         } else {
-            0
+            (0, 0)
         };
         let classic_dup = !advanced
             && had_outstanding
@@ -99,7 +103,8 @@ impl Sender {
         }
 
         let recoveries_before = self.stats.fast_retransmits;
-        let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes);
+        let newly_lost =
+            self.update_recovery(now, advanced, dupack, acked.bytes) + lost_retransmissions;
         if advanced {
             self.limited_transmit_bytes = 0;
         }

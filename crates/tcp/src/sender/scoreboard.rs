@@ -17,10 +17,13 @@
 //!   cursor that only moves forward between timeouts.
 //!
 //! Only a retransmission timeout, which marks everything lost, walks the queue.
+//! With [`Rack`] on, each ACK also looks at the oldest retransmissions in
+//! flight, in send order, until one is not lost.
 
+use super::rack::{DeliveredSeg, Rack};
 use crate::ranges::RangeSet;
 use crate::rate::{RateSampler, TxStamp};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
 pub(crate) const SACKED: u8 = 1;
@@ -42,6 +45,15 @@ pub(crate) struct SentSeg {
     pub flags: u8,
     pub tx_count: u16,
     pub stamp: TxStamp,
+}
+
+/// What RACK reads of a delivered segment.
+fn delivered(s: &SentSeg) -> DeliveredSeg {
+    DeliveredSeg {
+        end: s.end(),
+        sent: s.stamp.sent_time,
+        retransmitted: s.has(EVER_RETRANS),
+    }
 }
 
 impl SentSeg {
@@ -90,12 +102,21 @@ pub(crate) struct Scoreboard {
     /// Segments below this offset are acked, SACKed or retransmitted.
     rtx_cursor: u64,
     scratch: Vec<(u64, u64)>,
+    /// RFC 8985 detection of lost retransmissions, when enabled.
+    rack: Option<Box<Rack>>,
 }
 
 /// How far below `snd_una` retransmission history is kept for DSACK matching.
 const RTX_HISTORY_SPAN: u64 = 1 << 30;
 
 impl Scoreboard {
+    /// A scoreboard that detects lost retransmissions with RACK if `rack`.
+    pub fn new(rack: bool) -> Self {
+        Scoreboard {
+            rack: rack.then(Box::default),
+            ..Self::default()
+        }
+    }
     pub fn is_empty(&self) -> bool {
         self.segs.is_empty()
     }
@@ -181,6 +202,9 @@ impl Scoreboard {
             } else {
                 r.delivered += len;
                 rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
+                if let Some(rack) = &mut self.rack {
+                    rack.on_delivered(now, delivered(s));
+                }
             }
             if s.has(LOST) {
                 self.lost_bytes -= len;
@@ -231,6 +255,9 @@ impl Scoreboard {
                     self.sacked_bytes += len;
                     newly += len;
                     rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
+                    if let Some(rack) = &mut self.rack {
+                        rack.on_delivered(now, delivered(&s));
+                    }
                 }
                 idx += 1;
             }
@@ -390,6 +417,46 @@ impl Scoreboard {
         s.stamp = stamp;
         let (start, end) = (s.start, s.end());
         self.rtx_history.insert(start, end);
+        if let Some(rack) = &mut self.rack {
+            rack.on_retransmit(stamp.sent_time, start);
+        }
+    }
+
+    /// Starts the processing of an ACK, for RACK (a no-op without it).
+    #[inline]
+    pub fn begin_ack(&mut self, min_rtt: Option<Duration>) {
+        if let Some(rack) = &mut self.rack {
+            rack.begin_ack(min_rtt);
+        }
+    }
+
+    /// RACK (when enabled): takes back the retransmissions now deemed lost,
+    /// so that they are lost and not retransmitted again, and `NextSeg` sends
+    /// them once more. Returns their bytes.
+    pub fn detect_lost_retransmissions(&mut self, now: Instant) -> u64 {
+        let Some(mut rack) = self.rack.take() else {
+            return 0;
+        };
+        let mut newly = 0;
+        rack.detect(now, |sent, start| {
+            if self.segs.front().is_none_or(|f| start < f.start) {
+                return; // cumulatively acknowledged since
+            }
+            let idx = self.index_of(start);
+            let Some(s) = self.segs.get_mut(idx) else {
+                return;
+            };
+            // still this transmission, in flight (not SACKed, not sent again)
+            if s.start == start && s.has(RETRANS) && s.stamp.sent_time == sent {
+                s.flags &= !RETRANS;
+                let len = s.len as u64;
+                self.retrans_bytes -= len;
+                self.rtx_cursor = self.rtx_cursor.min(start);
+                newly += len;
+            }
+        });
+        self.rack = Some(rack);
+        newly
     }
 
     /// Checks the counters against a full recount (tests and debug builds).

@@ -441,3 +441,49 @@ fn syn_timeout_backs_off_and_data_starts_with_three_second_rto() {
     assert_eq!(tx.rtt().rto(), Duration::from_secs(3));
     assert_eq!(tx.mss(), 536, "no MSS option: RFC 1122 default");
 }
+
+/// Segments 3 and 7 are lost; 3 is retransmitted at 200 ms, 7 at 250 ms;
+/// at 350 ms a SACK shows 7's retransmission arrived and 3's did not.
+/// Returns the retransmissions sent at 350 ms.
+fn retransmissions_after_a_lost_retransmission(mode: crate::LostRetransmissions) -> Vec<u64> {
+    let mut c = cfg(true);
+    c.initial_cwnd = 20;
+    c.lost_retransmissions = mode;
+    let mut h = Harness::new(c, "newreno");
+    assert_eq!(h.sent().len(), 20);
+    h.at(200);
+    for seg in 1..=3 {
+        h.ack(seg * MSS, &[]);
+    }
+    let mut rtx = vec![];
+    for top in 5..=7 {
+        h.ack(3 * MSS, &[(4 * MSS, top * MSS)]);
+        rtx.extend(h.sent().into_iter().filter(|s| s.1).map(|s| s.0));
+    }
+    assert_eq!(rtx, vec![3 * MSS], "fast retransmit of segment 3");
+    h.at(250);
+    for top in 9..=18 {
+        h.ack(3 * MSS, &[(8 * MSS, top * MSS), (4 * MSS, 7 * MSS)]);
+        rtx.extend(h.sent().into_iter().filter(|s| s.1).map(|s| s.0));
+    }
+    assert_eq!(rtx, vec![3 * MSS, 7 * MSS], "segment 7 repaired at 250 ms");
+    h.at(350);
+    h.ack(3 * MSS, &[(4 * MSS, 18 * MSS)]);
+    assert_eq!(h.tx.stats().rto_expiries, 0);
+    h.sent().into_iter().filter(|s| s.1).map(|s| s.0).collect()
+}
+
+#[test]
+fn rack_resends_a_retransmission_that_a_later_one_overtook() {
+    let rack = crate::LostRetransmissions::Rack;
+    assert_eq!(
+        retransmissions_after_a_lost_retransmission(rack),
+        vec![3 * MSS]
+    );
+}
+
+#[test]
+fn without_rack_a_lost_retransmission_waits_for_the_timeout() {
+    let rto = crate::LostRetransmissions::Rto;
+    assert!(retransmissions_after_a_lost_retransmission(rto).is_empty());
+}

@@ -1,0 +1,198 @@
+//! Detection of lost retransmissions by RFC 8985's RACK rule
+//! ([`crate::LostRetransmissions::Rack`]).
+//!
+//! RACK remembers the send time of the most recently sent segment known to
+//! be delivered (`RACK.xmit_ts`) and the RTT it measured (`RACK.rtt`). A
+//! segment sent before it and not delivered is lost once `RACK.rtt` plus a
+//! reordering window has passed since its own send. wavelab applies the rule
+//! to retransmissions only (original transmissions keep RFC 6675's
+//! duplicate-threshold rule), checks it on each ACK (no reordering timer),
+//! and uses RFC 8985's reordering window: zero until a segment never
+//! retransmitted is delivered below one delivered before it (reordering),
+//! then a quarter of the minimum RTT.
+//!
+//! Retransmissions are listed in the order they were sent, which is the
+//! order of their send times, so each ACK looks only at the front of the
+//! list: a retransmission there that is still in flight either passes the
+//! rule (and the next one is looked at) or stops the scan (every later one
+//! was sent later still).
+
+use crate::time::{Duration, Instant};
+use std::collections::VecDeque;
+
+/// RACK's state for one connection.
+#[derive(Debug, Default)]
+pub(crate) struct Rack {
+    /// `RACK.xmit_ts`: the latest send time of a delivered segment.
+    xmit_ts: Option<Instant>,
+    /// `RACK.rtt`: the RTT measured with that segment.
+    rtt: Duration,
+    /// The highest end offset delivered before the current ACK (`RACK.fack`
+    /// as of the ACK's start), for reordering detection.
+    fack_before: u64,
+    /// The highest end offset delivered so far.
+    fack: u64,
+    /// True once reordering was seen.
+    reordering_seen: bool,
+    /// The minimum RTT as of the current ACK.
+    min_rtt: Option<Duration>,
+    /// Retransmissions not yet passed by `RACK.xmit_ts`, in send order:
+    /// (send time, start offset of the segment).
+    retransmissions: VecDeque<(Instant, u64)>,
+}
+
+/// What RACK needs to know of a delivered segment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeliveredSeg {
+    /// Its end offset.
+    pub end: u64,
+    /// Its (latest) send time.
+    pub sent: Instant,
+    /// True if it was ever retransmitted.
+    pub retransmitted: bool,
+}
+
+impl Rack {
+    /// Starts the processing of an ACK with the connection's minimum RTT.
+    pub fn begin_ack(&mut self, min_rtt: Option<Duration>) {
+        self.fack_before = self.fack;
+        self.min_rtt = min_rtt;
+    }
+
+    /// Notes a segment newly delivered (cumulatively or by SACK) at `now`.
+    pub fn on_delivered(&mut self, now: Instant, s: DeliveredSeg) {
+        if !s.retransmitted && s.end <= self.fack_before {
+            self.reordering_seen = true;
+        }
+        self.fack = self.fack.max(s.end);
+        let rtt = now - s.sent;
+        // RFC 8985 step 2: an ACK that comes less than the minimum RTT after
+        // a retransmission answers an earlier transmission; it tells nothing
+        // of the retransmission's send time (no minimum RTT yet: ignore).
+        if s.retransmitted && self.min_rtt.is_none_or(|m| rtt < m) {
+            return;
+        }
+        if self.xmit_ts.is_none_or(|t| s.sent > t) {
+            self.xmit_ts = Some(s.sent);
+            self.rtt = rtt;
+        }
+    }
+
+    /// Lists a retransmission sent at `sent` of the segment starting at `start`.
+    pub fn on_retransmit(&mut self, sent: Instant, start: u64) {
+        self.retransmissions.push_back((sent, start));
+    }
+
+    /// The reordering window (RFC 8985 section 6.2 step 4, for a sender in
+    /// loss recovery, where every retransmission is).
+    fn reo_wnd(&self) -> Duration {
+        match (self.reordering_seen, self.min_rtt) {
+            (true, Some(m)) => m / 4,
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Hands each listed retransmission that the rule now covers to `lost`
+    /// (its send time and segment start) and forgets it; `lost` checks that
+    /// this transmission is still in flight (it may have been delivered, or
+    /// sent again, since).
+    pub fn detect(&mut self, now: Instant, mut lost: impl FnMut(Instant, u64)) {
+        let Some(xmit_ts) = self.xmit_ts else { return };
+        let deadline = self.rtt + self.reo_wnd();
+        while let Some(&(sent, start)) = self.retransmissions.front() {
+            if sent >= xmit_ts || now < sent + deadline {
+                break;
+            }
+            self.retransmissions.pop_front();
+            lost(sent, start);
+        }
+    }
+
+    /// Retransmissions listed (tests).
+    #[cfg(test)]
+    pub fn listed(&self) -> usize {
+        self.retransmissions.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    fn seg(end: u64, sent_ms: u64, retransmitted: bool) -> DeliveredSeg {
+        DeliveredSeg {
+            end,
+            sent: t(sent_ms),
+            retransmitted,
+        }
+    }
+
+    fn detected(r: &mut Rack, now_ms: u64) -> Vec<u64> {
+        let mut v = vec![];
+        r.detect(t(now_ms), |_, start| v.push(start));
+        v
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_once_a_later_send_is_delivered() {
+        let mut r = Rack::default();
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_retransmit(t(1000), 0);
+        r.on_retransmit(t(1010), 5000);
+        // delivered: a segment sent at 1005, between the two
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(1105), seg(9000, 1005, false));
+        assert_eq!(detected(&mut r, 1105), vec![0]);
+        // the second was sent after it: not yet
+        assert_eq!(detected(&mut r, 1200), Vec::<u64>::new());
+        assert_eq!(r.listed(), 1);
+    }
+
+    #[test]
+    fn an_ack_sooner_than_the_min_rtt_answers_the_original() {
+        let mut r = Rack::default();
+        r.on_retransmit(t(1000), 0);
+        r.begin_ack(Some(Duration::from_millis(100)));
+        // a retransmitted segment re-sent at 1050, acknowledged at 1080: the
+        // ACK is for its first transmission, so its send time is unknown
+        r.on_delivered(t(1080), seg(9000, 1050, true));
+        assert_eq!(detected(&mut r, 1080), Vec::<u64>::new());
+        // acknowledged a full RTT after the re-send: it counts
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(1150), seg(10000, 1050, true));
+        assert_eq!(detected(&mut r, 1150), vec![0]);
+    }
+
+    #[test]
+    fn after_reordering_the_window_is_a_quarter_of_the_min_rtt() {
+        let mut r = Rack::default();
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(100), seg(2000, 0, false));
+        r.begin_ack(Some(Duration::from_millis(100)));
+        // never retransmitted, below what was delivered before: reordering
+        r.on_delivered(t(101), seg(1000, 0, false));
+        r.on_retransmit(t(200), 0);
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(310), seg(3000, 210, false)); // RACK.rtt = 100 ms
+                                                       // lost at 200 + 100 + 25 ms, not before
+        assert_eq!(detected(&mut r, 310), Vec::<u64>::new());
+        assert_eq!(detected(&mut r, 324), Vec::<u64>::new());
+        assert_eq!(detected(&mut r, 325), vec![0]);
+    }
+
+    #[test]
+    fn segments_of_one_ack_in_any_order_are_no_reordering() {
+        let mut r = Rack::default();
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(100), seg(3000, 0, false));
+        r.on_delivered(t(100), seg(2000, 0, false));
+        r.on_retransmit(t(200), 0);
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(310), seg(4000, 210, false));
+        assert_eq!(detected(&mut r, 310), vec![0]);
+    }
+}
