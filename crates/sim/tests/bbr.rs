@@ -276,7 +276,10 @@ fn bbr_under_random_loss(mode: &str) -> (f64, u64) {
         delay = "1ms"
         {}
         "#,
-        flow("bbr", &format!("tcp = {{ lost_retransmissions = \"{mode}\" }}"))
+        flow(
+            "bbr",
+            &format!("tcp = {{ lost_retransmissions = \"{mode}\" }}")
+        )
     );
     let r = run(&text);
     let bytes = delivered_at(&r, 0, 60.0) - delivered_at(&r, 0, 10.0);
@@ -304,5 +307,8 @@ fn with_rack_bbr_keeps_the_link_under_random_loss() {
     assert!(rack >= 0.85 * limit, "rack {rack}");
     // and RACK is what gets it there: waiting for the RTO falls short
     assert!(rto < 0.85 * limit, "rto {rto}");
-    assert!(rack_rtos < rto_rtos, "RTOs: rack {rack_rtos}, rto {rto_rtos}");
+    assert!(
+        rack_rtos < rto_rtos,
+        "RTOs: rack {rack_rtos}, rto {rto_rtos}"
+    );
 }

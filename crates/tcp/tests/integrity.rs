@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use std::collections::BinaryHeap;
 use wavelab_tcp::cc::CaState;
 use wavelab_tcp::{
-    ByteSize, CcConfig, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum, TcpConfig,
-    TxKind,
+    ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
+    Sender, SeqNum, TcpConfig, TxKind,
 };
 
 /// A small deterministic generator (xorshift64*), so the channel is reproducible.
@@ -235,9 +235,13 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
         any::<bool>(),
         1u32..5,
         prop_oneof![Just(None), Just(Some(Duration::from_millis(40)))],
+        prop_oneof![
+            Just(LostRetransmissions::Rto),
+            Just(LostRetransmissions::Rack)
+        ],
     )
         .prop_map(
-            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack)| TcpConfig {
+            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack, lost_rtx)| TcpConfig {
                 mss,
                 initial_cwnd: iw,
                 sack,
@@ -246,6 +250,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 dsack,
                 dupthresh,
                 delayed_ack: delack,
+                lost_retransmissions: lost_rtx,
                 min_rto: Duration::from_millis(200),
                 max_rto: Duration::from_secs(4),
                 rcv_window: ByteSize(256 * 1024),
