@@ -430,8 +430,8 @@ impl Scoreboard {
         }
     }
 
-    /// RACK (when enabled): takes back the retransmissions now deemed lost,
-    /// so that they are lost and not retransmitted again, and `NextSeg` sends
+    /// RACK (when enabled): the retransmissions now deemed lost leave the
+    /// pipe and count as lost and not yet retransmitted, so `NextSeg` sends
     /// them once more. Returns their bytes.
     pub fn detect_lost_retransmissions(&mut self, now: Instant) -> u64 {
         let Some(mut rack) = self.rack.take() else {
