@@ -156,7 +156,7 @@ pub struct Simulation {
 /// happens changes no result. Packet captures write out what is before the
 /// clock at the same points (else they would hold a whole `run()`'s records
 /// until its end).
-const SYNC_EVERY: u64 = 1 << 14;
+const SYNC_EVERY: u64 = 1 << 10;
 
 /// Events between two unrequested syncs with `dirs` link directions: at
 /// least [`SYNC_EVERY`], and 16 per direction so that a sync, which visits
