@@ -10,9 +10,11 @@
 # simulator runs REPEATS times (default 5) and its fastest run counts; ns-2's
 # time is that of `$ns run` (measured in Tcl, start-up excluded), wavelab's
 # that of the engine (the scenario built and run from Python, results not
-# converted). Both count packets the same way: data segments the sender sent
-# plus ACKs it received (each crossed the bottleneck once, bar the few the
-# outage destroyed); wavelab also prints its exact bottleneck count.
+# converted), twice: with tracing off, as ns-2 runs, and with the 50 ms
+# flow and queue series the benchmark case records. Both count packets the
+# same way: data segments the sender sent plus ACKs it received (each crossed
+# the bottleneck once, bar the few the outage destroyed); wavelab also prints
+# its exact bottleneck count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats="${1:-5}"

@@ -13,7 +13,8 @@
 # is compiled against them (once; again when the source changes). Each
 # simulator runs REPEATS times (default 3; an ns-3 run takes seconds) and its
 # fastest run counts; ns-3's time is that of Simulator::Run, wavelab's that of
-# the engine. Both count packets the same way: the IP packets the sender sent
+# the engine (with tracing off, as ns-3 runs, and with the benchmark case's
+# 50 ms series). Both count packets the same way: the IP packets the sender sent
 # (data) plus those it received (ACKs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
