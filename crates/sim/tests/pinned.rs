@@ -148,7 +148,7 @@ fn bbr_westwood_bursty_schedule() {
         stop = "25s"
         tcp = { sack = false, limited_transmit = true }
     "#;
-    check("bbr westwood", text, 0x6f534ddf3c3b8228);
+    check("bbr westwood", text, 0x06e7c8a3faf0df33);
 }
 
 /// Tahoe and Wave without SACK on a chain with a steady-state handover.

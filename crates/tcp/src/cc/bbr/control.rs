@@ -94,13 +94,12 @@ impl Machine {
         }
     }
 
-    fn in_loss_recovery(&self) -> bool {
-        matches!(self.ca_state, CaState::Recovery | CaState::Loss)
-    }
-
     /// Draft `BBRSaveCwnd`: the last window before recovery or PROBE_RTT.
+    /// "Before recovery" is judged on the state as of the last ACK, as in
+    /// Linux: a recovery that starts again on the ACK that ended the previous
+    /// one keeps the window saved before the first.
     pub(super) fn save_cwnd(&self) -> u64 {
-        if !self.in_loss_recovery() && self.mode != Mode::ProbeRtt {
+        if !in_loss_recovery(self.prev_ca_state) && self.mode != Mode::ProbeRtt {
             self.cwnd
         } else {
             self.prior_cwnd.max(self.cwnd)
@@ -112,15 +111,10 @@ impl Machine {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 
-    /// Draft "upon entering Fast Recovery": cwnd = in flight + max(delivered,
-    /// 1 packet), packet conservation on. The sender reports the event before
-    /// the ACK's delivery, so one segment is allowed here and the ACK's
-    /// delivered bytes are added by the conservation rule when it is processed.
-    pub(super) fn on_enter_fast_recovery(&mut self, in_flight: u64) {
+    /// A fast retransmit: the window is saved; the new state takes effect
+    /// with the ACK ([`Machine::on_ack_state`]).
+    pub(super) fn on_fast_retransmit(&mut self) {
         self.prior_cwnd = self.save_cwnd();
-        self.cwnd = in_flight + self.mss;
-        self.packet_conservation = true;
-        self.conservation_end = None;
     }
 
     /// Draft "upon retransmission timeout": cwnd = 1 packet. Packet
@@ -132,15 +126,35 @@ impl Machine {
         self.packet_conservation = false;
     }
 
-    /// Draft "upon exiting loss recovery": restore the window saved on entry.
+    /// The sender's new recovery state. A timeout (`Loss`) counts at once;
+    /// the other changes count at the end of the ACK that made them.
     pub(super) fn on_state(&mut self, state: CaState) {
-        let was = self.in_loss_recovery();
         self.ca_state = state;
-        if was && !self.in_loss_recovery() {
+        if state == CaState::Loss {
+            self.prev_ca_state = state;
+        }
+    }
+
+    /// The recovery state at the end of an ACK that delivered `delivered`
+    /// bytes, against the state at the end of the previous one (Linux's
+    /// `bbr_set_cwnd_to_recover_or_restore`), so that a fast recovery that
+    /// ends and starts again on one ACK is one recovery, as Linux sees it:
+    ///
+    /// * draft "upon entering Fast Recovery": cwnd = in flight + max(newly
+    ///   delivered, 1 packet), packet conservation for the first round trip;
+    /// * draft "upon exiting loss recovery": restore the saved window.
+    pub(super) fn on_ack_state(&mut self, delivered: u64) {
+        let (prev, state) = (self.prev_ca_state, self.ca_state);
+        if state == CaState::Recovery && prev != CaState::Recovery {
+            self.cwnd = self.in_flight + delivered.max(self.mss);
+            self.packet_conservation = true;
+            self.conservation_end = None;
+        } else if in_loss_recovery(prev) && !in_loss_recovery(state) {
             self.packet_conservation = false;
             self.restore_cwnd();
             self.modulate_cwnd_for_probe_rtt();
         }
+        self.prev_ca_state = state;
     }
 
     /// Draft "Restarting From Idle": when the application resumes sending
@@ -156,4 +170,8 @@ impl Machine {
             }
         }
     }
+}
+
+fn in_loss_recovery(state: CaState) -> bool {
+    matches!(state, CaState::Recovery | CaState::Loss)
 }

@@ -37,7 +37,11 @@
 //!   Entering fast recovery saves cwnd and sets cwnd = in flight + max(newly
 //!   delivered, 1 segment) with packet conservation (cwnd ≥ in flight +
 //!   delivered) for the first round trip; every ACK deducts newly lost
-//!   bytes; leaving recovery restores the saved window. A timeout saves cwnd,
+//!   bytes; leaving recovery restores the saved window. Entering and leaving
+//!   are judged as Linux judges them: the state at the end of each ACK
+//!   against the state at the end of the previous one, so a recovery that
+//!   ends and starts again on one ACK is one recovery (see
+//!   `Machine::on_ack_state`). A timeout saves cwnd,
 //!   sets it to one segment and ends packet conservation; the window then
 //!   grows by what is delivered, and the saved window returns when the
 //!   sender leaves the Loss state.
@@ -237,6 +241,7 @@ impl CongestionControl for Bbr {
         if let Some(srtt) = ack.srtt {
             m.on_first_rtt(srtt);
         }
+        m.on_ack_state(ack.bytes_delivered);
         if ack.bytes_delivered == 0 {
             // No rate sample follows: only the loss-recovery rules apply.
             m.set_cwnd(0, ack.bytes_lost);
@@ -251,7 +256,7 @@ impl CongestionControl for Bbr {
 
     fn on_congestion(&mut self, _now: Instant, ev: &CongestionEvent) {
         match ev.kind {
-            CongestionKind::FastRetransmit => self.m.on_enter_fast_recovery(ev.in_flight),
+            CongestionKind::FastRetransmit => self.m.on_fast_retransmit(),
             CongestionKind::Rto { .. } => self.m.on_enter_rto(),
             // BBR v1 does not react to ECN.
             CongestionKind::Ecn => {}

@@ -92,6 +92,9 @@ pub(super) struct Machine {
     pub(super) conservation_end: Option<u64>,
     /// The sender's recovery state, from `on_state`.
     pub(super) ca_state: CaState,
+    /// The recovery state as of the end of the last ACK (or `Loss` from the
+    /// timeout on): what each ACK's state is compared with, as Linux does.
+    pub(super) prev_ca_state: CaState,
     /// Bytes in flight, from the latest ACK or transmission.
     pub(super) in_flight: u64,
     /// Recovery state while the ACK being processed arrived (`on_ack` comes
@@ -145,6 +148,7 @@ impl Machine {
             packet_conservation: false,
             conservation_end: None,
             ca_state: CaState::Open,
+            prev_ca_state: CaState::Open,
             in_flight: 0,
         };
         m.pacing_rate = m.initial_pacing_rate(p.initial_rtt);

@@ -885,13 +885,13 @@ fn fast_recovery_conserves_packets_for_a_round_then_restores_the_window() {
     }
     let cwnd = d.bbr.cwnd();
     assert_eq!(cwnd, 2 * BDP);
-    // Fast retransmit with 150 segments in flight; the ACK that triggered it
-    // delivered 2 segments and 1 was marked lost.
+    // Fast retransmit on an ACK that delivered 2 segments and had 1 marked
+    // lost: the window is saved at once, the new state counts with the ACK.
     d.bbr.on_congestion(d.now, &fast_retransmit(150 * MSS));
     d.bbr.on_state(d.now, CaState::Recovery);
-    assert_eq!(d.bbr.cwnd(), 151 * MSS, "in flight + 1 segment");
-    assert!(d.bbr.packet_conservation());
     assert_eq!(d.bbr.prior_cwnd(), cwnd);
+    assert_eq!(d.bbr.cwnd(), cwnd);
+    assert!(!d.bbr.packet_conservation());
     let rec = Sample {
         state: CaState::Recovery,
         karn_rtt: None,
@@ -906,8 +906,9 @@ fn fast_recovery_conserves_packets_for_a_round_then_restores_the_window() {
             ..rec
         },
     );
-    // max(151 - 1, 149 + 2) segments
+    // entry: 149 in flight + 2 delivered; then max(151 - 1 lost, 149 + 2)
     assert_eq!(d.bbr.cwnd(), 151 * MSS);
+    assert!(d.bbr.packet_conservation());
     let marker = d.delivered;
     // Packet conservation: cwnd follows in flight + delivered, never more.
     d.ack(
@@ -946,9 +947,72 @@ fn fast_recovery_conserves_packets_for_a_round_then_restores_the_window() {
     );
     assert!(!d.bbr.packet_conservation());
     assert_eq!(d.bbr.cwnd(), 102 * MSS);
-    // Leaving recovery restores the window saved at its start.
+    // Leaving recovery restores the window saved at its start, with the ACK
+    // that ended it.
     d.bbr.on_state(d.now, CaState::Open);
+    assert_eq!(d.bbr.cwnd(), 102 * MSS);
+    d.ack(ms(1), Sample::default());
     assert_eq!(d.bbr.cwnd(), cwnd);
+}
+
+#[test]
+fn a_recovery_that_ends_and_starts_again_on_one_ack_is_one_recovery() {
+    let mut d = Drive::new();
+    d.reach_probe_bw();
+    for _ in 0..150 {
+        d.ack(ms(1), Sample::default());
+    }
+    let cwnd = d.bbr.cwnd();
+    let rec = Sample {
+        state: CaState::Recovery,
+        karn_rtt: None,
+        in_flight: 100 * MSS,
+        ..Sample::default()
+    };
+    d.bbr.on_congestion(d.now, &fast_retransmit(100 * MSS));
+    d.bbr.on_state(d.now, CaState::Recovery);
+    d.ack(ms(1), rec);
+    assert_eq!(d.bbr.cwnd(), 101 * MSS);
+    let marker = d.delivered;
+    d.ack(
+        ms(1),
+        Sample {
+            prior_delivered: Some(marker),
+            ..rec
+        },
+    );
+    assert!(!d.bbr.packet_conservation());
+    assert_eq!(d.bbr.cwnd(), 102 * MSS);
+    // One ACK repairs the last hole (the sender leaves recovery) and shows
+    // a new loss (it enters another): as in Linux, BBR sees no change of
+    // state, so neither the restore nor a new packet conservation.
+    d.bbr.on_state(d.now, CaState::Open);
+    d.bbr.on_congestion(d.now, &fast_retransmit(100 * MSS));
+    d.bbr.on_state(d.now, CaState::Recovery);
+    assert_eq!(
+        d.bbr.prior_cwnd(),
+        cwnd,
+        "the window saved before the first"
+    );
+    d.ack(
+        ms(1),
+        Sample {
+            prior_delivered: Some(marker),
+            ..rec
+        },
+    );
+    assert!(!d.bbr.packet_conservation());
+    assert_eq!(d.bbr.cwnd(), 103 * MSS, "grows by what is delivered");
+    // With an ACK in the Open state in between, the next fast retransmit
+    // starts a new recovery, from what is in flight.
+    d.bbr.on_state(d.now, CaState::Open);
+    d.ack(ms(1), Sample::default());
+    assert_eq!(d.bbr.cwnd(), cwnd);
+    d.bbr.on_congestion(d.now, &fast_retransmit(100 * MSS));
+    d.bbr.on_state(d.now, CaState::Recovery);
+    d.ack(ms(1), rec);
+    assert!(d.bbr.packet_conservation());
+    assert_eq!(d.bbr.cwnd(), 101 * MSS);
 }
 
 #[test]
@@ -986,7 +1050,9 @@ fn a_timeout_sets_one_segment_and_the_exit_restores_the_window() {
     // A second timeout in the Loss state keeps the larger saved window.
     d.bbr.on_congestion(d.now, &rto);
     assert_eq!(d.bbr.prior_cwnd(), cwnd);
+    // The ACK that ends the Loss state restores it.
     d.bbr.on_state(d.now, CaState::Open);
+    d.ack(ms(1), Sample::default());
     assert_eq!(d.bbr.cwnd(), cwnd);
 }
 
@@ -996,6 +1062,15 @@ fn a_timeout_in_fast_recovery_ends_packet_conservation() {
     d.reach_probe_bw();
     d.bbr.on_congestion(d.now, &fast_retransmit(50 * MSS));
     d.bbr.on_state(d.now, CaState::Recovery);
+    d.ack(
+        ms(1),
+        Sample {
+            in_flight: 50 * MSS,
+            state: CaState::Recovery,
+            karn_rtt: None,
+            ..Sample::default()
+        },
+    );
     assert!(d.bbr.packet_conservation());
     let rto = CongestionEvent {
         kind: CongestionKind::Rto { repeated: false },
@@ -1053,7 +1128,9 @@ fn an_ack_without_delivery_applies_only_the_recovery_rules() {
             ..Sample::default()
         },
     );
-    assert_eq!(d.bbr.cwnd(), 50 * MSS, "51 - 1 lost, at least in flight");
+    // entry: 49 in flight + 1 segment; less the 1 lost; at least in flight
+    assert_eq!(d.bbr.cwnd(), 49 * MSS);
+    assert!(d.bbr.packet_conservation());
     assert_eq!(d.bbr.round_count(), rounds);
 }
 
