@@ -340,3 +340,41 @@ fn at_15_percent_loss_bbr_stays_close_to_the_link_share() {
     );
     assert!(rack >= 0.7 * limit, "rack {rack}");
 }
+
+#[test]
+fn with_rack_bbr_follows_a_handover_to_a_slower_link() {
+    // DCNET 2016's L2 -> L1: 8 Mbit/s, 240 ms for 30 s, a 2 s outage, then
+    // 2 Mbit/s, 30 ms (1.92 Mbit/s of payload). BBR overflows L1 at first;
+    // during the repair every cumulative ACK covers a retransmission, so
+    // Karn's rule gives no RTT sample and the minimum RTT stays L2's 484 ms,
+    // which voids every rate sample (interval below the minimum RTT). With
+    // RACK the newly SACKed segments give samples, as in Linux: BtlBw falls
+    // to L1's rate within seconds (it stayed at L2's 7.68 Mbit/s).
+    let text = r#"
+        duration = "90s"
+        [[links]]
+        between = ["sender", "r1"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        [[links]]
+        between = ["r1", "r2"]
+        rate = "8Mbit/s"
+        delay = "240ms"
+        queue = "100pkt"
+        handovers = [{ at = "30s", outage = "2s", rate = "2Mbit/s", delay = "30ms" }]
+        [[links]]
+        between = ["r2", "receiver"]
+        rate = "100Mbit/s"
+        delay = "1ms"
+        [[flows]]
+        from = "sender"
+        to = "receiver"
+        cc = "bbr"
+        tcp = { mss = 960, initial_cwnd = 1, lost_retransmissions = "rack" }
+        "#;
+    let r = run(text);
+    let bw = series(&r, 0, "cc_btl_bw", 45.0, 90.0);
+    let max = bw.iter().cloned().fold(0.0, f64::max);
+    eprintln!("BtlBw over 45..90 s: max {:.3} Mbit/s", max / 1e6);
+    assert!(max <= 1.92e6 * 1.05, "BtlBw {max}");
+}

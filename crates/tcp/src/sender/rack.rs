@@ -39,6 +39,10 @@ pub(crate) struct Rack {
     /// Retransmissions not yet passed by `RACK.xmit_ts`, in send order:
     /// (send time, start offset of the segment).
     retransmissions: VecDeque<(Instant, u64)>,
+    /// The earliest send time of the segments the current ACK newly SACKed
+    /// that were never retransmitted: the RTT sample Linux falls back on
+    /// when Karn's rule leaves the cumulative ACK without one.
+    first_sacked_send: Option<Instant>,
 }
 
 /// What RACK needs to know of a delivered segment.
@@ -57,6 +61,20 @@ impl Rack {
     pub fn begin_ack(&mut self, min_rtt: Option<Duration>) {
         self.fack_before = self.fack;
         self.min_rtt = min_rtt;
+        self.first_sacked_send = None;
+    }
+
+    /// Notes a segment newly SACKed (after [`Rack::on_delivered`]).
+    pub fn on_sacked(&mut self, s: DeliveredSeg) {
+        if !s.retransmitted {
+            self.first_sacked_send = Some(self.first_sacked_send.map_or(s.sent, |t| t.min(s.sent)));
+        }
+    }
+
+    /// The RTT of the earliest sent segment the current ACK newly SACKed that
+    /// was never retransmitted, if any.
+    pub fn sack_rtt(&self, now: Instant) -> Option<Duration> {
+        self.first_sacked_send.map(|t| now - t)
     }
 
     /// Notes a segment newly delivered (cumulatively or by SACK) at `now`.
@@ -135,6 +153,23 @@ mod tests {
         let mut v = vec![];
         r.detect(t(now_ms), |_, start| v.push(start));
         v
+    }
+
+    #[test]
+    fn the_sack_rtt_is_that_of_the_earliest_sent_clean_segment_sacked() {
+        let mut r = Rack::default();
+        r.begin_ack(None);
+        r.on_sacked(seg(3000, 20, true));
+        assert_eq!(
+            r.sack_rtt(t(120)),
+            None,
+            "Karn: a retransmission gives none"
+        );
+        r.on_sacked(seg(5000, 40, false));
+        r.on_sacked(seg(4000, 30, false));
+        assert_eq!(r.sack_rtt(t(120)), Some(Duration::from_millis(90)));
+        r.begin_ack(None);
+        assert_eq!(r.sack_rtt(t(130)), None, "each ACK starts without one");
     }
 
     #[test]

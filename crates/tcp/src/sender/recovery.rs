@@ -90,7 +90,11 @@ impl Sender {
             }
         }
 
-        let rtt_sample = self.rtt_sample(now, seg, advanced, &acked);
+        // With RACK, as in Linux: when Karn's rule leaves the cumulative ACK
+        // without a sample, the segments it newly SACKed give one.
+        let rtt_sample = self
+            .rtt_sample(now, seg, advanced, &acked)
+            .or_else(|| self.sb.sack_rtt(now));
         let own_samples = !self.cc.takes_rtt_samples();
         if let Some(r) = rtt_sample.filter(|_| own_samples) {
             self.rtt.on_sample(r);

@@ -257,6 +257,7 @@ impl Scoreboard {
                     rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
                     if let Some(rack) = &mut self.rack {
                         rack.on_delivered(now, delivered(&s));
+                        rack.on_sacked(delivered(&s));
                     }
                 }
                 idx += 1;
@@ -428,6 +429,12 @@ impl Scoreboard {
         if let Some(rack) = &mut self.rack {
             rack.begin_ack(min_rtt);
         }
+    }
+
+    /// With RACK: the RTT of the earliest sent segment the current ACK newly
+    /// SACKed that was never retransmitted (Linux's fallback RTT sample).
+    pub fn sack_rtt(&self, now: Instant) -> Option<Duration> {
+        self.rack.as_ref().and_then(|r| r.sack_rtt(now))
     }
 
     /// RACK (when enabled): the retransmissions now deemed lost leave the

@@ -487,3 +487,28 @@ fn without_rack_a_lost_retransmission_waits_for_the_timeout() {
     let rto = crate::LostRetransmissions::Rto;
     assert!(retransmissions_after_a_lost_retransmission(rto).is_empty());
 }
+
+#[test]
+fn with_rack_a_duplicate_ack_gives_an_rtt_sample_from_what_it_sacks() {
+    for (mode, latest) in [
+        (crate::LostRetransmissions::Rack, 200),
+        (crate::LostRetransmissions::Rto, 100),
+    ] {
+        let mut c = cfg(true);
+        c.initial_cwnd = 20;
+        c.lost_retransmissions = mode;
+        let mut h = Harness::new(c, "newreno");
+        assert_eq!(h.sent().len(), 20, "the window goes out at 100 ms");
+        h.at(200);
+        h.ack(MSS, &[]);
+        assert_eq!(h.tx.rtt().latest(), Some(Duration::from_millis(100)));
+        // segment 2 is missing; a duplicate ACK SACKs segment 5
+        h.at(300);
+        h.ack(MSS, &[(4 * MSS, 5 * MSS)]);
+        assert_eq!(
+            h.tx.rtt().latest(),
+            Some(Duration::from_millis(latest)),
+            "{mode:?}"
+        );
+    }
+}
