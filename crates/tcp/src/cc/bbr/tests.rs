@@ -154,6 +154,17 @@ impl Drive {
         assert_eq!(self.bbr.mode(), Mode::ProbeBw);
     }
 
+    /// [`Drive::reach_probe_bw`], then 150 ACKs: cwnd grows to its target,
+    /// 2 BDP, which it returns.
+    fn reach_full_window(&mut self) -> u64 {
+        self.reach_probe_bw();
+        for _ in 0..150 {
+            self.ack(ms(1), Sample::default());
+        }
+        assert_eq!(self.bbr.cwnd(), 2 * BDP);
+        self.bbr.cwnd()
+    }
+
     fn metrics(&self) -> Vec<f64> {
         let mut out = vec![0.0; self.bbr.metric_names().len()];
         self.bbr.metrics(&mut out);
@@ -609,11 +620,7 @@ fn the_probing_phase_lasts_until_in_flight_reaches_its_gain_or_a_loss() {
 #[test]
 fn losses_in_probe_bw_are_deducted_from_cwnd_but_do_not_halve_it() {
     let mut d = Drive::new();
-    d.reach_probe_bw();
-    for _ in 0..150 {
-        d.ack(ms(1), Sample::default());
-    }
-    assert_eq!(d.bbr.cwnd(), 2 * BDP);
+    d.reach_full_window();
     d.ack(
         ms(1),
         Sample {
@@ -630,12 +637,7 @@ fn losses_in_probe_bw_are_deducted_from_cwnd_but_do_not_halve_it() {
 #[test]
 fn probe_rtt_starts_when_rtprop_is_older_than_ten_seconds_and_lasts_200_ms_and_a_round() {
     let mut d = Drive::new();
-    d.reach_probe_bw();
-    for _ in 0..150 {
-        d.ack(ms(1), Sample::default());
-    }
-    let cwnd = d.bbr.cwnd();
-    assert_eq!(cwnd, 2 * BDP);
+    let cwnd = d.reach_full_window();
     // The last 100 ms sample came now; from here on only 110 ms samples.
     let stamp = d.now;
     let slow = Sample {
@@ -879,12 +881,7 @@ fn fast_retransmit(in_flight: u64) -> CongestionEvent {
 #[test]
 fn fast_recovery_conserves_packets_for_a_round_then_restores_the_window() {
     let mut d = Drive::new();
-    d.reach_probe_bw();
-    for _ in 0..150 {
-        d.ack(ms(1), Sample::default());
-    }
-    let cwnd = d.bbr.cwnd();
-    assert_eq!(cwnd, 2 * BDP);
+    let cwnd = d.reach_full_window();
     // Fast retransmit on an ACK that delivered 2 segments and had 1 marked
     // lost: the window is saved at once, the new state counts with the ACK.
     d.bbr.on_congestion(d.now, &fast_retransmit(150 * MSS));
@@ -958,11 +955,7 @@ fn fast_recovery_conserves_packets_for_a_round_then_restores_the_window() {
 #[test]
 fn a_recovery_that_ends_and_starts_again_on_one_ack_is_one_recovery() {
     let mut d = Drive::new();
-    d.reach_probe_bw();
-    for _ in 0..150 {
-        d.ack(ms(1), Sample::default());
-    }
-    let cwnd = d.bbr.cwnd();
+    let cwnd = d.reach_full_window();
     let rec = Sample {
         state: CaState::Recovery,
         karn_rtt: None,
@@ -1018,11 +1011,7 @@ fn a_recovery_that_ends_and_starts_again_on_one_ack_is_one_recovery() {
 #[test]
 fn a_timeout_sets_one_segment_and_the_exit_restores_the_window() {
     let mut d = Drive::new();
-    d.reach_probe_bw();
-    for _ in 0..150 {
-        d.ack(ms(1), Sample::default());
-    }
-    let cwnd = d.bbr.cwnd();
+    let cwnd = d.reach_full_window();
     let rto = CongestionEvent {
         kind: CongestionKind::Rto { repeated: false },
         flight_size: 150 * MSS,
