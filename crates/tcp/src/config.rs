@@ -57,11 +57,13 @@ pub enum LostRetransmissions {
     /// repair waits for the RTO.
     #[default]
     Rto,
-    /// RFC 8985's RACK rule, applied to retransmissions: one is lost once a
-    /// segment sent after it is delivered (cumulatively or by SACK) and a
-    /// reordering window has passed (zero until reordering is seen, then a
-    /// quarter of the minimum RTT), as Linux detects it. Needs SACK; checked
-    /// on each ACK (no reordering timer); tail loss probes are not modelled.
+    /// RFC 8985's RACK rule, as Linux detects losses: a segment (original or
+    /// retransmission) is lost once a segment sent after it is delivered
+    /// (cumulatively or by SACK) and a reordering window has passed; RFC
+    /// 6675's duplicate threshold still applies to original transmissions.
+    /// RTT samples also come from newly SACKed segments when Karn's rule
+    /// leaves an ACK without one. Needs SACK; checked on each ACK (no
+    /// reordering timer); tail loss probes are not modelled.
     Rack,
 }
 

@@ -4,18 +4,22 @@
 //! RACK remembers the send time of the most recently sent segment known to
 //! be delivered (`RACK.xmit_ts`) and the RTT it measured (`RACK.rtt`). A
 //! segment sent before it and not delivered is lost once `RACK.rtt` plus a
-//! reordering window has passed since its own send. wavelab applies the rule
-//! to retransmissions only (original transmissions keep RFC 6675's
-//! duplicate-threshold rule), checks it on each ACK (no reordering timer),
-//! and uses RFC 8985's reordering window: zero until a segment never
+//! reordering window has passed since its own send. wavelab checks the rule
+//! on each ACK (no reordering timer), next to RFC 6675's duplicate-threshold
+//! rule for original transmissions, and uses RFC 8985's reordering windows:
+//! for a retransmission (always in loss recovery), zero until a segment never
 //! retransmitted is delivered below one delivered before it (reordering),
-//! then a quarter of the minimum RTT.
+//! then a quarter of the minimum RTT; for an original transmission the same,
+//! except that outside recovery with fewer than DupThresh segments SACKed it
+//! is a quarter of the minimum RTT from the start.
 //!
 //! Retransmissions are listed in the order they were sent, which is the
 //! order of their send times, so each ACK looks only at the front of the
 //! list: a retransmission there that is still in flight either passes the
 //! rule (and the next one is looked at) or stops the scan (every later one
-//! was sent later still).
+//! was sent later still). Original transmissions go out in sequence order,
+//! so the scoreboard checks them from its lost boundary up
+//! ([`super::scoreboard::Scoreboard::detect_lost_originals`]).
 
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -25,6 +29,9 @@ use std::collections::VecDeque;
 pub(crate) struct Rack {
     /// `RACK.xmit_ts`: the latest send time of a delivered segment.
     xmit_ts: Option<Instant>,
+    /// `RACK.end_seq`: that segment's end offset (of segments sent at the
+    /// same instant, the highest).
+    xmit_end: u64,
     /// `RACK.rtt`: the RTT measured with that segment.
     rtt: Duration,
     /// The highest end offset delivered before the current ACK (`RACK.fack`
@@ -90,10 +97,32 @@ impl Rack {
         if s.retransmitted && self.min_rtt.is_none_or(|m| rtt < m) {
             return;
         }
-        if self.xmit_ts.is_none_or(|t| s.sent > t) {
+        if self
+            .xmit_ts
+            .is_none_or(|t| s.sent > t || (s.sent == t && s.end > self.xmit_end))
+        {
             self.xmit_ts = Some(s.sent);
+            self.xmit_end = s.end;
             self.rtt = rtt;
         }
+    }
+
+    /// RFC 8985's rule for an original transmission (sent once, at `sent`,
+    /// ending at `end`, neither delivered nor marked lost): lost once a
+    /// segment sent after it was delivered and `RACK.rtt` plus the reordering
+    /// window has passed since `sent`. The window is zero while no
+    /// reordering was seen and `quick` (the sender is in loss recovery, or
+    /// at least DupThresh segments are SACKed), else a quarter of the
+    /// minimum RTT (RFC 8985 section 6.2 step 4).
+    pub fn original_lost(&self, now: Instant, sent: Instant, end: u64, quick: bool) -> bool {
+        let Some(x) = self.xmit_ts else { return false };
+        let before = sent < x || (sent == x && end < self.xmit_end);
+        let reo_wnd = if quick && !self.reordering_seen {
+            Duration::ZERO
+        } else {
+            self.min_rtt.map_or(Duration::ZERO, |m| m / 4)
+        };
+        before && now >= sent + self.rtt + reo_wnd
     }
 
     /// Lists a retransmission sent at `sent` of the segment starting at `start`.
@@ -153,6 +182,27 @@ mod tests {
         let mut v = vec![];
         r.detect(t(now_ms), |_, start| v.push(start));
         v
+    }
+
+    #[test]
+    fn an_original_is_lost_once_a_later_send_is_delivered_and_the_window_passed() {
+        let mut r = Rack::default();
+        r.begin_ack(Some(Duration::from_millis(100)));
+        // three segments sent together at 1000 ms; the third arrives at 1100
+        r.on_delivered(t(1100), seg(3000, 1000, false));
+        // sent at the same instant: the lower ones count as sent before it
+        assert!(r.original_lost(t(1100), t(1000), 1000, true));
+        assert!(!r.original_lost(t(1100), t(1000), 3000, true), "itself");
+        assert!(!r.original_lost(t(1100), t(1010), 4000, true), "sent after");
+        // outside recovery, with fewer than DupThresh SACKed: RACK.rtt plus
+        // a quarter of the minimum RTT
+        assert!(!r.original_lost(t(1110), t(1000), 1000, false));
+        assert!(r.original_lost(t(1125), t(1000), 1000, false));
+        // once reordering was seen, the window applies in recovery too
+        r.begin_ack(Some(Duration::from_millis(100)));
+        r.on_delivered(t(1130), seg(2000, 1000, false));
+        assert!(!r.original_lost(t(1110), t(1000), 1000, true));
+        assert!(r.original_lost(t(1125), t(1000), 1000, true));
     }
 
     #[test]

@@ -68,9 +68,15 @@ impl Sender {
         } else {
             Acked::default()
         };
-        let (newly_sacked, lost_retransmissions) = if self.sack_ok {
+        let (newly_sacked, rack_lost) = if self.sack_ok {
             let sacked = self.process_sack_blocks(now, seg.options.sack.as_slice(), ack);
-            (sacked, self.sb.detect_lost_retransmissions(now))
+            // RFC 8985's reordering window is zero in recovery, or once
+            // DupThresh segments are SACKed
+            let quick = matches!(self.ca_state, CaState::Recovery | CaState::Loss)
+                || self.sb.sacked_bytes() >= self.cfg.dupthresh as u64 * self.mss as u64;
+            let lost = self.sb.detect_lost_retransmissions(now)
+                + self.sb.detect_lost_originals(now, quick);
+            (sacked, lost)
         } else {
             (0, 0)
         };
@@ -107,8 +113,7 @@ impl Sender {
         }
 
         let recoveries_before = self.stats.fast_retransmits;
-        let newly_lost =
-            self.update_recovery(now, advanced, dupack, acked.bytes) + lost_retransmissions;
+        let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes) + rack_lost;
         if advanced {
             self.limited_transmit_bytes = 0;
         }

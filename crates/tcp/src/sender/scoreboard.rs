@@ -18,7 +18,8 @@
 //!
 //! Only a retransmission timeout, which marks everything lost, walks the queue.
 //! With [`Rack`] on, each ACK also looks at the oldest retransmissions in
-//! flight, in send order, until one is not lost.
+//! flight, in send order, until one is not lost, and at the original
+//! transmissions above the lost boundary until one is not lost.
 
 use super::rack::{DeliveredSeg, Rack};
 use crate::ranges::RangeSet;
@@ -463,6 +464,37 @@ impl Scoreboard {
             }
         });
         self.rack = Some(rack);
+        newly
+    }
+
+    /// RACK (when enabled) for original transmissions: marks lost each
+    /// un-SACKed segment sent only once that [`Rack::original_lost`] covers
+    /// (`quick` as there). Segments sent once go out in sequence order, so
+    /// those covered are the first ones not yet marked, and the lost boundary
+    /// moves forward over them (and over what is SACKed or was retransmitted
+    /// between them: a retransmitted segment is marked lost already). Returns
+    /// the bytes newly marked.
+    pub fn detect_lost_originals(&mut self, now: Instant, quick: bool) -> u64 {
+        let (Some(rack), Some(front)) = (self.rack.as_deref(), self.segs.front()) else {
+            return 0;
+        };
+        let from = self.lost_boundary.max(front.start);
+        let first = self.index_of(from);
+        let mut boundary = from;
+        for s in self.segs.range(first..) {
+            let candidate = s.flags & (SACKED | LOST | EVER_RETRANS) == 0;
+            if candidate && !rack.original_lost(now, s.stamp.sent_time, s.end(), quick) {
+                break;
+            }
+            boundary = s.end();
+        }
+        let mut newly = 0;
+        let mut idx = first;
+        while idx < self.segs.len() && self.segs[idx].start < boundary {
+            newly += self.mark_lost(idx);
+            idx += 1;
+        }
+        self.lost_boundary = boundary;
         newly
     }
 

@@ -468,7 +468,8 @@ fn retransmissions_after_a_lost_retransmission(mode: crate::LostRetransmissions)
     }
     assert_eq!(rtx, vec![3 * MSS, 7 * MSS], "segment 7 repaired at 250 ms");
     h.at(350);
-    h.ack(3 * MSS, &[(4 * MSS, 18 * MSS)]);
+    // (the new segments sent during the repair arrived too)
+    h.ack(3 * MSS, &[(4 * MSS, 26 * MSS)]);
     assert_eq!(h.tx.stats().rto_expiries, 0);
     h.sent().into_iter().filter(|s| s.1).map(|s| s.0).collect()
 }
@@ -509,6 +510,38 @@ fn with_rack_a_duplicate_ack_gives_an_rtt_sample_from_what_it_sacks() {
             h.tx.rtt().latest(),
             Some(Duration::from_millis(latest)),
             "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn with_rack_one_sack_above_a_hole_in_recovery_marks_it_lost() {
+    for (mode, marked) in [
+        (crate::LostRetransmissions::Rack, 1),
+        (crate::LostRetransmissions::Rto, 0),
+    ] {
+        let mut c = cfg(true);
+        c.initial_cwnd = 20;
+        c.lost_retransmissions = mode;
+        let mut h = Harness::new(c, "newreno");
+        assert_eq!(h.sent().len(), 20, "the window goes out at 100 ms");
+        h.at(200);
+        h.ack(MSS, &[]);
+        // the segment at MSS is lost: three duplicate ACKs start recovery
+        for top in 3..=5 {
+            h.ack(MSS, &[(2 * MSS, top * MSS)]);
+        }
+        let rtx: Vec<u64> = h.sent().into_iter().filter(|s| s.1).map(|s| s.0).collect();
+        assert_eq!(rtx, vec![MSS], "{mode:?}: fast retransmit");
+        let lost = h.tx.snapshot().lost;
+        // the segment at 9 MSS is missing too, and one sent with it arrived:
+        // RFC 6675 needs three SACKed segments above it, RACK (in recovery,
+        // no reordering seen) only that one
+        h.ack(MSS, &[(2 * MSS, 9 * MSS), (10 * MSS, 11 * MSS)]);
+        assert_eq!(
+            h.tx.snapshot().lost,
+            lost + marked * MSS,
+            "{mode:?}: the segment at 9 MSS marked lost"
         );
     }
 }
