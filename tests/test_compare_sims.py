@@ -1,4 +1,5 @@
-"""benches/compare_ns2.sh and compare_ns3.sh, and the figures they print.
+"""benches/compare_ns2.sh and compare_ns3.sh, and the figures they print;
+benches/pgo.sh is checked for syntax only (it rebuilds the package).
 
 ns-2 and ns-3 are optional tools: their tests skip without them, in CI too
 (ns-2 is the Debian package ns2; ns-3 is the PyPI wheel that compare_ns3.sh
@@ -95,3 +96,10 @@ def test_the_ratio_is_of_packets_per_wall_second() -> None:
         # time to four
         ratio = rate / 100_000
         assert abs(float(found[1]) - ratio) <= 0.05 + ratio * 0.00005 / wall + 1e-9
+
+
+def test_the_pgo_script_parses() -> None:
+    res = subprocess.run(
+        ["bash", "-n", str(ROOT / "benches" / "pgo.sh")], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
