@@ -41,10 +41,10 @@
 //!   are judged as Linux judges them: the state at the end of each ACK
 //!   against the state at the end of the previous one, so a recovery that
 //!   ends and starts again on one ACK is one recovery (see
-//!   `Machine::on_ack_state`). A timeout saves cwnd,
-//!   sets it to one segment and ends packet conservation; the window then
-//!   grows by what is delivered, and the saved window returns when the
-//!   sender leaves the Loss state.
+//!   `Machine::on_ack_state`). A timeout saves cwnd, sets it to one segment
+//!   and ends packet conservation; the window then grows by what is
+//!   delivered, and the saved window returns when the sender leaves the
+//!   Loss state.
 //! * **Filters**: the bandwidth filter is an exact maximum over the window's
 //!   rounds instead of Nichols' three-sample approximation (see
 //!   [`filters`]); the min RTT follows the draft (lower or equal samples
