@@ -442,15 +442,22 @@ fn syn_timeout_backs_off_and_data_starts_with_three_second_rto() {
     assert_eq!(tx.mss(), 536, "no MSS option: RFC 1122 default");
 }
 
-/// Segments 3 and 7 are lost; 3 is retransmitted at 200 ms, 7 at 250 ms;
-/// at 350 ms a SACK shows 7's retransmission arrived and 3's did not.
-/// Returns the retransmissions sent at 350 ms.
-fn retransmissions_after_a_lost_retransmission(mode: crate::LostRetransmissions) -> Vec<u64> {
+/// A SACK sender (NewReno) finding losses by `mode`, with its initial window
+/// of 20 segments sent at 100 ms.
+fn window_of_20(mode: crate::LostRetransmissions) -> Harness {
     let mut c = cfg(true);
     c.initial_cwnd = 20;
     c.lost_retransmissions = mode;
     let mut h = Harness::new(c, "newreno");
     assert_eq!(h.sent().len(), 20);
+    h
+}
+
+/// Segments 3 and 7 are lost; 3 is retransmitted at 200 ms, 7 at 250 ms;
+/// at 350 ms a SACK shows 7's retransmission arrived and 3's did not.
+/// Returns the retransmissions sent at 350 ms.
+fn retransmissions_after_a_lost_retransmission(mode: crate::LostRetransmissions) -> Vec<u64> {
+    let mut h = window_of_20(mode);
     h.at(200);
     for seg in 1..=3 {
         h.ack(seg * MSS, &[]);
@@ -495,11 +502,7 @@ fn with_rack_a_duplicate_ack_gives_an_rtt_sample_from_what_it_sacks() {
         (crate::LostRetransmissions::Rack, 200),
         (crate::LostRetransmissions::Rto, 100),
     ] {
-        let mut c = cfg(true);
-        c.initial_cwnd = 20;
-        c.lost_retransmissions = mode;
-        let mut h = Harness::new(c, "newreno");
-        assert_eq!(h.sent().len(), 20, "the window goes out at 100 ms");
+        let mut h = window_of_20(mode);
         h.at(200);
         h.ack(MSS, &[]);
         assert_eq!(h.tx.rtt().latest(), Some(Duration::from_millis(100)));
@@ -520,11 +523,7 @@ fn with_rack_one_sack_above_a_hole_in_recovery_marks_it_lost() {
         (crate::LostRetransmissions::Rack, 1),
         (crate::LostRetransmissions::Rto, 0),
     ] {
-        let mut c = cfg(true);
-        c.initial_cwnd = 20;
-        c.lost_retransmissions = mode;
-        let mut h = Harness::new(c, "newreno");
-        assert_eq!(h.sent().len(), 20, "the window goes out at 100 ms");
+        let mut h = window_of_20(mode);
         h.at(200);
         h.ack(MSS, &[]);
         // the segment at MSS is lost: three duplicate ACKs start recovery

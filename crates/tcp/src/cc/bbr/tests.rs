@@ -966,14 +966,12 @@ fn a_recovery_that_ends_and_starts_again_on_one_ack_is_one_recovery() {
     d.bbr.on_state(d.now, CaState::Recovery);
     d.ack(ms(1), rec);
     assert_eq!(d.bbr.cwnd(), 101 * MSS);
-    let marker = d.delivered;
-    d.ack(
-        ms(1),
-        Sample {
-            prior_delivered: Some(marker),
-            ..rec
-        },
-    );
+    // a packet sent after the recovery started is acknowledged: round over
+    let next_round = Sample {
+        prior_delivered: Some(d.delivered),
+        ..rec
+    };
+    d.ack(ms(1), next_round);
     assert!(!d.bbr.packet_conservation());
     assert_eq!(d.bbr.cwnd(), 102 * MSS);
     // One ACK repairs the last hole (the sender leaves recovery) and shows
@@ -987,13 +985,7 @@ fn a_recovery_that_ends_and_starts_again_on_one_ack_is_one_recovery() {
         cwnd,
         "the window saved before the first"
     );
-    d.ack(
-        ms(1),
-        Sample {
-            prior_delivered: Some(marker),
-            ..rec
-        },
-    );
+    d.ack(ms(1), next_round);
     assert!(!d.bbr.packet_conservation());
     assert_eq!(d.bbr.cwnd(), 103 * MSS, "grows by what is delivered");
     // With an ACK in the Open state in between, the next fast retransmit
