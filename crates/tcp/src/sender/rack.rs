@@ -110,19 +110,11 @@ impl Rack {
     /// RFC 8985's rule for an original transmission (sent once, at `sent`,
     /// ending at `end`, neither delivered nor marked lost): lost once a
     /// segment sent after it was delivered and `RACK.rtt` plus the reordering
-    /// window has passed since `sent`. The window is zero while no
-    /// reordering was seen and `quick` (the sender is in loss recovery, or
-    /// at least DupThresh segments are SACKed), else a quarter of the
-    /// minimum RTT (RFC 8985 section 6.2 step 4).
+    /// window ([`Rack::reo_wnd`]) has passed since `sent`.
     pub fn original_lost(&self, now: Instant, sent: Instant, end: u64, quick: bool) -> bool {
         let Some(x) = self.xmit_ts else { return false };
         let before = sent < x || (sent == x && end < self.xmit_end);
-        let reo_wnd = if quick && !self.reordering_seen {
-            Duration::ZERO
-        } else {
-            self.min_rtt.map_or(Duration::ZERO, |m| m / 4)
-        };
-        before && now >= sent + self.rtt + reo_wnd
+        before && now >= sent + self.rtt + self.reo_wnd(quick)
     }
 
     /// Lists a retransmission sent at `sent` of the segment starting at `start`.
@@ -130,12 +122,15 @@ impl Rack {
         self.retransmissions.push_back((sent, start));
     }
 
-    /// The reordering window (RFC 8985 section 6.2 step 4, for a sender in
-    /// loss recovery, where every retransmission is).
-    fn reo_wnd(&self) -> Duration {
-        match (self.reordering_seen, self.min_rtt) {
-            (true, Some(m)) => m / 4,
-            _ => Duration::ZERO,
+    /// The reordering window (RFC 8985 section 6.2 step 4): zero while no
+    /// reordering was seen and `quick` (the sender is in loss recovery, as
+    /// it is for every retransmission, or at least DupThresh segments are
+    /// SACKed), else a quarter of the minimum RTT.
+    fn reo_wnd(&self, quick: bool) -> Duration {
+        if quick && !self.reordering_seen {
+            Duration::ZERO
+        } else {
+            self.min_rtt.map_or(Duration::ZERO, |m| m / 4)
         }
     }
 
@@ -145,7 +140,7 @@ impl Rack {
     /// sent again, since).
     pub fn detect(&mut self, now: Instant, mut lost: impl FnMut(Instant, u64)) {
         let Some(xmit_ts) = self.xmit_ts else { return };
-        let deadline = self.rtt + self.reo_wnd();
+        let deadline = self.rtt + self.reo_wnd(true);
         while let Some(&(sent, start)) = self.retransmissions.front() {
             if sent >= xmit_ts || now < sent + deadline {
                 break;

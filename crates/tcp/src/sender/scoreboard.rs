@@ -257,8 +257,9 @@ impl Scoreboard {
                     newly += len;
                     rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
                     if let Some(rack) = &mut self.rack {
-                        rack.on_delivered(now, delivered(&s));
-                        rack.on_sacked(delivered(&s));
+                        let d = delivered(&s);
+                        rack.on_delivered(now, d);
+                        rack.on_sacked(d);
                     }
                 }
                 idx += 1;
@@ -296,6 +297,13 @@ impl Scoreboard {
             return 0;
         };
         let from = self.lost_boundary.max(front.start);
+        self.mark_lost_between(from, boundary)
+    }
+
+    /// Marks lost every un-SACKed segment starting in `[from, boundary)`,
+    /// where `from` is the lost boundary, and moves the boundary to
+    /// `boundary`. Returns the bytes newly marked.
+    fn mark_lost_between(&mut self, from: u64, boundary: u64) -> u64 {
         if boundary <= from {
             return 0;
         }
@@ -479,23 +487,15 @@ impl Scoreboard {
             return 0;
         };
         let from = self.lost_boundary.max(front.start);
-        let first = self.index_of(from);
         let mut boundary = from;
-        for s in self.segs.range(first..) {
+        for s in self.segs.range(self.index_of(from)..) {
             let candidate = s.flags & (SACKED | LOST | EVER_RETRANS) == 0;
             if candidate && !rack.original_lost(now, s.stamp.sent_time, s.end(), quick) {
                 break;
             }
             boundary = s.end();
         }
-        let mut newly = 0;
-        let mut idx = first;
-        while idx < self.segs.len() && self.segs[idx].start < boundary {
-            newly += self.mark_lost(idx);
-            idx += 1;
-        }
-        self.lost_boundary = boundary;
-        newly
+        self.mark_lost_between(from, boundary)
     }
 
     /// Checks the counters against a full recount (tests and debug builds).
