@@ -44,17 +44,18 @@ pub struct TcpConfig {
     /// Whether partial ACKs restart the retransmission timer during NewReno
     /// recovery without SACK (default `"impatient"`).
     pub partial_ack_timer: PartialAckTimer,
-    /// How a retransmission that is lost again is detected, with SACK
-    /// (default `"rto"`).
+    /// How losses are detected with SACK, a retransmission lost again among
+    /// them (default `"rto"`).
     pub lost_retransmissions: LostRetransmissions,
 }
 
-/// How the sender learns that a retransmission was lost too.
+/// How the sender detects losses with SACK: RFC 6675 alone, or with RFC
+/// 8985's RACK (which is what finds a retransmission lost again).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LostRetransmissions {
-    /// Only the retransmission timeout finds it, as RFC 6675 specifies: the
-    /// repair waits for the RTO.
+    /// RFC 6675: the duplicate threshold; a retransmission lost again is
+    /// found only by the retransmission timeout.
     #[default]
     Rto,
     /// RFC 8985's RACK rule, as Linux detects losses: a segment (original or
