@@ -260,12 +260,37 @@ const DUMBBELL: (&str, &str, u64) = (
     5,
 );
 
-/// BBR through `path` (bottleneck settings, access link settings, seed)
-/// whose bottleneck drops a share `p` of the data packets at random, 60 s:
-/// (goodput over the last 50 s in bit/s, RTO expiries) with lost
-/// retransmissions found by `mode`.
-fn bbr_under_random_loss(path: (&str, &str, u64), p: f64, mode: &str) -> (f64, u64) {
+/// Where [`bbr_under_random_loss`] loses packets.
+#[derive(Clone, Copy, Debug)]
+enum LossAt {
+    /// On the bottleneck, after serialisation: a lost packet used the link
+    /// (a corrupted frame on a wireless hop).
+    Bottleneck,
+    /// On the access link before it: a lost packet never reaches the
+    /// bottleneck.
+    BeforeBottleneck,
+}
+
+/// What [`bbr_under_random_loss`] measures over the last 50 s.
+struct LossRun {
+    /// Goodput, bit/s.
+    goodput: f64,
+    /// RTO expiries over the whole run.
+    rtos: u64,
+    /// Mean bandwidth estimate, bit/s.
+    btl_bw: f64,
+}
+
+/// BBR through `path` (bottleneck settings, access link settings, seed),
+/// 60 s, with a share `p` of the data packets lost at random `at` the
+/// bottleneck or before it, and lost retransmissions found by `mode`.
+fn bbr_under_random_loss(path: (&str, &str, u64), p: f64, mode: &str, at: LossAt) -> LossRun {
     let (bottleneck, access, seed) = path;
+    let loss = format!("forward = {{ loss = {{ model = \"bernoulli\", p = {p} }} }}");
+    let (on_access, on_bottleneck) = match at {
+        LossAt::Bottleneck => ("", loss.as_str()),
+        LossAt::BeforeBottleneck => (loss.as_str(), ""),
+    };
     let text = format!(
         r#"
         duration = "60s"
@@ -273,10 +298,11 @@ fn bbr_under_random_loss(path: (&str, &str, u64), p: f64, mode: &str) -> (f64, u
         [[links]]
         between = ["sender", "r1"]
         {access}
+        {on_access}
         [[links]]
         between = ["r1", "r2"]
         {bottleneck}
-        forward = {{ loss = {{ model = "bernoulli", p = {p} }} }}
+        {on_bottleneck}
         [[links]]
         between = ["r2", "receiver"]
         {access}
@@ -293,7 +319,50 @@ fn bbr_under_random_loss(path: (&str, &str, u64), p: f64, mode: &str) -> (f64, u
         Some(ColumnData::U64(v)) => v[0],
         _ => panic!("no rto_expiries column"),
     };
-    (bytes * 8.0 / 50.0, rtos)
+    let bw = series(&r, 0, "cc_btl_bw", 10.0, 60.0);
+    LossRun {
+        goodput: bytes * 8.0 / 50.0,
+        rtos,
+        btl_bw: bw.iter().sum::<f64>() / bw.len() as f64,
+    }
+}
+
+#[test]
+fn bbr_measures_the_share_of_the_link_the_loss_leaves() {
+    // BBR's bandwidth estimate is a delivery rate. A packet lost on the
+    // bottleneck after its serialisation used the link, so only (1 - p) of
+    // the link delivers: BtlBw is (1 - p) x link, and pacing at it leaves a
+    // share p of the link unused. A packet lost before the bottleneck leaves
+    // the link to the others: BtlBw is the link rate.
+    let p = 0.05;
+    let on = bbr_under_random_loss(DUMBBELL, p, "rack", LossAt::Bottleneck);
+    let before = bbr_under_random_loss(DUMBBELL, p, "rack", LossAt::BeforeBottleneck);
+    eprintln!(
+        "5 % loss on the bottleneck: BtlBw {:.3} Mbit/s, goodput {:.3}; before it: BtlBw {:.3}, goodput {:.3}; link {:.3}",
+        on.btl_bw / 1e6,
+        on.goodput / 1e6,
+        before.btl_bw / 1e6,
+        before.goodput / 1e6,
+        PAYLOAD_RATE / 1e6
+    );
+    // each estimate is nearer its own prediction than the other's (the max
+    // filter keeps the upper samples of a noisy rate, so neither is exact)
+    let share = (1.0 - p) * PAYLOAD_RATE;
+    let nearer = |x: f64, this: f64, that: f64| (x - this).abs() < (x - that).abs();
+    assert!(nearer(on.btl_bw, share, PAYLOAD_RATE), "on: {}", on.btl_bw);
+    assert!(
+        nearer(before.btl_bw, PAYLOAD_RATE, share),
+        "before: {}",
+        before.btl_bw
+    );
+    // so the same loss costs more goodput on the bottleneck: by a factor
+    // 1 / (1 - p) if nothing else differs; at least half of that
+    assert!(
+        before.goodput > on.goodput * (1.0 + p / 2.0),
+        "goodput before {} on {}",
+        before.goodput,
+        on.goodput
+    );
 }
 
 #[test]
@@ -302,8 +371,9 @@ fn with_rack_bbr_keeps_the_link_under_random_loss() {
     // the link under random loss of a few percent. A retransmission lost
     // again must not wait for the RTO for that to hold.
     let limit = PAYLOAD_RATE * 0.95;
-    let (rack, rack_rtos) = bbr_under_random_loss(DUMBBELL, 0.05, "rack");
-    let (rto, rto_rtos) = bbr_under_random_loss(DUMBBELL, 0.05, "rto");
+    let rack = bbr_under_random_loss(DUMBBELL, 0.05, "rack", LossAt::Bottleneck);
+    let rto = bbr_under_random_loss(DUMBBELL, 0.05, "rto", LossAt::Bottleneck);
+    let (rack, rack_rtos, rto, rto_rtos) = (rack.goodput, rack.rtos, rto.goodput, rto.rtos);
     eprintln!(
         "5 % loss: rack {:.3} Mbit/s ({rack_rtos} RTOs), rto {:.3} Mbit/s ({rto_rtos} RTOs), limit {:.3}",
         rack / 1e6,
@@ -332,7 +402,8 @@ fn at_15_percent_loss_bbr_stays_close_to_the_link_share() {
         3,
     );
     let limit = 100e6 * 1460.0 / 1500.0 * 0.85;
-    let (rack, rtos) = bbr_under_random_loss(paper, 0.15, "rack");
+    let run = bbr_under_random_loss(paper, 0.15, "rack", LossAt::Bottleneck);
+    let (rack, rtos) = (run.goodput, run.rtos);
     eprintln!(
         "15 % loss, 100 Mbit/s: rack {:.2} Mbit/s ({rtos} RTOs), limit {:.2}",
         rack / 1e6,
@@ -385,7 +456,8 @@ fn with_rack_bbr_keeps_a_small_pipe_at_15_percent_loss() {
     // a hole that RFC 6675 needs; RACK's rule for original transmissions
     // (a later segment delivered, RACK.rtt passed) finds the loss anyway.
     let limit = PAYLOAD_RATE * 0.85;
-    let (rack, rtos) = bbr_under_random_loss(DUMBBELL, 0.15, "rack");
+    let run = bbr_under_random_loss(DUMBBELL, 0.15, "rack", LossAt::Bottleneck);
+    let (rack, rtos) = (run.goodput, run.rtos);
     eprintln!(
         "15 % loss, 10 Mbit/s: rack {:.3} Mbit/s ({rtos} RTOs), limit {:.3}",
         rack / 1e6,
