@@ -402,8 +402,8 @@ fn at_15_percent_loss_bbr_stays_close_to_the_link_share() {
         3,
     );
     let limit = 100e6 * 1460.0 / 1500.0 * 0.85;
-    let run = bbr_under_random_loss(paper, 0.15, "rack", LossAt::Bottleneck);
-    let (rack, rtos) = (run.goodput, run.rtos);
+    let measured = bbr_under_random_loss(paper, 0.15, "rack", LossAt::Bottleneck);
+    let (rack, rtos) = (measured.goodput, measured.rtos);
     eprintln!(
         "15 % loss, 100 Mbit/s: rack {:.2} Mbit/s ({rtos} RTOs), limit {:.2}",
         rack / 1e6,
@@ -456,8 +456,8 @@ fn with_rack_bbr_keeps_a_small_pipe_at_15_percent_loss() {
     // a hole that RFC 6675 needs; RACK's rule for original transmissions
     // (a later segment delivered, RACK.rtt passed) finds the loss anyway.
     let limit = PAYLOAD_RATE * 0.85;
-    let run = bbr_under_random_loss(DUMBBELL, 0.15, "rack", LossAt::Bottleneck);
-    let (rack, rtos) = (run.goodput, run.rtos);
+    let measured = bbr_under_random_loss(DUMBBELL, 0.15, "rack", LossAt::Bottleneck);
+    let (rack, rtos) = (measured.goodput, measured.rtos);
     eprintln!(
         "15 % loss, 10 Mbit/s: rack {:.3} Mbit/s ({rtos} RTOs), limit {:.3}",
         rack / 1e6,
