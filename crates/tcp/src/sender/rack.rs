@@ -1,5 +1,5 @@
-//! Detection of lost retransmissions by RFC 8985's RACK rule
-//! ([`crate::LostRetransmissions::Rack`]).
+//! Loss detection by RFC 8985's RACK rule, for retransmissions and original
+//! transmissions ([`crate::LostRetransmissions::Rack`]).
 //!
 //! RACK remembers the send time of the most recently sent segment known to
 //! be delivered (`RACK.xmit_ts`) and the RTT it measured (`RACK.rtt`). A

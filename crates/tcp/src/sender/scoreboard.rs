@@ -103,7 +103,8 @@ pub(crate) struct Scoreboard {
     /// Segments below this offset are acked, SACKed or retransmitted.
     rtx_cursor: u64,
     scratch: Vec<(u64, u64)>,
-    /// RFC 8985 detection of lost retransmissions, when enabled.
+    /// RFC 8985 loss detection (retransmissions and original
+    /// transmissions), when enabled.
     rack: Option<Box<Rack>>,
 }
 
@@ -111,7 +112,7 @@ pub(crate) struct Scoreboard {
 const RTX_HISTORY_SPAN: u64 = 1 << 30;
 
 impl Scoreboard {
-    /// A scoreboard that detects lost retransmissions with RACK if `rack`.
+    /// A scoreboard that also detects losses with RACK if `rack`.
     pub fn new(rack: bool) -> Self {
         Scoreboard {
             rack: rack.then(Box::default),
