@@ -145,6 +145,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     /// Schedules `ev` at `at`.
+    #[inline(always)]
     pub fn push(&mut self, at: Instant, ev: Event) {
         let k = key(at, &ev);
         debug_assert_eq!(event_of(k), ev, "event fits its key");

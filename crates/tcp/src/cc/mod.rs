@@ -396,6 +396,7 @@ impl CongestionControl for Cc {
     fn poll_request(&mut self) -> Option<SenderRequest> {
         dispatch!(self, c => c.poll_request())
     }
+    #[inline]
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
         dispatch!(self, c => c.on_packet_sent(now, info))
     }
@@ -408,6 +409,7 @@ impl CongestionControl for Cc {
     fn on_timer(&mut self, now: Instant) {
         dispatch!(self, c => c.on_timer(now))
     }
+    #[inline]
     fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
         dispatch!(self, c => c.on_ack(now, ack))
     }

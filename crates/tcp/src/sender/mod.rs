@@ -288,6 +288,7 @@ impl Sender {
     }
 
     /// Carries out what the algorithm asked of the sender.
+    #[inline(always)]
     fn apply_requests(&mut self) {
         while let Some(r) = self.cc.poll_request() {
             match r {
