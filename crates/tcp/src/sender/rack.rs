@@ -257,8 +257,9 @@ mod tests {
         r.on_delivered(t(101), seg(1000, 0, false));
         r.on_retransmit(t(200), 0);
         r.begin_ack(Some(Duration::from_millis(100)));
-        r.on_delivered(t(310), seg(3000, 210, false)); // RACK.rtt = 100 ms
-                                                       // lost at 200 + 100 + 25 ms, not before
+        // RACK.rtt = 100 ms
+        r.on_delivered(t(310), seg(3000, 210, false));
+        // lost at 200 + 100 + 25 ms, not before
         assert_eq!(detected(&mut r, 310), Vec::<u64>::new());
         assert_eq!(detected(&mut r, 324), Vec::<u64>::new());
         assert_eq!(detected(&mut r, 325), vec![0]);
