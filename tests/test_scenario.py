@@ -73,6 +73,13 @@ def test_unknown_field_is_rejected(small_toml: str, tmp_path: Path) -> None:
         ),
         (('"20pkt"', '"20 pockets"'), 'links[0].queue: "20 pockets" is not a queue size'),
         (('duration = "3s"', 'duration = "0s"'), "duration: must be above zero"),
+        (('"10Mbit/s"', "1e-300"), "links[0].rate: 1e-300 has no unit"),
+        (("p = 0.01", "p = nan"), "links[0].loss.p: not a finite number"),
+        (
+            ('to = "b"', 'to = "b"\ntcp = 5'),
+            "flows[0].tcp: invalid type: integer `5`, expected TCP settings such as { mss = 1460",
+        ),
+        (('"10ms"', "-inf"), "links[0].delay: not a finite number"),
     ],
 )
 def test_semantic_errors(

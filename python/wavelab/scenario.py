@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -81,11 +82,35 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
             node = node[key]
 
 
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The path (``links[1].rate``) of the first NaN or infinity in ``value``.
+
+    TOML allows ``nan`` and ``inf``; JSON, which carries the scenario to the
+    Rust schema, does not, and its parser would only say "expected value".
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, Mapping):
+        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for sub, v in items:
+        found = _non_finite(v, sub)
+        if found is not None:
+            return found
+    return None
+
+
 def from_dict(data: Mapping[str, Any], source: Path | None = None) -> Scenario:
     """Validates a scenario given as a dict (as TOML would give it)."""
     where = f"{source}: " if source else ""
+    bad = _non_finite(data)
+    if bad is not None:
+        raise ScenarioFileError(f"{where}{bad}: not a finite number")
     try:
-        text = json.dumps(data)
+        text = json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ScenarioFileError(f"{where}cannot be represented: {e}") from None
     try:

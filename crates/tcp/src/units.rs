@@ -146,8 +146,9 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
         )))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        // `{v:?}`: 1e-300 stays short (`{v}` writes out all 300 digits)
         Err(E::custom(format!(
-            "{v} has no unit; write {} with a unit, e.g. \"{}\"",
+            "{v:?} has no unit; write {} with a unit, e.g. \"{}\"",
             self.what, self.example
         )))
     }
@@ -270,6 +271,10 @@ mod tests {
         );
         let e = serde_json::from_str::<Duration>("240").unwrap_err();
         assert!(e.to_string().starts_with("240 has no unit"), "{e}");
+        let e = serde_json::from_str::<Rate>("-1e-300").unwrap_err();
+        assert!(e.to_string().starts_with("-1e-300 has no unit"), "{e}");
+        let e = serde_json::from_str::<Rate>("0.5").unwrap_err();
+        assert!(e.to_string().starts_with("0.5 has no unit"), "{e}");
         let d: Duration = serde_json::from_str("\"240ms\"").unwrap();
         assert_eq!(serde_json::to_string(&d).unwrap(), "\"240ms\"");
     }
