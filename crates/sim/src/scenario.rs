@@ -45,7 +45,7 @@ impl std::error::Error for ScenarioError {}
 
 /// A whole scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a scenario table")]
 pub struct Scenario {
     /// Short name, used in output file names.
     #[serde(default)]
@@ -77,7 +77,11 @@ fn default_seed() -> u64 {
 
 /// What the run records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "an output table such as { interval = \"100ms\" }"
+)]
 pub struct OutputSpec {
     /// Sampling interval of the per-flow time series and queue series.
     pub interval: Duration,
@@ -168,7 +172,12 @@ impl Serialize for QueueLimit {
 
 /// Random loss on a link direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "model",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    expecting = "a loss model such as { model = \"bernoulli\", p = 0.01 }"
+)]
 pub enum LossSpec {
     /// No random loss.
     #[default]
@@ -223,7 +232,11 @@ impl Direction {
 
 /// Per-direction overrides of a link's settings.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "a direction's settings such as { rate = \"2Mbit/s\" }"
+)]
 pub struct DirectionSpec {
     /// Rate of this direction.
     pub rate: Option<Rate>,
@@ -237,7 +250,10 @@ pub struct DirectionSpec {
 
 /// A change applied at a given time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a change such as { at = \"30s\", rate = \"2Mbit/s\" }"
+)]
 pub struct ScheduleEntry {
     /// When the change takes effect.
     pub at: Duration,
@@ -261,7 +277,10 @@ pub struct ScheduleEntry {
 
 /// A window during which the link drops every packet in both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an outage such as { start = \"30s\", duration = \"2s\" }"
+)]
 pub struct OutageSpec {
     /// Start of the outage.
     pub start: Duration,
@@ -326,7 +345,11 @@ impl Serialize for HandoverTime {
 /// reaches `fraction` of the old link's payload capacity (its rate times
 /// MSS / (MSS + 40)); at `latest` if that never happens.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "a steady rule such as { window = \"5s\", fraction = 0.9 }"
+)]
 pub struct SteadyRule {
     /// The flow watched (index after replicas are expanded; default 0).
     pub flow: u32,
@@ -356,7 +379,10 @@ impl Default for SteadyRule {
 /// link drops every packet in both directions for `outage` (the handover time
 /// HT), and its settings switch to the new link's at the start of the outage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a handover such as { at = \"30s\", outage = \"2s\", rate = \"8Mbit/s\", delay = \"240ms\" }"
+)]
 pub struct HandoverSpec {
     /// When: a time, or `"steady"` (see `steady`).
     pub at: HandoverTime,
@@ -382,7 +408,10 @@ pub struct HandoverSpec {
 
 /// A duplex point-to-point link.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a link such as { between = [\"a\", \"b\"], rate = \"10Mbit/s\", delay = \"20ms\" }"
+)]
 pub struct LinkSpec {
     /// Name (default `link<i>`).
     #[serde(default)]
@@ -418,7 +447,10 @@ pub struct LinkSpec {
 
 /// One flow (or `count` identical flows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a flow such as { from = \"a\", to = \"b\" }"
+)]
 pub struct FlowSpec {
     /// Name (default `flow<i>`; replicas get `#k`).
     #[serde(default)]
