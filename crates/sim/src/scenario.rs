@@ -492,7 +492,17 @@ fn one_u32() -> u32 {
 fn locate<E>(e: serde_path_to_error::Error<E>, message: impl Fn(&E) -> String) -> ScenarioError {
     let path = e.path().to_string();
     let path = if path == "." { String::new() } else { path };
-    ScenarioError::at(path, message(e.inner()))
+    let message = message(e.inner());
+    // serde names a missing field in its message, at the table's path: put
+    // it in the path, so that every message starts with the field it is about
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.strip_suffix('`'));
+    match missing {
+        Some(field) if path.is_empty() => ScenarioError::at(field, "missing (it is required)"),
+        Some(field) => ScenarioError::at(format!("{path}.{field}"), "missing (it is required)"),
+        None => ScenarioError::at(path, message),
+    }
 }
 
 impl Scenario {
@@ -892,6 +902,14 @@ mod tests {
             "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, bbr, wave"
         );
         assert!(err("duration = ").starts_with("not valid TOML"));
+        assert_eq!(
+            err(&BASE.replace("delay = \"25ms\"", "")),
+            "links[0].delay: missing (it is required)"
+        );
+        assert_eq!(
+            err(&BASE.replace("duration = \"10s\"", "")),
+            "duration: missing (it is required)"
+        );
     }
 
     #[test]
