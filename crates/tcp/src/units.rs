@@ -134,23 +134,24 @@ impl<T> Visitor<'_> for UnitVisitor<T> {
         (self.parse)(v).map_err(E::custom)
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-        Err(E::custom(format!(
-            "{v} has no unit; write {} with a unit, e.g. \"{}\"",
-            self.what, self.example
-        )))
+        Err(self.no_unit(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-        Err(E::custom(format!(
-            "{v} has no unit; write {} with a unit, e.g. \"{}\"",
-            self.what, self.example
-        )))
+        Err(self.no_unit(v))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-        // `{v:?}`: 1e-300 stays short (`{v}` writes out all 300 digits)
-        Err(E::custom(format!(
+        Err(self.no_unit(v))
+    }
+}
+
+impl<T> UnitVisitor<T> {
+    /// The error for a bare number. `{v:?}` keeps 1e-300 short (`{v}` writes
+    /// out all 300 digits) and prints integers as written.
+    fn no_unit<E: de::Error>(&self, v: impl fmt::Debug) -> E {
+        E::custom(format!(
             "{v:?} has no unit; write {} with a unit, e.g. \"{}\"",
             self.what, self.example
-        )))
+        ))
     }
 }
 
