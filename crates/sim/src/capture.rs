@@ -48,8 +48,7 @@
 
 use crate::engine::time_of;
 use crate::packet::Packet;
-use crate::scenario::link_name;
-use crate::sim::Simulation;
+use crate::scenario::{link_name, Scenario};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -197,18 +196,20 @@ pub fn ipv4_checksum(header: &[u8]) -> u16 {
 }
 
 impl Capture {
-    /// A capture of `target` in `sim`'s network, writing to `out`.
+    /// A capture of `target` in the network of scenario `sc`, whose flows
+    /// (after replicas are expanded) have these `[name, from, to]`, writing
+    /// to `out`.
     ///
     /// `target` is `flow:NAME`, `link:NAME`, `link:NAME:forward`,
     /// `link:NAME:reverse` or a bare `NAME` that is either a flow or a link.
     /// A name may be an index; a flow's base name covers all its replicas; a
     /// link without a direction means both directions.
     pub fn new(
-        sim: &Simulation,
+        sc: &Scenario,
+        flows: &[[&str; 3]],
         target: &str,
         out: Box<dyn Write + Send>,
     ) -> Result<Capture, CaptureError> {
-        let sc = sim.scenario();
         let nodes = sc.node_names();
         let address = |name: &str| {
             node_address(
@@ -218,16 +219,15 @@ impl Capture {
                     .expect("flows connect nodes of the links"),
             )
         };
-        let flow_names: Vec<&str> = sim.flows.iter().map(|f| f.name.as_str()).collect();
-        let flows = sim
-            .flows
+        let flow_names: Vec<&str> = flows.iter().map(|f| f[0]).collect();
+        let flows = flows
             .iter()
             .enumerate()
-            .map(|(i, f)| {
+            .map(|(i, &[_, from, to])| {
                 let (sport, dport) = flow_ports(i);
                 Endpoints {
-                    sender: address(&f.from),
-                    receiver: address(&f.to),
+                    sender: address(from),
+                    receiver: address(to),
                     sport,
                     dport,
                 }
@@ -461,37 +461,10 @@ fn resolve(target: &str, flows: &[&str], links: &[String]) -> Result<Tap, Captur
     }
 }
 
-impl Simulation {
-    /// Starts capturing `target` (see [`Capture::new`]) into `out` from the
-    /// current simulated time on. Capturing never changes the run.
-    pub fn add_capture(
-        &mut self,
-        target: &str,
-        out: Box<dyn Write + Send>,
-    ) -> Result<(), CaptureError> {
-        let c = Capture::new(self, target, out)?;
-        self.captures.push(c);
-        Ok(())
-    }
-
-    /// Flushes every capture; one result per capture, in the order they were
-    /// added. Captures stay attached (a later `run_until` appends to them).
-    pub fn finish_captures(&mut self) -> Vec<(String, io::Result<CaptureStats>)> {
-        let now = self.now();
-        self.captures
-            .iter_mut()
-            .map(|c| {
-                c.flush(now);
-                (c.label.clone(), c.finish())
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Scenario;
+    use crate::Simulation;
     use std::sync::{Arc, Mutex};
     use wavelab_tcp::{Segment, SeqNum};
 
@@ -599,7 +572,7 @@ mod tests {
         let buf = Shared::default();
         sim.add_capture("bulk", Box::new(buf.clone())).unwrap();
         sim.run();
-        let most = sim.captures[0].most_pending;
+        let most = sim.rec.captures[0].most_pending;
         sim.finish_captures();
         let one_go = buf.0.lock().unwrap().clone();
         let n = records(&one_go).len();
@@ -675,13 +648,13 @@ mod tests {
             .count();
         assert_eq!(
             with_payload,
-            count(crate::trace::event::SEND) + count(crate::trace::event::RETRANSMIT)
+            count(crate::tables::event::SEND) + count(crate::tables::event::RETRANSMIT)
         );
         let to_sender = recs
             .iter()
             .filter(|r| r.data[16..20] == node_address(0))
             .count();
-        assert_eq!(to_sender, count(crate::trace::event::ACK));
+        assert_eq!(to_sender, count(crate::tables::event::ACK));
     }
 
     #[test]
@@ -759,11 +732,16 @@ mod tests {
 
     #[test]
     fn bad_targets_name_what_exists() {
-        let sim = Simulation::new(Scenario::from_toml_str(LOSSY).unwrap()).unwrap();
+        let mut sim = Simulation::new(Scenario::from_toml_str(LOSSY).unwrap()).unwrap();
         let e = |t: &str| {
-            Capture::new(&sim, t, Box::new(io::sink()))
-                .unwrap_err()
-                .to_string()
+            Capture::new(
+                sim.scenario(),
+                &[["bulk", "s", "d"]],
+                t,
+                Box::new(io::sink()),
+            )
+            .unwrap_err()
+            .to_string()
         };
         assert_eq!(
             e("nope"),
@@ -771,7 +749,7 @@ mod tests {
         );
         assert!(e("flow:3").contains("no flow is called \"3\""));
         assert!(e("link:bottleneck:sideways").contains("\"sideways\" is not a direction"));
-        assert!(Capture::new(&sim, "link:1", Box::new(io::sink())).is_ok());
+        assert!(sim.add_capture("link:1", Box::new(io::sink())).is_ok());
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! Drives the sans-IO endpoints of `wavelab-tcp` over links with rate servers,
 //! propagation delays, drop-tail queues, random loss, schedules of changes and
 //! outages. Time is integer nanoseconds; simultaneous events run in a
-//! canonical order (`engine`); links run in virtual time (`net`); every
-//! random choice comes from a generator seeded by the scenario seed and the
-//! component, so the same scenario and seed give bit-identical results.
+//! canonical order (`engine`); the link layer (`link`) computes each
+//! packet's fate on a link direction without a clock, and the network
+//! (`net`) moves packets along their routes; every random choice comes from
+//! a generator seeded by the scenario seed and the component, so the same
+//! scenario and seed give bit-identical results.
 //!
 //! ```
 //! use wavelab_sim::{Scenario, Simulation};
@@ -28,20 +30,23 @@
 //! assert_eq!(r.flows.u64s("bytes_delivered"), &[1_000_000]);
 //! ```
 
+mod build;
 pub mod capture;
+mod endpoints;
 pub mod engine;
+mod handover;
 pub mod link;
-pub mod net;
+mod net;
 pub mod packet;
+mod recorder;
 mod ring;
 pub mod rng;
 pub mod scenario;
-pub mod series;
 pub mod sim;
+pub mod tables;
 pub mod topology;
-pub mod trace;
 
 pub use capture::{CaptureError, CaptureStats};
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{Results, RunStats, Simulation};
-pub use trace::{Column, ColumnData, Table};
+pub use sim::Simulation;
+pub use tables::{Column, ColumnData, Results, RunStats, Table};

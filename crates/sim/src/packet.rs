@@ -23,8 +23,6 @@ pub struct Packet {
     pub n: u64,
     /// Bytes on the wire (IPv4 + TCP headers + payload).
     pub size: u32,
-    /// When it started serialisation on the current hop.
-    pub tx_start: Instant,
     /// When it arrives at the end of the current hop.
     pub arrival: Instant,
     /// What the endpoint sent.

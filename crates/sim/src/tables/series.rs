@@ -1,8 +1,8 @@
 //! Recorders of the sampled time series: per flow (bytes, window, RTT, state,
 //! the algorithm's own variables) and per link direction (queue length).
 
+use super::{ColumnData, Table};
 use crate::link::LinkCounters;
-use crate::trace::{ColumnData, Table};
 use wavelab_tcp::{CaState, CongestionControl, Instant, Receiver, Sender};
 
 /// Windows at or above this are "not limiting" and recorded as NaN.

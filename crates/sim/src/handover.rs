@@ -1,0 +1,108 @@
+//! Changes during the run: a link's schedule of changes, and its handovers
+//! (DCNET 2016's model: an outage plus a switch to new settings, at a time
+//! or once a flow is at full rate).
+//!
+//! A handover at a fixed time compiles, at construction ([`crate::build`]),
+//! into a schedule entry at T for both directions and an outage window
+//! [T, T + HT), so it inherits their documented effect on queued and
+//! in-flight packets. A handover at `"steady"` has no time yet: at each
+//! sampling instant the simulation checks the watched flow's goodput over the
+//! rule's window against the old link's payload capacity and, when the rule
+//! holds (or at `latest`), applies the switch and inserts the outage window
+//! from that instant; such links run in reference mode, since their future
+//! settings are not known at admission.
+
+use crate::scenario::{Direction, HandoverSpec, HandoverTime, ScheduleEntry};
+use crate::sim::Simulation;
+use std::collections::VecDeque;
+use wavelab_tcp::{Duration, Instant};
+
+/// A scheduled change of a link's settings.
+#[derive(Clone, Debug)]
+pub(crate) struct Change {
+    pub at: Instant,
+    pub link: usize,
+    pub entry: ScheduleEntry,
+}
+
+/// A handover of the scenario, and when it happened.
+#[derive(Clone, Debug)]
+pub(crate) struct Handover {
+    pub link: usize,
+    pub spec: HandoverSpec,
+    /// When it happened (known at construction for a fixed time).
+    pub time: Option<Instant>,
+    /// Goodput history of the watched flow, for the steady-state rule.
+    pub history: VecDeque<(Instant, u64)>,
+}
+
+/// `d` after the start of the run, as an instant.
+pub(crate) fn at(d: Duration) -> Instant {
+    Instant::from_nanos(d.as_nanos())
+}
+
+/// The switch of a handover, as a schedule entry for both directions.
+pub(crate) fn switch_entry(h: &HandoverSpec, when: Duration) -> ScheduleEntry {
+    ScheduleEntry {
+        at: when,
+        direction: Direction::Both,
+        rate: h.rate,
+        delay: h.delay,
+        queue: h.queue,
+        loss: h.loss,
+    }
+}
+
+impl Simulation {
+    pub(crate) fn on_link_change(&mut self, i: usize) {
+        let (link, entry) = (self.changes[i].link, self.changes[i].entry.clone());
+        self.net.apply(link, &entry);
+    }
+
+    /// Checks the steady-state rule of pending `"steady"` handovers at a sample.
+    pub(crate) fn check_steady_handovers(&mut self) {
+        let now = self.now;
+        for h in 0..self.handovers.len() {
+            let ho = &self.handovers[h];
+            if ho.time.is_some() || ho.spec.at != HandoverTime::Steady {
+                continue;
+            }
+            let rule = ho.spec.steady.clone();
+            let f = rule.flow as usize;
+            let delivered = self.flows[f].receiver.delivered();
+            let link = ho.link;
+            // the old link's direction the flow's data crosses
+            let dir = self.flows[f]
+                .data_route
+                .iter()
+                .copied()
+                .find(|&d| d as usize / 2 == link)
+                .unwrap_or((2 * link) as u32);
+            let mss = self.flows[f].sender.config().mss as f64;
+            let rate = self.net.dirs[dir as usize].settings_at(now).rate;
+            let capacity = rate.as_bps() as f64 * mss / (mss + 40.0);
+            let ho = &mut self.handovers[h];
+            ho.history.push_back((now, delivered));
+            while ho.history.len() > 1 && now - ho.history[1].0 >= rule.window {
+                ho.history.pop_front();
+            }
+            let (t0, d0) = ho.history[0];
+            let span = now - t0;
+            let steady = now >= at(rule.earliest)
+                && span >= rule.window
+                && (delivered - d0) as f64 * 8.0 / span.as_secs_f64() >= rule.fraction * capacity;
+            let overdue = rule.latest.is_some_and(|l| now >= at(l));
+            if steady || overdue {
+                ho.time = Some(now);
+                let spec = ho.spec.clone();
+                self.net
+                    .apply(link, &switch_entry(&spec, now - Instant::ZERO));
+                if !spec.outage.is_zero() {
+                    for k in 0..2 {
+                        self.net.add_outage(2 * link + k, now, now + spec.outage);
+                    }
+                }
+            }
+        }
+    }
+}

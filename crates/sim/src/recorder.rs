@@ -1,0 +1,93 @@
+//! What the simulation records as it runs, beside the sampled series: the
+//! packet log of the flows that asked for it and the packet captures. The
+//! network reports what happens to packets ([`Observer`]); this decides what
+//! is written.
+
+use crate::capture::{Capture, TapPoint};
+use crate::engine::key;
+use crate::link::DropCause;
+use crate::net::{Observer, Row};
+use crate::packet::Packet;
+use crate::tables::{event, kind_code, PacketEvent, PacketLog};
+use crate::topology::DirId;
+use wavelab_tcp::Instant;
+
+/// The packet log, the captures, and which event is being processed (the
+/// rows an event writes are ordered by its canonical key, then by rank).
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub log: PacketLog,
+    /// Packet captures; empty unless asked for.
+    pub captures: Vec<Capture>,
+    /// Per flow: whether its packets are logged.
+    logged: Vec<bool>,
+    /// Canonical key of the event being processed, and the rows it wrote.
+    key: u128,
+    rows: u32,
+}
+
+impl Recorder {
+    /// A recorder logging the flows whose flag is set.
+    pub fn new(logged: Vec<bool>) -> Self {
+        Recorder {
+            logged,
+            ..Recorder::default()
+        }
+    }
+
+    /// The event with canonical key `key` starts.
+    #[inline]
+    pub fn begin(&mut self, key: u128) {
+        self.key = key;
+        self.rows = 0;
+    }
+
+    /// Writes a packet-log row as the current event's next row.
+    #[inline]
+    pub fn row(&mut self, e: PacketEvent) {
+        self.log.push_next(self.key, &mut self.rows, e);
+    }
+
+    /// Shows packet `p` to the captures tapping `point`, now.
+    #[inline]
+    pub fn capture(&mut self, point: TapPoint, p: &Packet) {
+        for c in &mut self.captures {
+            c.record(self.key, point, p);
+        }
+    }
+}
+
+impl Observer for Recorder {
+    #[inline]
+    fn wants_tx(&self) -> bool {
+        !self.captures.is_empty()
+    }
+
+    fn tx_end(&mut self, key: u128, dir: DirId, p: &Packet) {
+        for c in &mut self.captures {
+            c.record(key, TapPoint::LinkTx(dir), p);
+        }
+    }
+
+    #[inline]
+    fn dropped(&mut self, p: &Packet, dir: DirId, cause: DropCause, at: Instant, row: Row) {
+        if !self.logged[p.flow as usize] {
+            return;
+        }
+        let e = PacketEvent {
+            time: at.as_secs_f64(),
+            flow: p.flow,
+            event: event::DROP,
+            seq: p.offset,
+            len: p.seg.len,
+            is_ack: !p.to_receiver,
+            kind: kind_code(p.kind),
+            link: dir as i64,
+            cause: cause as u8,
+        };
+        match row {
+            Row::Current => self.log.push_next(self.key, &mut self.rows, e),
+            Row::Virtual(at, ev) => self.log.push(key(at, &ev), 0, e),
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Everything a run produced, as tables: the time series, the per-flow,
+//! per-link and per-handover tables, the packet log.
+
+use super::{ColumnData, Fnv, Table};
+use crate::endpoints::Flow;
+use crate::engine::{key, Event};
+use crate::link::DropCause;
+use crate::net::Dir;
+use crate::scenario::{link_name, HandoverTime};
+use crate::sim::Simulation;
+use crate::topology::DirId;
+use wavelab_tcp::{Duration, Instant};
+
+/// Figures about the run itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Simulated time reached.
+    pub simulated: Duration,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions on links (one per packet per hop).
+    pub packet_hops: u64,
+    /// Most packets alive at once.
+    pub peak_packets: u64,
+}
+
+/// Everything a run produced, as tables.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// Per-flow time series, one row per flow per sample.
+    pub series: Table,
+    /// Queue lengths per link direction per sample.
+    pub queues: Table,
+    /// Per-flow counters.
+    pub flows: Table,
+    /// Per-link-direction counters.
+    pub links: Table,
+    /// The packet log of flows with `log_packets`.
+    pub packets: Table,
+    /// When each handover happened.
+    pub handovers: Table,
+    /// Figures about the run.
+    pub run: RunStats,
+}
+
+impl Results {
+    /// A fingerprint of every table (series, queues, flows, links, packet log,
+    /// handovers; not the run's own figures, which count events and may change
+    /// with the engine's internals). Equal digests mean the same simulated
+    /// behaviour, bit for bit.
+    pub fn digest(&self) -> u64 {
+        let mut h = Fnv::default();
+        for t in [
+            &self.series,
+            &self.queues,
+            &self.flows,
+            &self.links,
+            &self.packets,
+            &self.handovers,
+        ] {
+            h.mix(t.digest());
+        }
+        h.0
+    }
+}
+
+impl Simulation {
+    /// The results so far (callable at any time; a partial run gives partial results).
+    pub fn results(&self) -> Results {
+        Results {
+            series: self.series.to_table(),
+            queues: self.queues.to_table(),
+            flows: self.flow_table(),
+            links: self.link_table(),
+            packets: self
+                .rec
+                .log
+                .to_table(key(self.now, &Event::Sample(u64::MAX >> 27))),
+            handovers: self.handover_table(),
+            run: RunStats {
+                simulated: self.now - Instant::ZERO,
+                events: self.q.processed(),
+                packet_hops: self.net.hops(),
+                peak_packets: self.net.peak,
+            },
+        }
+    }
+
+    fn flow_table(&self) -> Table {
+        let nan = f64::NAN;
+        let fl = &self.flows;
+        let secs = |i: Instant| i.as_secs_f64();
+        let mut t = Table::default();
+        t.push("flow", ColumnData::U32((0..fl.len() as u32).collect()));
+        t.push(
+            "name",
+            ColumnData::Str(fl.iter().map(|f| f.name.clone()).collect()),
+        );
+        t.push(
+            "algorithm",
+            ColumnData::Str(fl.iter().map(|f| f.algorithm.to_string()).collect()),
+        );
+        t.push(
+            "from",
+            ColumnData::Str(fl.iter().map(|f| f.from.clone()).collect()),
+        );
+        t.push(
+            "to",
+            ColumnData::Str(fl.iter().map(|f| f.to.clone()).collect()),
+        );
+        t.push(
+            "start",
+            ColumnData::F64(fl.iter().map(|f| secs(f.start)).collect()),
+        );
+        t.push(
+            "stop",
+            ColumnData::F64(fl.iter().map(|f| f.stop.map_or(nan, secs)).collect()),
+        );
+        t.push(
+            "size",
+            ColumnData::F64(
+                fl.iter()
+                    .map(|f| f.size.map_or(nan, |s| s as f64))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "completion_time",
+            ColumnData::F64(
+                fl.iter()
+                    .map(|f| {
+                        f.sender
+                            .stats()
+                            .completed_at
+                            .map_or(nan, |c| (c - f.start).as_secs_f64())
+                    })
+                    .collect(),
+            ),
+        );
+        let s = |g: fn(&Flow) -> u64| ColumnData::U64(fl.iter().map(g).collect());
+        t.push("bytes_sent", s(|f| f.sender.stats().bytes_sent));
+        t.push(
+            "bytes_retransmitted",
+            s(|f| f.sender.stats().bytes_retransmitted),
+        );
+        t.push("bytes_acked", s(|f| f.sender.bytes_acked()));
+        t.push("bytes_delivered", s(|f| f.receiver.delivered()));
+        t.push("segments_sent", s(|f| f.sender.stats().segments_sent));
+        t.push("retransmissions", s(|f| f.sender.stats().retransmissions));
+        t.push("fast_retransmits", s(|f| f.sender.stats().fast_retransmits));
+        t.push("rto_expiries", s(|f| f.sender.stats().rto_expiries));
+        t.push(
+            "spurious_retransmissions",
+            s(|f| f.sender.stats().spurious_retransmissions),
+        );
+        t.push("dsacks_received", s(|f| f.sender.stats().dsacks_received));
+        t.push("dupacks_received", s(|f| f.sender.stats().dupacks_received));
+        t.push("acks_received", s(|f| f.sender.stats().acks_received));
+        t.push("acks_sent", s(|f| f.receiver.stats().acks_sent));
+        t.push(
+            "duplicate_segments",
+            s(|f| f.receiver.stats().duplicate_segments),
+        );
+        t.push(
+            "out_of_order_segments",
+            s(|f| f.receiver.stats().out_of_order_segments),
+        );
+        let now = self.now;
+        t.push(
+            "goodput",
+            ColumnData::F64(
+                fl.iter()
+                    .map(|f| {
+                        let end = f.sender.stats().completed_at.unwrap_or(now);
+                        let active = (end - f.start).as_secs_f64();
+                        if f.started && active > 0.0 {
+                            f.receiver.delivered() as f64 * 8.0 / active
+                        } else {
+                            nan
+                        }
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "min_rtt",
+            ColumnData::F64(
+                fl.iter()
+                    .map(|f| f.sender.rtt().min_rtt().map_or(nan, |d| d.as_secs_f64()))
+                    .collect(),
+            ),
+        );
+        t
+    }
+
+    fn handover_table(&self) -> Table {
+        let h = &self.handovers;
+        let mut t = Table::default();
+        t.push(
+            "link",
+            ColumnData::Str(
+                h.iter()
+                    .map(|x| link_name(&self.sc.links[x.link], x.link))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "planned",
+            ColumnData::Str(
+                h.iter()
+                    .map(|x| match x.spec.at {
+                        HandoverTime::At(d) => d.to_string(),
+                        HandoverTime::Steady => "steady".to_string(),
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "time",
+            ColumnData::F64(
+                h.iter()
+                    .map(|x| x.time.map_or(f64::NAN, |t| t.as_secs_f64()))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "outage",
+            ColumnData::F64(h.iter().map(|x| x.spec.outage.as_secs_f64()).collect()),
+        );
+        t
+    }
+
+    fn link_table(&self) -> Table {
+        let dirs = &self.net.dirs;
+        let n = dirs.len();
+        let names: Vec<String> = (0..n)
+            .map(|d| link_name(&self.sc.links[d / 2], d / 2))
+            .collect();
+        let node = |d: usize, end: usize| {
+            let (a, b) = self.topo.ends(d as DirId);
+            self.topo.nodes()[if end == 0 { a } else { b }].clone()
+        };
+        let mut t = Table::default();
+        t.push("dir", ColumnData::U32((0..n as u32).collect()));
+        t.push("link", ColumnData::Str(names));
+        t.push(
+            "direction",
+            ColumnData::Str(
+                (0..n)
+                    .map(|d| if d % 2 == 0 { "forward" } else { "reverse" }.to_string())
+                    .collect(),
+            ),
+        );
+        t.push(
+            "from",
+            ColumnData::Str((0..n).map(|d| node(d, 0)).collect()),
+        );
+        t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
+        t.push(
+            "rate",
+            ColumnData::U64(
+                dirs.iter()
+                    .map(|d| d.settings_at(self.now).rate.as_bps())
+                    .collect(),
+            ),
+        );
+        t.push(
+            "delay",
+            ColumnData::F64(
+                dirs.iter()
+                    .map(|d| d.settings_at(self.now).delay.as_secs_f64())
+                    .collect(),
+            ),
+        );
+        let c = |g: fn(&Dir) -> u64| ColumnData::U64(dirs.iter().map(g).collect());
+        t.push("arrived", c(|d| d.counters().arrived));
+        t.push("sent_packets", c(|d| d.counters().sent_packets));
+        t.push("sent_bytes", c(|d| d.counters().sent_bytes));
+        t.push("delivered_packets", c(|d| d.counters().delivered_packets));
+        t.push("delivered_bytes", c(|d| d.counters().delivered_bytes));
+        t.push(
+            "dropped_queue",
+            c(|d| d.counters().dropped[DropCause::Queue as usize]),
+        );
+        t.push(
+            "dropped_random",
+            c(|d| d.counters().dropped[DropCause::Random as usize]),
+        );
+        t.push(
+            "dropped_outage",
+            c(|d| d.counters().dropped[DropCause::Outage as usize]),
+        );
+        t.push("max_queue_packets", c(|d| d.counters().max_queue_packets));
+        t.push("max_queue_bytes", c(|d| d.counters().max_queue_bytes));
+        t
+    }
+}
