@@ -38,6 +38,21 @@ pub const SYNACK_WINDOW: u16 = 65_534;
 /// Window field of the played ACKs (scaled by 1: the same 65 534 bytes).
 pub const ACK_WINDOW: u16 = 32_767;
 
+/// Every built-in algorithm with its default parameters, then every other
+/// named variant of one (TCP Wave's revisions): what property tests run
+/// over, so that each rule set keeps the core's invariants.
+pub fn every_algorithm() -> Vec<CcConfig> {
+    let mut all: Vec<CcConfig> = crate::cc::ALGORITHMS
+        .iter()
+        .map(|name| CcConfig::named(name).expect("a listed algorithm"))
+        .collect();
+    for v in crate::cc::wave::Variant::NAMES.iter().skip(1) {
+        let json = serde_json::json!({ "algorithm": "wave", "variant": v });
+        all.push(serde_json::from_value(json).expect("a listed variant"));
+    }
+    all
+}
+
 /// `t` milliseconds after the origin.
 pub fn ms(t: u64) -> Instant {
     Instant::from_nanos(t * 1_000_000)

@@ -60,14 +60,13 @@ struct Outcome {
 
 fn run(
     cfg: TcpConfig,
-    algo: &str,
+    algo: &CcConfig,
     data: &[u8],
     chan: Channel,
     seed: u64,
     chunked_writes: bool,
 ) -> Outcome {
-    let cc: CcConfig = serde_json::from_value(serde_json::json!(algo)).unwrap();
-    let cc = cc.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
+    let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
     let mut tx = Sender::new(cfg.clone(), cc, SeqNum(seed as u32));
     let mut rx = Receiver::new(cfg.clone(), SeqNum((seed >> 32) as u32));
     rx.keep_bytes();
@@ -265,7 +264,7 @@ proptest! {
     #[test]
     fn stream_arrives_intact_once_in_order(
         cfg in config_strategy(),
-        algo in prop::sample::select(wavelab_tcp::cc::ALGORITHMS),
+        algo in prop::sample::select(wavelab_tcp::testing::every_algorithm()),
         len in 1usize..150_000,
         loss in 0.0f64..0.15,
         dup in 0.0f64..0.05,
@@ -277,7 +276,7 @@ proptest! {
     ) {
         let data: Vec<u8> = (0..len).map(|i| (i as u64).wrapping_mul(2_654_435_761).wrapping_add(seed) as u8).collect();
         let chan = Channel { loss, dup, delay_ms, jitter_ms, outage_ms };
-        let out = run(cfg, algo, &data, chan, seed, chunked);
+        let out = run(cfg, &algo, &data, chan, seed, chunked);
         prop_assert!(out.finished, "transfer did not complete");
         prop_assert_eq!(out.delivered.len(), data.len());
         prop_assert!(out.delivered == data, "delivered bytes differ from the written stream");
@@ -296,7 +295,14 @@ fn clean_channel_has_no_window_violations_and_no_retransmissions() {
         jitter_ms: 0,
         outage_ms: None,
     };
-    let out = run(TcpConfig::default(), "newreno", &data, chan, 42, false);
+    let out = run(
+        TcpConfig::default(),
+        &CcConfig::default(),
+        &data,
+        chan,
+        42,
+        false,
+    );
     assert!(out.finished);
     assert_eq!(out.delivered, data);
     assert_eq!(out.window_violations, 0);

@@ -356,6 +356,11 @@ impl Sender {
     pub fn cc(&self) -> &Cc {
         &self.cc
     }
+    /// The congestion-control algorithm, to set up a state in unit tests.
+    #[cfg(test)]
+    pub(crate) fn cc_mut(&mut self) -> &mut Cc {
+        &mut self.cc
+    }
     /// The configuration.
     pub fn config(&self) -> &TcpConfig {
         &self.cfg

@@ -3,11 +3,17 @@
 //! and sets TxTime from the ACK trains an unmodified receiver returns.
 //!
 //! Sources: "TCP Wave Resilience to Link Changes" (DCNET 2016), section 2
-//! (fast retransmission and RTO recovery); the TCP Wave project page (the
-//! Linux hooks and TxTime = AckTrainDispersion + 0.5 DeltaRTT); and the
-//! behaviour of the public Linux 4.12 module as the project's reference notes
-//! describe it in prose (adjustment mode, the weighted average RTT, the
-//! stability factor). No code was taken from any implementation.
+//! (fast retransmission, RTO recovery, one RTT sample per burst for the RTO
+//! estimator) and section 3.2 (the first ACK after an outage); the TCP Wave
+//! project page (the Linux hooks, TxTime = AckTrainDispersion + 0.5
+//! DeltaRTT); and the public Linux module (kronat/linux, branch `tcp_wave`,
+//! `net/ipv4/tcp_wave.c`: the first 4.12 release 0276e75, a later 4.12
+//! revision, and the 2017 netdev posting, module version 0.2), read to
+//! confirm the rules the project's reference notes describe in prose:
+//! adjustment mode, the stability counter, the weighted average RTT, Karn's
+//! rule for the statistics and the ACK-train dispersion. The revisions differ;
+//! [`Variant`] names them. No code was taken from any
+//! implementation.
 //!
 //! How it maps onto the sender:
 //! * the window never limits ([`CongestionControl::cwnd`] is unlimited); data
@@ -17,13 +23,20 @@
 //!   [`CongestionControl::on_send_round`] = segment_sent,
 //!   [`CongestionControl::on_app_limited`] = no_data_to_transmit);
 //! * the first burst leaves when the connection is established;
-//! * a train's dispersion sample above the average RTT is discarded (DCNET
-//!   2016, section 3.2); a train cut by a loss gives no sample;
-//! * after each ACK train, with the smoothed dispersion: tracking mode TxTime = dispersion + DeltaRTT / 2
-//!   (at least 1 ms, never above TxTime0), or, when DeltaRTT exceeds beta,
-//!   adjustment mode: TxTime back to TxTime0, the average RTT set to the
-//!   largest RTT seen, the minimum forgotten, and the next
-//!   avgRTT / dispersion trains (the stability factor) leave TxTime alone;
+//! * RTT: one sample per burst (first packet to first ACK of its train). Every
+//!   sample, inflated by retransmissions or not, feeds the RFC 6298 estimator
+//!   ([`SenderRequest::RttSample`]; the RTO floor stays the sender's, 1 s by
+//!   default); only samples valid under Karn's rule reach Wave's minimum and
+//!   maximum RTT and the weighted average;
+//! * at each train's end, in the module's order: the average RTT; the
+//!   dispersion sample (span × n/(n−1) for n ACKs in the default variant;
+//!   none for a train cut by a loss or above the average RTT); then either
+//!   the stability counter counts down (TxTime stays), or DeltaRTT is
+//!   compared with beta: tracking mode sets TxTime = dispersion +
+//!   DeltaRTT / 2 (at least 1 ms, never above TxTime0); adjustment mode sets
+//!   the stability counter to avgRTT / TxTime (8 bits, integer µs), forgets
+//!   the minimum, sets the average to the largest RTT seen and TxTime to
+//!   TxTime0;
 //! * fast retransmission: three duplicate ACKs retransmit the lost segment at
 //!   once (outside the burst schedule), no window reduction, and the next
 //!   burst is one segment smaller (never below the minimum burst). The sender
@@ -34,17 +47,16 @@
 //! * RTO recovery: BURST and TxTime back to BURST0 and TxTime0, a burst at once
 //!   from the first unacknowledged segment; the trains in flight are kept, so
 //!   the cumulative ACK that ends the outage completes the train it cut and
-//!   brings TxTime back from the smoothed statistics (DCNET 2016, section 3.2);
-//!   cumulative ACKs make later bursts skip what they cover (the sender
-//!   retransmits only what is still unacknowledged);
-//! * RTT: one sample per burst (first packet to first ACK of its train); every
-//!   sample, inflated by retransmissions or not, feeds the RTO estimator
-//!   ([`SenderRequest::RttSample`]); the RTO floor stays the sender's (1 s by
-//!   default).
+//!   brings TxTime back from the statistics, which it leaves unchanged (DCNET
+//!   2016, section 3.2: "TxTime is still similar to that used on the old
+//!   link"); cumulative ACKs make later bursts skip what they cover (the
+//!   sender retransmits only what is still unacknowledged).
 
+mod params;
 mod train;
 
-pub use train::{Burst, RttStats, TrainUpdate, Trains};
+pub use params::{DispersionFilter, MinimumReset, StabilityDivisor, Variant, WaveParams};
+pub use train::{BurstSample, ClosedTrain, RttStats, TrainUpdate, Trains};
 
 use super::{
     AckEvent, CongestionControl, CongestionEvent, CongestionKind, RecoveryStyle, SendGate,
@@ -52,65 +64,10 @@ use super::{
 };
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// A window so large it never limits: TCP Wave releases data with its timer.
 pub const UNLIMITED: u64 = u64::MAX / 4;
-
-/// TCP Wave's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WaveParams {
-    /// Initial burst size in segments, BURST0 (default 10).
-    pub burst: u32,
-    /// Smallest burst in segments (default 3, as the Linux module).
-    pub min_burst: u32,
-    /// Initial (and largest) timer period, TxTime0 (default 500 ms).
-    pub tx_time: Duration,
-    /// Smallest timer period (default 1 ms).
-    pub min_tx_time: Duration,
-    /// DeltaRTT above which adjustment mode starts (default 350 ms as in the
-    /// DCNET 2016 paper; the Linux module uses 150 ms).
-    pub beta: Duration,
-}
-
-impl Default for WaveParams {
-    fn default() -> Self {
-        WaveParams {
-            burst: 10,
-            min_burst: 3,
-            tx_time: Duration::from_millis(500),
-            min_tx_time: Duration::from_millis(1),
-            beta: Duration::from_millis(350),
-        }
-    }
-}
-
-impl WaveParams {
-    /// Checks the values; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.min_burst == 0 {
-            return Err("min_burst: must be at least 1 segment".into());
-        }
-        if self.burst < self.min_burst {
-            return Err(format!(
-                "burst: {} is below min_burst {}",
-                self.burst, self.min_burst
-            ));
-        }
-        if self.min_tx_time.is_zero() {
-            return Err("min_tx_time: must be above zero".into());
-        }
-        if self.tx_time < self.min_tx_time {
-            return Err(format!(
-                "tx_time: {} is below min_tx_time {}",
-                self.tx_time, self.min_tx_time
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// TxTime update mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,12 +96,14 @@ pub struct Wave {
     fr_quota: u32,
     trains: Trains,
     rtt: RttStats,
-    /// Smoothed ACK-train dispersion.
+    /// The ACK-train dispersion TxTime is computed from (smoothed as
+    /// [`WaveParams::dispersion_filter`] says).
     dispersion: Option<Duration>,
     delivery_rate: Option<Rate>,
     mode: Mode,
-    /// Trains whose TxTime update is still to be skipped (stability factor).
-    skip_updates: u32,
+    /// Trains whose TxTime update is still to be skipped: the module's 8-bit
+    /// stability factor.
+    stability: u8,
     requests: VecDeque<SenderRequest>,
 }
 
@@ -165,7 +124,7 @@ impl Wave {
             dispersion: None,
             delivery_rate: None,
             mode: Mode::Tracking,
-            skip_updates: 0,
+            stability: 0,
             requests: VecDeque::new(),
         }
     }
@@ -186,9 +145,17 @@ impl Wave {
     pub fn rtt_stats(&self) -> &RttStats {
         &self.rtt
     }
-    /// The smoothed ACK-train dispersion.
+    /// The ACK-train dispersion TxTime is computed from.
     pub fn dispersion(&self) -> Option<Duration> {
         self.dispersion
+    }
+    /// Trains whose TxTime update is still to be skipped.
+    pub fn stability(&self) -> u8 {
+        self.stability
+    }
+    /// The parameters in force.
+    pub fn params(&self) -> &WaveParams {
+        &self.p
     }
 
     /// Opens the gate for one burst at `now` and schedules the next expiry.
@@ -202,45 +169,111 @@ impl Wave {
         self.next_expiry = Some(now + self.tx_time);
     }
 
-    /// A train closed, with a clean dispersion `sample` or none (cut by a
-    /// loss or by a cumulative ACK): folds the sample into the smoothed
-    /// dispersion, then sets TxTime from the smoothed statistics (tracking
-    /// mode), or enters adjustment mode when DeltaRTT exceeds beta.
-    fn on_train(&mut self, sample: Option<Duration>) {
-        // DCNET 2016, section 3.2: a dispersion sample above the average RTT
-        // (a train stretched by an outage or a path change, measured against
-        // statistics from the old path) is discarded.
-        if let Some(sample) = sample.filter(|&d| self.rtt.avg.is_none_or(|avg| d <= avg)) {
-            self.dispersion = Some(match self.dispersion {
-                None => sample,
-                Some(avg) => (avg + sample) / 2,
-            });
+    /// The dispersion sample a closed train gives, if any: its first-to-last
+    /// span (times n/(n−1) for its n ACKs when `dispersion_scaling` is on).
+    /// None for a train cut by a loss, for a burst shorter than BURST (the
+    /// netdev posting keeps the previous value then: a short burst's train
+    /// is short), and for a sample above the average RTT (DCNET 2016,
+    /// section 3.2: a train stretched by an outage or a path change,
+    /// measured against the old path's statistics). A clean train with a
+    /// single ACK inside its burst takes the time its bytes need at the
+    /// delivery-rate estimate, when there is one.
+    fn dispersion_sample(&self, c: &ClosedTrain) -> Option<Duration> {
+        if c.cut || c.segments < self.burst {
+            return None;
         }
-        let Some(disp) = self.dispersion else {
-            return;
+        let sample = if c.acks >= 2 {
+            if self.p.dispersion_scaling {
+                let n = c.acks as u128;
+                Duration::from_nanos((c.span.as_nanos() as u128 * n / (n - 1)) as u64)
+            } else {
+                c.span
+            }
+        } else {
+            let r = self.delivery_rate.filter(|r| r.as_bps() > 0)?;
+            r.tx_time(c.bytes)
         };
-        if self.skip_updates > 0 {
-            self.skip_updates -= 1;
+        Some(sample).filter(|&d| !d.is_zero() && self.rtt.avg.is_none_or(|avg| d <= avg))
+    }
+
+    /// Folds a dispersion sample into the value TxTime uses.
+    fn fold_dispersion(&mut self, sample: Duration) {
+        let prev = self.dispersion;
+        self.dispersion = Some(match (prev, self.p.dispersion_filter) {
+            (None, _) | (Some(_), DispersionFilter::Latest) => sample,
+            (Some(p), DispersionFilter::Mean) => (p + sample) / 2,
+            (Some(p), DispersionFilter::RttWeighted) if sample > p => {
+                // alpha = DeltaRTT / beta on the new sample (at most 1)
+                let beta = self.p.beta.as_nanos().max(1) as u128;
+                let alpha = (self.rtt.delta().as_nanos() as u128).min(beta);
+                let mixed = ((beta - alpha) * p.as_nanos() as u128
+                    + alpha * sample.as_nanos() as u128)
+                    / beta;
+                Duration::from_nanos(mixed as u64)
+            }
+            (Some(_), DispersionFilter::RttWeighted) => sample,
+        });
+    }
+
+    /// A train closed: the module's end-of-round update, in its order. The
+    /// average RTT first; then the dispersion sample (folded at every train:
+    /// it measures the path whatever the mode); then, while the stability
+    /// counter is above zero, count it down and leave TxTime; otherwise
+    /// compare DeltaRTT with beta: tracking mode sets TxTime = dispersion +
+    /// DeltaRTT / 2 (within [`WaveParams::min_tx_time`], TxTime0), adjustment
+    /// mode resets it (see [`Wave::enter_adjustment`]).
+    fn on_train(&mut self, c: &ClosedTrain) {
+        self.rtt.end_train(c.rtt);
+        if let Some(sample) = self.dispersion_sample(c) {
+            self.fold_dispersion(sample);
+        }
+        if self.stability > 0 {
+            self.stability -= 1;
             return;
         }
         let delta = self.rtt.delta();
         if delta > self.p.beta {
-            self.mode = Mode::Adjustment;
-            self.tx_time = self.p.tx_time;
-            self.rtt.avg = self.rtt.max;
-            self.rtt.min = None;
-            self.rtt.max = None;
-            let avg = self.rtt.avg.unwrap_or(Duration::ZERO);
-            self.skip_updates = if disp.is_zero() {
-                0
-            } else {
-                (avg.as_secs_f64() / disp.as_secs_f64()).round().min(1e6) as u32
-            };
-        } else {
+            self.enter_adjustment();
+        } else if let Some(disp) = self.dispersion {
+            // no dispersion known yet: "impossible to do tracking", TxTime stays
             self.mode = Mode::Tracking;
             self.tx_time = (disp + delta / 2)
                 .max(self.p.min_tx_time)
                 .min(self.p.tx_time);
+        }
+    }
+
+    /// Adjustment mode. The stability counter is the average RTT divided by
+    /// the current TxTime, both taken before anything changes, in integer
+    /// microseconds and kept in 8 bits as the module keeps it (a quotient
+    /// above 255 wraps). Then the minimum RTT is forgotten (the next valid
+    /// sample becomes the minimum), the average becomes the largest RTT seen,
+    /// and TxTime returns to TxTime0. The first 4.12 release divided by the
+    /// dispersion and set the minimum to zero instead.
+    fn enter_adjustment(&mut self) {
+        let us = |d: Duration| (d.as_nanos() / 1000).max(1);
+        let avg = self.rtt.avg.map_or(0, |a| a.as_nanos() / 1000);
+        let divisor = match self.p.variant.stability_divisor() {
+            StabilityDivisor::TxTime => us(self.tx_time),
+            StabilityDivisor::Dispersion => self.dispersion.map_or(u64::MAX, us),
+        };
+        self.stability = (avg / divisor) as u8;
+        self.rtt.min = match self.p.variant.minimum_reset() {
+            MinimumReset::Forget => None,
+            MinimumReset::Zero => Some(Duration::ZERO),
+        };
+        self.rtt.avg = self.rtt.max.or(self.rtt.avg);
+        self.tx_time = self.p.tx_time;
+        self.mode = Mode::Adjustment;
+    }
+
+    /// A burst's RTT sample: every one feeds the RFC 6298 estimator (DCNET
+    /// 2016, section 2.2: "all the RTT measurements including those
+    /// calculated during retransmissions"); only Karn-valid ones reach the
+    /// minimum and maximum.
+    fn on_burst_sample(&mut self, s: &BurstSample) {
+        if s.valid {
+            self.rtt.on_sample(s.rtt);
         }
     }
 }
@@ -312,26 +345,23 @@ impl CongestionControl for Wave {
             return;
         }
         let cumulative = ack.bytes_acked > 2 * ack.mss as u64;
-        let up = self.trains.on_advance(
-            now,
-            ack.snd_una,
-            cumulative,
-            self.delivery_rate,
-            self.dispersion,
-        );
-        if let Some(r) = up.rto_sample {
-            self.requests.push_back(SenderRequest::RttSample(r));
-            // A cumulative ACK's sample is inflated by the repair: the
-            // statistics use the average instead.
-            let stat = if cumulative {
-                self.rtt.avg.unwrap_or(r)
-            } else {
-                r
-            };
-            self.rtt.add(stat);
+        // Karn's rule: the sender has a sample for this ACK only if it covers
+        // no retransmitted data (or timestamps measured it), as the kernel
+        // hands the module a sample only then.
+        let up = self
+            .trains
+            .on_advance(now, ack.snd_una, cumulative, ack.rtt.is_some());
+        if let Some(s) = up.sample {
+            self.requests.push_back(SenderRequest::RttSample(s.rtt));
+            if s.of_closed {
+                self.on_burst_sample(&s);
+            }
         }
-        if up.closed {
-            self.on_train(up.dispersion);
+        if let Some(c) = up.closed {
+            self.on_train(&c);
+        }
+        if let Some(s) = up.sample.filter(|s| !s.of_closed) {
+            self.on_burst_sample(&s);
         }
     }
     fn on_rate_sample(&mut self, _now: Instant, rs: &RateSample) {
@@ -346,12 +376,13 @@ impl CongestionControl for Wave {
                 self.fr_quota += 1;
             }
             CongestionKind::Rto { .. } => {
+                // DCNET 2016, section 2.2: BURST and TxTime back to their
+                // initial values; the statistics and the stability counter
+                // are the module's and stay as they are.
                 self.burst = self.p.burst;
                 self.tx_time = self.p.tx_time;
                 self.fr_reduction = 0;
                 self.fr_quota = 0;
-                self.skip_updates = 0;
-                self.mode = Mode::Tracking;
                 self.start_burst(now);
             }
             CongestionKind::Ecn => {}
@@ -369,6 +400,7 @@ impl CongestionControl for Wave {
             "mode",
             "stability",
             "rate",
+            "max_rtt",
         ]
     }
     fn metrics(&self, out: &mut [f64]) {
@@ -383,9 +415,10 @@ impl CongestionControl for Wave {
             Mode::Tracking => 0.0,
             Mode::Adjustment => 1.0,
         };
-        out[7] = self.skip_updates as f64;
+        out[7] = self.stability as f64;
         // The rate the schedule aims at: one burst of payload per TxTime.
         out[8] = self.burst as f64 * self.mss as f64 * 8.0 / self.tx_time.as_secs_f64();
+        out[9] = secs(self.rtt.max);
     }
 }
 

@@ -4,39 +4,29 @@
 //! A burst is the data one timer expiry released: `[start, end)` in stream
 //! offsets, the send time of its first packet. Its ACK train is the ACKs that
 //! acknowledge its data. The first ACK of the train gives the burst's RTT
-//! sample (first packet sent to first ACK received); the ACK that covers the
-//! burst's last byte closes the train, and the time between the first and the
-//! last ACK is the train's dispersion.
+//! sample (first packet sent to first ACK received, DCNET 2016 section 2.2);
+//! the ACK that covers the burst's last byte closes the train.
 //!
-//! Trains that do not measure the path cleanly are not taken at face value:
-//! * an ACK that acknowledges more than two segments at once (a cumulative ACK
-//!   after a loss was repaired) gives one RTT sample at most, however many
-//!   trains it closes; the sample (inflated by the repair) goes to the RTO
-//!   estimator, the statistics use the average RTT instead;
-//! * a train cut by a loss (duplicate ACKs arrived during it, or a cumulative
-//!   ACK closed it) gives no dispersion sample: the time it took measures the
-//!   repair, not the path. Its closing still updates TxTime from the smoothed
-//!   dispersion (DCNET 2016, section 3.2: after an outage the first cumulative
-//!   ACK brings TxTime back to the old link's value), so the bursts keep
-//!   coming and keep producing the duplicate ACKs that repair the next hole.
-//!   (Taking such trains' dispersion from the delivery rate, which collapses
-//!   during a repair, stretched TxTime to its maximum and slowed the repair
-//!   itself: a spiral we observed before choosing this rule);
-//! * the train ends at the last ACK that acknowledges only this burst's data.
-//!   A receiver that ACKs every second segment pairs the last segment of a
-//!   burst with an odd number of segments with the *next* burst's first one, so
-//!   the ACK that finally covers the burst comes a whole TxTime later; taken at
-//!   face value this makes the dispersion equal to TxTime, which then never
-//!   shrinks (a lock-in we observed after the first burst shortened by a fast
-//!   retransmission). The dispersion is then extrapolated from the part of the
-//!   train inside the burst: span × (bytes after the first ACK) / (bytes
-//!   between the first and the last ACK inside the burst). For a train not
-//!   affected this is exactly the time between its first and last ACK;
-//! * a clean train with a single ACK inside its burst (zero dispersion) takes
-//!   its dispersion from the delivery-rate estimate (burst bytes / rate), or
-//!   keeps the average.
+//! What a closed train reports, for [`super::Wave`] to turn into a dispersion
+//! sample:
+//! * the span from its first to its last ACK *inside the burst* and how many
+//!   ACKs that is. A receiver that ACKs every second segment pairs the last
+//!   segment of a burst with an odd number of segments with the *next*
+//!   burst's first one, so the ACK that finally covers the burst comes a whole
+//!   TxTime later; that ACK is not part of the train's timing (the module's
+//!   "aligned ACKs" serve the same purpose: an ACK whose RTT sample is below
+//!   the previous one starts the next round instead of ending this one);
+//! * whether it was cut by a loss (duplicate ACKs arrived during it, or a
+//!   cumulative ACK closed it): its duration then measures the repair, not the
+//!   path;
+//! * its burst's RTT sample if the sample may update Wave's statistics: only
+//!   samples valid under Karn's rule do (the kernel hands the module no sample
+//!   for an ACK covering retransmitted data), and a sample from an ACK that
+//!   covered more than two segments is replaced by the average RTT in the
+//!   module, which leaves the minimum, the maximum and the average unchanged,
+//!   so it counts as no sample here.
 
-use crate::time::{Duration, Instant, Rate};
+use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
 /// One burst in flight.
@@ -52,56 +42,103 @@ pub struct Burst {
     pub segments: u32,
     /// When its first packet was sent.
     pub sent_at: Instant,
-    /// When the first ACK of its train arrived, and the offset it acknowledged.
-    pub first_ack: Option<(Instant, u64)>,
-    /// The last ACK so far that stayed inside the burst: when, and its offset.
-    pub last_inside: Option<(Instant, u64)>,
+    /// When the first ACK of its train arrived.
+    pub first_ack: Option<Instant>,
+    /// When the last ACK so far that stayed inside the burst arrived.
+    pub last_inside: Option<Instant>,
+    /// ACKs that advanced inside the burst, the first included.
+    pub acks_inside: u32,
+    /// Its RTT sample, if valid for Wave's statistics.
+    pub valid_rtt: Option<Duration>,
     /// Duplicate ACKs arrived while its train was in progress.
+    pub cut: bool,
+}
+
+/// The RTT sample of a burst whose train began with this ACK.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BurstSample {
+    /// First packet sent to this ACK.
+    pub rtt: Duration,
+    /// Valid for Wave's statistics (Karn's rule, and not a cumulative ACK).
+    pub valid: bool,
+    /// The burst's train also closed with this ACK (the sample then belongs
+    /// to the train in [`TrainUpdate::closed`]).
+    pub of_closed: bool,
+}
+
+/// A train that closed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosedTrain {
+    /// Segments of its burst.
+    pub segments: u32,
+    /// Payload bytes of its burst.
+    pub bytes: u64,
+    /// Its burst's RTT sample, if valid for the statistics.
+    pub rtt: Option<Duration>,
+    /// Time from its first to its last ACK inside the burst.
+    pub span: Duration,
+    /// ACKs inside the burst (at least 1).
+    pub acks: u32,
+    /// Cut by a loss or closed by a cumulative ACK.
     pub cut: bool,
 }
 
 /// What one ACK did to the trains.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TrainUpdate {
-    /// The RTT sample for the RTO estimator (one per ACK at most).
-    pub rto_sample: Option<Duration>,
-    /// A closed train's dispersion sample, if one closed cleanly.
-    pub dispersion: Option<Duration>,
-    /// True if the ACK closed at least one train (cleanly or not).
-    pub closed: bool,
+    /// A burst's RTT sample (one per ACK at most, from the oldest burst whose
+    /// first ACK this was).
+    pub sample: Option<BurstSample>,
+    /// The first train this ACK closed (a cumulative ACK may close several:
+    /// DCNET 2016 section 2.1 allows one statistics update for them).
+    pub closed: Option<ClosedTrain>,
 }
 
-/// The RTT statistics of TCP Wave.
+/// TCP Wave's RTT statistics (the module's `min_rtt`, `avg_rtt`, `max_rtt`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RttStats {
-    /// Smallest sample since the last reset.
+    /// Smallest valid sample since adjustment mode last forgot it.
     pub min: Option<Duration>,
-    /// The weighted average RTT.
+    /// The weighted average RTT, updated at each train's end.
     pub avg: Option<Duration>,
-    /// Largest sample since the last reset.
+    /// Largest valid sample since the connection started (never reset).
     pub max: Option<Duration>,
 }
 
 impl RttStats {
-    /// Feeds one per-burst sample. The weight of the old average is
-    /// (sample − min) / sample: a sample near the minimum (empty queues) moves
-    /// the average at once, a sample far above it hardly at all. The first
-    /// average is the minimum.
-    pub fn add(&mut self, r: Duration) {
-        let min = self.min.map_or(r, |m| m.min(r));
-        self.min = Some(min);
+    /// A valid per-burst sample: updates the minimum and the maximum.
+    pub fn on_sample(&mut self, r: Duration) {
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
         self.max = Some(self.max.map_or(r, |m| m.max(r)));
-        self.avg = Some(match self.avg {
-            None => min,
-            Some(avg) if r.is_zero() => avg,
-            Some(avg) => {
-                let w = (r - min).as_secs_f64() / r.as_secs_f64();
-                Duration::from_secs_f64(w * avg.as_secs_f64() + (1.0 - w) * r.as_secs_f64())
+    }
+
+    /// The end of a train whose burst's valid sample is `first` (the module's
+    /// `first_rtt`): updates the average. The weight of the old average is
+    /// a = (first − min) / first, so avg ← a·avg + (1 − a)·first = a·avg + min:
+    /// a sample at the minimum (empty queues) sets the average to it at once,
+    /// a sample far above it moves it little. The first average is the
+    /// minimum. Without a sample (the module then uses the average as
+    /// `first_rtt`) or without a minimum, the average is unchanged. Integer
+    /// nanoseconds, rounded down.
+    pub fn end_train(&mut self, first: Option<Duration>) {
+        let Some(min) = self.min else {
+            return;
+        };
+        self.avg = Some(match (self.avg, first) {
+            (None, _) => min,
+            (Some(avg), Some(first)) if !first.is_zero() && first >= min => {
+                let (a, m, f) = (
+                    avg.as_nanos() as u128,
+                    min.as_nanos() as u128,
+                    first.as_nanos() as u128,
+                );
+                Duration::from_nanos(((f - m) * a / f + m).min(u64::MAX as u128) as u64)
             }
+            (Some(avg), _) => avg,
         });
     }
 
-    /// DeltaRTT = average − minimum (zero before any sample).
+    /// DeltaRTT = average − minimum (zero while either is unknown).
     pub fn delta(&self) -> Duration {
         match (self.avg, self.min) {
             (Some(a), Some(m)) => a.saturating_sub(m),
@@ -138,6 +175,8 @@ impl Trains {
                     sent_at: now,
                     first_ack: None,
                     last_inside: None,
+                    acks_inside: 0,
+                    valid_rtt: None,
                     cut: false,
                 })
             }
@@ -168,29 +207,40 @@ impl Trains {
         }
     }
 
-    /// An ACK moved the cumulative point to `una` at `now`; `cumulative` is true
-    /// when it acknowledged more than two segments at once.
+    /// An ACK moved the cumulative point to `una` at `now`. `cumulative`: it
+    /// acknowledged more than two segments at once; `karn_valid`: the sender
+    /// had an RTT sample for it under Karn's rule.
     pub fn on_advance(
         &mut self,
         now: Instant,
         una: u64,
         cumulative: bool,
-        delivery_rate: Option<Rate>,
-        avg_dispersion: Option<Duration>,
+        karn_valid: bool,
     ) -> TrainUpdate {
         let mut up = TrainUpdate::default();
+        // the burst whose first ACK gave `up.sample`
+        let mut sampled = None;
         while let Some(b) = self.bursts.front_mut() {
             if una <= b.start {
                 break;
             }
             if b.first_ack.is_none() {
-                b.first_ack = Some((now, una.min(b.end)));
-                if up.rto_sample.is_none() {
-                    up.rto_sample = Some(now - b.sent_at);
+                b.first_ack = Some(now);
+                let rtt = now - b.sent_at;
+                let valid = karn_valid && !cumulative;
+                if up.sample.is_none() {
+                    up.sample = Some(BurstSample {
+                        rtt,
+                        valid,
+                        of_closed: false,
+                    });
+                    b.valid_rtt = valid.then_some(rtt);
+                    sampled = Some(b.start);
                 }
             }
             if una <= b.end {
-                b.last_inside = Some((now, una));
+                b.last_inside = Some(now);
+                b.acks_inside += 1;
             }
             if una < b.end {
                 if cumulative {
@@ -199,35 +249,25 @@ impl Trains {
                 break;
             }
             let b = self.bursts.pop_front().expect("front exists");
-            up.closed = true;
-            if up.dispersion.is_none() && !b.cut && !cumulative {
-                up.dispersion = train_dispersion(&b)
-                    .or_else(|| fallback_dispersion(b.bytes, delivery_rate))
-                    .or(avg_dispersion);
+            if up.closed.is_none() {
+                let first = b.first_ack.expect("set above");
+                if sampled == Some(b.start) {
+                    if let Some(s) = up.sample.as_mut() {
+                        s.of_closed = true;
+                    }
+                }
+                up.closed = Some(ClosedTrain {
+                    segments: b.segments,
+                    bytes: b.bytes,
+                    rtt: b.valid_rtt,
+                    span: b.last_inside.map_or(Duration::ZERO, |t| t - first),
+                    acks: b.acks_inside.max(1),
+                    cut: b.cut || cumulative,
+                });
             }
         }
         up
     }
-}
-
-/// The dispersion of a closed, clean train: the time between its first and
-/// last ACK inside the burst, extrapolated to all the bytes after the first
-/// ACK. `None` with fewer than two ACKs inside the burst.
-fn train_dispersion(b: &Burst) -> Option<Duration> {
-    let (t0, a0) = b.first_ack?;
-    let (t1, a1) = b.last_inside?;
-    if a1 <= a0 || t1 <= t0 {
-        return None;
-    }
-    let span = (t1 - t0).as_nanos() as u128;
-    let scaled = span * (b.end - a0) as u128 / (a1 - a0) as u128;
-    Some(Duration::from_nanos(scaled.min(u64::MAX as u128) as u64))
-}
-
-/// The time `bytes` take at the estimated delivery rate.
-fn fallback_dispersion(bytes: u64, rate: Option<Rate>) -> Option<Duration> {
-    let r = rate?;
-    (r.as_bps() > 0).then(|| r.tx_time(bytes))
 }
 
 #[cfg(test)]
@@ -249,91 +289,116 @@ mod tests {
     }
 
     #[test]
-    fn clean_train_gives_rtt_and_dispersion() {
+    fn clean_train_gives_rtt_span_and_ack_count() {
         let mut t = Trains::default();
         burst(&mut t, 0, 0, 10);
         // ACKs every two segments, 2 ms apart, the first at 100 ms
         let mut ups = Vec::new();
         for k in 1..=5u64 {
-            ups.push(t.on_advance(ms(98 + 2 * k), 2000 * k, false, None, None));
+            ups.push(t.on_advance(ms(98 + 2 * k), 2000 * k, false, true));
         }
-        assert_eq!(ups[0].rto_sample, Some(d(100)));
-        assert!(ups[1..].iter().all(|u| u.rto_sample.is_none()));
-        assert_eq!(ups[4].dispersion, Some(d(8)));
+        let s = ups[0].sample.unwrap();
+        assert_eq!((s.rtt, s.valid, s.of_closed), (d(100), true, false));
+        assert!(ups[1..].iter().all(|u| u.sample.is_none()));
+        let c = ups[4].closed.unwrap();
+        assert_eq!((c.span, c.acks, c.segments), (d(8), 5, 10));
+        assert_eq!(c.rtt, Some(d(100)));
+        assert!(!c.cut);
         assert!(t.is_empty());
     }
 
     #[test]
-    fn cumulative_ack_over_bursts_gives_one_sample_and_one_update() {
+    fn a_sample_without_karns_blessing_reaches_only_the_rto_estimator() {
+        let mut t = Trains::default();
+        burst(&mut t, 0, 0, 2);
+        let up = t.on_advance(ms(100), 2000, false, false);
+        let s = up.sample.unwrap();
+        assert_eq!((s.rtt, s.valid, s.of_closed), (d(100), false, true));
+        assert_eq!(up.closed.unwrap().rtt, None);
+    }
+
+    #[test]
+    fn cumulative_ack_over_bursts_gives_one_sample_and_one_closed_train() {
         let mut t = Trains::default();
         burst(&mut t, 0, 0, 10);
         burst(&mut t, 50, 10, 10);
         burst(&mut t, 100, 20, 10);
-        let rate = Some(Rate::from_mbps(8));
-        let up = t.on_advance(ms(400), 25_000, true, rate, Some(d(7)));
-        assert_eq!(
-            up.rto_sample,
-            Some(d(400)),
-            "one sample, from the oldest burst"
+        let up = t.on_advance(ms(400), 25_000, true, true);
+        let s = up.sample.unwrap();
+        assert_eq!(s.rtt, d(400), "one sample, from the oldest burst");
+        assert!(
+            !s.valid,
+            "a cumulative ACK's sample does not reach the statistics"
         );
-        assert_eq!(up.dispersion, None, "a repair, not a path measurement");
+        let c = up.closed.unwrap();
+        assert!(c.cut, "a repair, not a path measurement");
         assert_eq!(t.len(), 1, "the third burst's train stays open");
-        let up = t.on_advance(ms(402), 30_000, false, rate, Some(d(7)));
+        let up = t.on_advance(ms(402), 30_000, false, true);
         assert_eq!(
-            up.rto_sample, None,
+            up.sample, None,
             "its first ACK came with the cumulative one"
         );
-        assert_eq!(up.dispersion, None, "cut by the cumulative ACK");
+        assert!(up.closed.unwrap().cut, "cut by the cumulative ACK");
     }
 
     #[test]
-    fn an_ack_paired_with_the_next_burst_does_not_stretch_the_train() {
+    fn an_ack_paired_with_the_next_burst_is_not_part_of_the_train() {
         let mut t = Trains::default();
         burst(&mut t, 0, 0, 9);
         burst(&mut t, 60, 9, 10);
         // pairs (0,1) .. (6,7) ACKed 2 ms apart from 100 ms; segment 8 waits for
         // the next burst's first segment, ACKed together at 160 ms
         for k in 1..=4u64 {
-            let up = t.on_advance(ms(98 + 2 * k), 2000 * k, false, None, None);
-            assert_eq!(up.dispersion, None);
+            let up = t.on_advance(ms(98 + 2 * k), 2000 * k, false, true);
+            assert_eq!(up.closed, None);
         }
-        let up = t.on_advance(ms(160), 10_000, false, None, None);
-        // inside the burst: 6000 B in 6 ms after the first ACK; 7000 B to go
-        assert_eq!(up.dispersion, Some(d(7)), "not 60 ms");
-        assert_eq!(up.rto_sample, Some(d(100)), "the next burst's first ACK");
+        let up = t.on_advance(ms(160), 10_000, false, true);
+        let c = up.closed.unwrap();
+        assert_eq!((c.span, c.acks), (d(6), 4), "not 60 ms");
+        let s = up.sample.unwrap();
+        assert_eq!(s.rtt, d(100), "the next burst's first ACK");
+        assert!(!s.of_closed, "it belongs to the next burst's train");
     }
 
     #[test]
     fn duplicate_acks_cut_the_train() {
         let mut t = Trains::default();
         burst(&mut t, 0, 0, 4);
-        t.on_advance(ms(100), 1000, false, None, None);
+        t.on_advance(ms(100), 1000, false, true);
         t.on_dupack();
-        let up = t.on_advance(ms(300), 4000, false, None, Some(d(7)));
-        assert_eq!(up.dispersion, None);
+        let up = t.on_advance(ms(300), 4000, false, true);
+        assert!(up.closed.unwrap().cut);
     }
 
     #[test]
-    fn zero_dispersion_falls_back_to_the_delivery_rate_or_the_average() {
+    fn a_train_of_one_ack_has_no_span() {
         let mut t = Trains::default();
         burst(&mut t, 0, 0, 2);
-        burst(&mut t, 10, 2, 2);
-        // 2000 B at 8 Mbit/s = 2 ms
-        let up = t.on_advance(ms(100), 2000, false, Some(Rate::from_mbps(8)), Some(d(7)));
-        assert_eq!(up.dispersion, Some(d(2)));
-        let up = t.on_advance(ms(110), 4000, false, None, Some(d(7)));
-        assert_eq!(up.dispersion, Some(d(7)), "no rate yet: keep the average");
+        let up = t.on_advance(ms(100), 2000, false, true);
+        let c = up.closed.unwrap();
+        assert_eq!((c.span, c.acks, c.cut), (Duration::ZERO, 1, false));
+        assert!(up.sample.unwrap().of_closed);
     }
 
     #[test]
-    fn rtt_stats_follow_the_weighted_average() {
+    fn rtt_stats_follow_the_weighted_average_at_train_ends() {
         let mut s = RttStats::default();
-        s.add(d(100));
-        assert_eq!((s.min, s.avg), (Some(d(100)), Some(d(100))));
-        s.add(d(200)); // w = (200 - 100) / 200 = 0.5: avg = 0.5*100 + 0.5*200
+        s.on_sample(d(100));
+        assert_eq!(
+            (s.min, s.avg),
+            (Some(d(100)), None),
+            "the average waits for the train's end"
+        );
+        s.end_train(Some(d(100)));
+        assert_eq!(s.avg, Some(d(100)), "the first average is the minimum");
+        s.on_sample(d(200));
+        s.end_train(Some(d(200))); // a = (200 - 100) / 200 = 0.5: avg = 0.5*100 + 100
         assert_eq!(s.avg, Some(d(150)));
         assert_eq!(s.delta(), d(50));
-        s.add(d(100)); // w = 0: the average drops to the sample at once
+        s.end_train(None);
+        assert_eq!(s.avg, Some(d(150)), "no valid sample: unchanged");
+        s.on_sample(d(100));
+        s.end_train(Some(d(100))); // a = 0: the average drops to the minimum at once
         assert_eq!(s.avg, Some(d(100)));
         assert_eq!(s.max, Some(d(200)));
     }
