@@ -225,20 +225,27 @@ fn after_adjustment_the_first_sample_is_the_minimum_and_the_average() {
     assert_eq!(state(&h).mode(), Mode::Tracking);
 }
 
-#[test]
-fn an_ack_without_a_karn_valid_sample_leaves_the_statistics_but_feeds_the_rto() {
+/// One clean train (RTT 50 ms, dispersion 10 ms), a burst at 600 ms, then an
+/// outage: nothing comes back and the timers run until the RTO fires.
+fn train_then_outage_until_the_rto() -> Harness {
     let mut h = wave(WaveParams::default());
     h.sent();
-    ack_train(&mut h, 0, 10, 150, 2); // RTT 50 ms: min = avg = max = 50
+    ack_train(&mut h, 0, 10, 150, 2);
     h.at(600);
     h.tx.handle_timeout(h.now);
     assert_eq!(h.sent(), segs(10..20, false));
-    // an outage: nothing comes back until the RTO, which resends from 10
     let before = h.tx.stats().rto_expiries;
     while h.tx.stats().rto_expiries == before {
         h.now = h.tx.poll_timeout().unwrap();
         h.tx.handle_timeout(h.now);
     }
+    h
+}
+
+#[test]
+fn an_ack_without_a_karn_valid_sample_leaves_the_statistics_but_feeds_the_rto() {
+    // min = avg = max = 50 ms; the RTO resends from segment 10
+    let mut h = train_then_outage_until_the_rto();
     assert_eq!(h.sent(), segs(10..20, true));
     let rto_at = h.now.as_nanos() / 1_000_000;
     let stats = *state(&h).rtt_stats();
@@ -442,18 +449,7 @@ fn after_an_rto_the_cumulative_ack_that_completes_a_cut_train_restores_tx_time()
     // completes the train the outage cut; its dispersion is discarded and its
     // sample (covering retransmitted data) leaves the statistics alone, so
     // TxTime comes back from them (the old link's value).
-    let mut h = wave(WaveParams::default());
-    h.sent();
-    ack_train(&mut h, 0, 10, 150, 2); // dispersion 10 ms, TxTime 10 ms
-    h.at(600);
-    h.tx.handle_timeout(h.now);
-    assert_eq!(h.sent(), segs(10..20, false));
-    // the outage: nothing comes back until the RTO
-    let before = h.tx.stats().rto_expiries;
-    while h.tx.stats().rto_expiries == before {
-        h.now = h.tx.poll_timeout().unwrap();
-        h.tx.handle_timeout(h.now);
-    }
+    let mut h = train_then_outage_until_the_rto(); // dispersion 10 ms, TxTime 10 ms
     h.sent();
     assert_eq!(state(&h).tx_time(), d(500), "TxTime0");
     // the link is back: one ACK covers the burst of 600 ms at once
