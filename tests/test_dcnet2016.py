@@ -206,42 +206,120 @@ def test_window_based_tcps_need_more_than_100_s_on_l1_to_l2(variant: str, ht: fl
     assert seconds(rec["bottleneck"]) > 100
 
 
-WAVE_DISAGREES = (
-    "our TCP Wave follows the Linux module's adjustment mode: DeltaRTT above beta "
-    "resets TxTime to TxTime0 and freezes it for avgRTT/dispersion trains, with the "
-    "average set to the largest RTT seen (inflated by the outage); after the handover "
-    "that holds the rate at 10 segments per 500 ms for tens to hundreds of seconds "
-    "(docs/experiments/dcnet2016.md)"
+# Where a cell still differs from the paper, the check is a strict xfail with
+# the mechanism our traces show (docs/experiments/dcnet2016.md, "Where we
+# disagree"): it fails loudly if a change makes the difference go away.
+
+SECOND_RTO = (
+    "HT = 10 s, L1 -> L2: the cumulative ACK that ends the outage gives the RTO "
+    "estimator a 10.5 s sample (a burst sent just before the outage, DCNET 2016 "
+    "section 2.2 feeds every sample), so the retransmissions lost in the outage wait "
+    "for an RTO of 11.8 s; the sender is back at the L2 rate 16.6 s after the link"
+)
+HOLES_WAIT_FOR_THE_RTO = (
+    "L2 -> L1: the sender is at L1's rate within 1 s, but the L2-rate burst the first "
+    "cumulative ACK releases overflows L1, and the retransmissions lost there wait for "
+    "the RTO (fast retransmit is off in RTO recovery), which the retransmission-"
+    "inflated samples back off to 12-44 s; without SACK the receiver holds the data "
+    "behind the holes until then"
 )
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=WAVE_DISAGREES)
-@pytest.mark.parametrize("direction", ["L1L2", "L2L1"])
-@pytest.mark.parametrize("ht", [2.0, 10.0])
-def test_wave_recovers_within_10_s(ht: float, direction: str) -> None:
+@pytest.mark.parametrize(
+    ("ht", "direction"),
+    [
+        (2.0, "L1L2"),
+        (2.0, "L2L1"),
+        pytest.param(
+            10.0,
+            "L1L2",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=SECOND_RTO),
+        ),
+        (10.0, "L2L1"),
+    ],
+)
+def test_wave_recovers_within_10_s_on_the_bottleneck_and_the_sender(
+    ht: float, direction: str
+) -> None:
     rec = shape_recovery()[("Wave", ht, direction)]
-    assert seconds(rec["goodput"]) < 10
     assert seconds(rec["bottleneck"]) < 10
+    assert seconds(rec["sender"]) < 10
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=WAVE_DISAGREES)
-@pytest.mark.parametrize("ht", [2.0, 10.0])
-def test_wave_is_10x_faster_than_newreno_on_l1_to_l2(ht: float) -> None:
+@pytest.mark.parametrize(
+    ("ht", "direction"),
+    [
+        (2.0, "L1L2"),
+        pytest.param(
+            2.0,
+            "L2L1",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=HOLES_WAIT_FOR_THE_RTO
+            ),
+        ),
+        pytest.param(
+            10.0,
+            "L1L2",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=SECOND_RTO),
+        ),
+        pytest.param(
+            10.0,
+            "L2L1",
+            marks=pytest.mark.xfail(
+                strict=True, raises=AssertionError, reason=HOLES_WAIT_FOR_THE_RTO
+            ),
+        ),
+    ],
+)
+def test_wave_recovers_within_10_s_on_receiver_goodput(ht: float, direction: str) -> None:
+    assert seconds(shape_recovery()[("Wave", ht, direction)]["goodput"]) < 10
+
+
+@pytest.mark.parametrize(
+    ("ht", "metric"),
+    [
+        (2.0, "goodput"),
+        (2.0, "bottleneck"),
+        (10.0, "goodput"),
+        pytest.param(
+            10.0,
+            "bottleneck",
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=SECOND_RTO),
+        ),
+    ],
+)
+def test_wave_is_10x_faster_than_newreno_on_l1_to_l2(ht: float, metric: str) -> None:
     wave = shape_recovery()[("Wave", ht, "L1L2")]
     newreno = shape_recovery()[("NewReno", ht, "L1L2")]
-    for metric in ("goodput", "bottleneck"):
-        assert 10 * seconds(wave[metric]) <= seconds(newreno[metric])
+    assert 10 * seconds(wave[metric]) <= seconds(newreno[metric])
 
 
-def test_wave_stalls_in_adjustment_mode_after_the_l1_to_l2_handover() -> None:
-    # the mechanism behind the disagreement above, asserted on our model
+def test_wave_adjusts_once_after_the_l1_to_l2_handover_then_tracks_l2() -> None:
+    # L2's RTT (486 ms) is measured against L1's minimum (72 ms): DeltaRTT passes
+    # beta and adjustment mode starts, with a stability counter of avgRTT / TxTime
+    # trains, TxTime taken before the reset; then the minimum is L2's and TxTime
+    # tracks L2's dispersion (10 segments of 1000 bytes at 8 Mbit/s: 10 ms)
     cell = study.Cell("Wave", 2.0, "L1L2")
-    res = run(study.cell_scenario(cell, duration=100.0))
+    res = run(study.cell_scenario(cell, duration=60.0))
     s = res.series
     after = s[s["time"] > cell.t0]
     adjusting = after[after["cc_mode"] == 1]
     assert not adjusting.empty, "DeltaRTT exceeded beta after the RTT grew sevenfold"
-    start = float(adjusting["time"].iloc[0])
-    window = s[(s["time"] > start) & (s["time"] <= start + 30)]
-    assert (window["cc_tx_time"] == 0.5).all(), "TxTime held at TxTime0 for 30 s"
-    assert (window["cc_stability"] > 0).all()
+    start, end = float(adjusting["time"].iloc[0]), float(adjusting["time"].iloc[-1])
+    assert cell.t0 < start < cell.t0 + 8
+    assert end - start < 2.0, f"adjustment mode from {start} to {end}"
+    assert int(adjusting["cc_stability"].max()) <= 5
+    tracking = s[s["time"] > end + 2.0]
+    assert (tracking["cc_mode"] == 0).all(), "no second adjustment on L2"
+    assert float(tracking["cc_min_rtt"].min()) > 0.48, "the minimum is L2's"
+    tx = tracking["cc_tx_time"].to_numpy(dtype=float)
+    assert np.median(tx) == pytest.approx(0.010, rel=0.1), "bursts at the L2 rate"
+
+
+def test_wave_fills_l2_alone() -> None:
+    # R_ss, Wave's own steady state on L2 (second half of a 480 s run), is at
+    # least 95 % of the payload capacity: 8 Mbit/s x 960 / 1000
+    cell = study.Cell("Wave", 2.0, "L1L2")
+    base = run(study.baseline_scenario(cell))
+    r_ss = analysis.steady_rate(analysis.cumulative(base, "goodput"))
+    assert r_ss >= 0.95 * 8e6 * 960 / 1000
