@@ -40,12 +40,20 @@ from wavelab.scenario import Scenario, builtin_scenario
 
 PAPER_VARIANTS = ("Wave", "Reno", "NewReno", "Tahoe", "Westwood+")
 """The rows of the paper's Table 1."""
-EXTRA_VARIANTS = ("CUBIC", "BBR", "Wave beta=inf", "NewReno impatient")
-"""Rows we add: CUBIC and BBR (with SACK, as Linux runs them); two
-sensitivity rows: TCP Wave without adjustment mode (beta so large it never
-triggers), which separates the two mechanisms that decide Wave's recovery in
-our model, and NewReno with RFC 6582's "impatient" timer instead of the
-study's "slow-but-steady" one."""
+EXTRA_VARIANTS = (
+    "CUBIC",
+    "BBR",
+    "Wave linux-4.12",
+    "Wave netdev-2017",
+    "Wave beta=inf",
+    "NewReno impatient",
+)
+"""Rows we add: CUBIC and BBR (with SACK, as Linux runs them); TCP Wave as
+the Linux module's revisions run it (``variant = "linux-4.12"`` and
+``"netdev-2017"``: beta 150 ms, TxTime0 500 and 200 ms); two sensitivity
+rows: TCP Wave without adjustment mode (beta so large it never triggers),
+which shows what adjustment mode does after a path change, and NewReno with
+RFC 6582's "impatient" timer instead of the study's "slow-but-steady" one."""
 ALGORITHM = {
     "Wave": "wave",
     "Reno": "reno",
@@ -54,11 +62,15 @@ ALGORITHM = {
     "Westwood+": "westwood",
     "CUBIC": "cubic",
     "BBR": "bbr",
+    "Wave linux-4.12": "wave",
+    "Wave netdev-2017": "wave",
     "Wave beta=inf": "wave",
     "NewReno impatient": "newreno",
 }
 """wavelab's algorithm name of each variant."""
 CC_OVERRIDES: dict[str, dict[str, Any]] = {
+    "Wave linux-4.12": {"algorithm": "wave", "variant": "linux-4.12"},
+    "Wave netdev-2017": {"algorithm": "wave", "variant": "netdev-2017"},
     "Wave beta=inf": {"algorithm": "wave", "beta": "1h"},
 }
 """Algorithm parameters of variants that are not the defaults."""
@@ -69,9 +81,13 @@ TCP_OVERRIDES: dict[str, dict[str, Any]] = {
 }
 """TCP settings of variants that differ from the scenario's (the paper's
 ns-3.23 TCPs had no SACK)."""
-SLUGS = {"Wave beta=inf": "wave-nobeta", "NewReno impatient": "newreno-impatient"}
+SLUGS = {
+    "Wave linux-4.12": "wave-linux412",
+    "Wave netdev-2017": "wave-netdev2017",
+    "Wave beta=inf": "wave-nobeta",
+    "NewReno impatient": "newreno-impatient",
+}
 """Run names of the variants that share an algorithm with another."""
-"""Variants run with SACK (the paper's ns-3.23 TCPs had none)."""
 HOLD = 10.0
 """Seconds the rate must stay recovered for the sustained recovery time."""
 WINDOW_BASED = frozenset({"Reno", "NewReno", "Tahoe", "Westwood+", "CUBIC", "NewReno impatient"})
