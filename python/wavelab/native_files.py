@@ -21,7 +21,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wavelab.results import TABLES, NativeTable, direction_labels, meta_files, table_to_frame
+from wavelab.results import (
+    OPTIONAL_TABLES,
+    TABLES,
+    NativeTable,
+    direction_labels,
+    meta_files,
+    table_to_frame,
+)
 from wavelab.scenario import Scenario
 
 _SHAPE = tuple[tuple[str, str, tuple[str, ...] | None], ...]
@@ -99,8 +106,8 @@ def _parquet(table: pa.Table) -> bytes:
 
 
 def parquet_files(tables: dict[str, NativeTable]) -> dict[str, bytes]:
-    """The Parquet files of :meth:`Results.to_files` (``packets`` and
-    ``handovers`` only when not empty), from the native tables."""
+    """The Parquet files of :meth:`Results.to_files` (those of
+    ``OPTIONAL_TABLES`` only when not empty), from the native tables."""
     files: dict[str, bytes] = {}
     for name in TABLES:
         cols = (
@@ -108,7 +115,7 @@ def parquet_files(tables: dict[str, NativeTable]) -> dict[str, bytes]:
             if name == "queues" and _rows(tables["queues"])
             else tables[name]
         )
-        if name in ("packets", "handovers") and _rows(cols) == 0:
+        if name in OPTIONAL_TABLES and _rows(cols) == 0:
             continue
         files[f"{name}.parquet"] = _parquet(arrow_table(cols))
     return files

@@ -13,7 +13,10 @@ import pandas as pd
 
 from wavelab.scenario import Scenario
 
-TABLES = ("series", "flows", "links", "queues", "packets", "handovers")
+TABLES = ("series", "flows", "links", "queues", "packets", "handovers", "handoffs")
+
+OPTIONAL_TABLES = ("packets", "handovers", "handoffs")
+"""Tables written to files only when they have rows."""
 
 
 def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
@@ -47,7 +50,9 @@ class Results:
     * ``queues``: per link direction per sample: queue length, and the bytes
       serialised and delivered so far;
     * ``packets``: the per-packet log of flows with ``log_packets = true``;
-    * ``handovers``: when each handover of the scenario happened.
+    * ``handovers``: when each handover of the scenario happened;
+    * ``handoffs``: the handoffs of multi-homed nodes (when, from which
+      access link to which, the kind, how many flows they moved).
 
     Times are in seconds, sizes in bytes, rates in bit/s.
 
@@ -66,6 +71,7 @@ class Results:
         queues: pd.DataFrame | None = None,
         packets: pd.DataFrame | None = None,
         handovers: pd.DataFrame | None = None,
+        handoffs: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
         complete: bool = True,
         native: Mapping[str, NativeTable] | None = None,
@@ -80,6 +86,7 @@ class Results:
             "queues": queues,
             "packets": packets,
             "handovers": handovers,
+            "handoffs": handoffs,
         }
         self._frames = {name: f for name, f in given.items() if f is not None}
         # the native module's column buffers of the tables not built yet
@@ -153,6 +160,12 @@ class Results:
         """When each handover of the scenario happened."""
         return self._table("handovers")
 
+    @property
+    def handoffs(self) -> pd.DataFrame:
+        """The handoffs of multi-homed nodes: when, between which access
+        links, of which kind, and how many flows each moved."""
+        return self._table("handoffs")
+
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"
         return f"Results({self.scenario.name!r}, {state}, {len(self.flows)} flows)"
@@ -185,13 +198,13 @@ class Results:
 
     def to_files(self) -> dict[str, bytes]:
         """The files :meth:`to_parquet` writes, as bytes by file name: every
-        table as Parquet (``packets`` and ``handovers`` only when not empty),
+        table as Parquet (those of ``OPTIONAL_TABLES`` only when not empty),
         ``summary.csv``, and ``run.json`` (the normalised scenario and the
         run's figures)."""
         files: dict[str, bytes] = {}
         for name in TABLES:
             frame: pd.DataFrame = getattr(self, name)
-            if name in ("packets", "handovers") and frame.empty:
+            if name in OPTIONAL_TABLES and frame.empty:
                 continue
             buf = io.BytesIO()
             frame.to_parquet(buf, index=False)
@@ -229,6 +242,7 @@ class Results:
             queues=frames["queues"],
             packets=frames["packets"],
             handovers=frames["handovers"],
+            handoffs=frames["handoffs"],
             run=meta["run"],
             complete=meta["complete"],
         )

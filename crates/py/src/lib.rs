@@ -147,6 +147,7 @@ impl Simulation {
             ("links", &r.links),
             ("packets", &r.packets),
             ("handovers", &r.handovers),
+            ("handoffs", &r.handoffs),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

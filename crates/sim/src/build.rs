@@ -4,15 +4,18 @@
 
 use crate::endpoints::{Flow, Wake};
 use crate::engine::{Event, EventQueue};
-use crate::handover::{at, switch_entry, Change, Handover};
+use crate::handover::{at, switch_entry, Change, ChangeKind, Handoff, Handover};
 use crate::link::{Link, LossModel, Outages, Settings, Stepped};
 use crate::net::{Dir, Net};
 use crate::recorder::Recorder;
 use crate::rng::{Rng, Stream};
-use crate::scenario::{HandoverTime, Scenario, ScenarioError};
+use crate::scenario::{
+    detached_links, handoff_order, link_index, HandoffKind, HandoverTime, Held, Scenario,
+    ScenarioError,
+};
 use crate::sim::{sync_period, Simulation};
 use crate::tables::series::{QueueSeries, Series};
-use crate::topology::Topology;
+use crate::topology::{DirId, Topology};
 use wavelab_tcp::{CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
@@ -35,19 +38,25 @@ impl Simulation {
         let mut dirs = Vec::with_capacity(sc.links.len() * 2);
         let mut changes = Vec::new();
         let mut handovers = Vec::new();
+        let (routes, handoffs) = compile_routes(&sc, &topo);
+        let handoffs = expand_switches(handoffs, &sc);
+        let mut handoff_windows = handoff_outages(&sc);
         for (i, l) in sc.links.iter().enumerate() {
             let mut windows: Vec<(Instant, Instant)> = l
                 .outages
                 .iter()
                 .map(|o| (at(o.start), at(o.start + o.duration)))
                 .collect();
+            windows.append(&mut handoff_windows[i]);
             for h in &l.handovers {
                 let time = match h.at {
                     HandoverTime::At(t) => {
                         changes.push(Change {
                             at: at(t),
-                            link: i,
-                            entry: switch_entry(h, t),
+                            what: ChangeKind::Link {
+                                link: i,
+                                entry: switch_entry(h, t),
+                            },
                         });
                         if !h.outage.is_zero() {
                             windows.push((at(t), at(t + h.outage)));
@@ -80,12 +89,21 @@ impl Simulation {
             for e in &l.schedule {
                 changes.push(Change {
                     at: at(e.at),
-                    link: i,
-                    entry: e.clone(),
+                    what: ChangeKind::Link {
+                        link: i,
+                        entry: e.clone(),
+                    },
                 });
             }
         }
-        changes.sort_by_key(|c| c.at); // stable: file order among equal times
+        for (i, h) in handoffs.iter().enumerate() {
+            changes.push(Change {
+                at: h.at,
+                what: ChangeKind::Handoff(i),
+            });
+        }
+        // stable: file order among equal times, handoffs after links
+        changes.sort_by_key(Change::rank);
 
         // Links whose handover is decided during the run stay in reference
         // mode; the others run in virtual time with their changes known.
@@ -104,8 +122,14 @@ impl Simulation {
                 }
                 let timeline = changes
                     .iter()
-                    .filter(|c| c.link == link && c.entry.direction.covers(d % 2))
-                    .map(|c| (c.at, c.entry.clone()))
+                    .filter_map(|c| match &c.what {
+                        ChangeKind::Link { link: l, entry }
+                            if *l == link && entry.direction.covers(d % 2) =>
+                        {
+                            Some((c.at, entry.clone()))
+                        }
+                        _ => None,
+                    })
                     .collect();
                 Dir::timed(Link::new(settings, loss, outages, timeline))
             })
@@ -113,19 +137,6 @@ impl Simulation {
 
         let mut flows = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
-            let (data_route, ack_route) = match &f.path {
-                Some(p) => {
-                    let back: Vec<String> = p.iter().rev().cloned().collect();
-                    (
-                        topo.route_along(p).expect("validated"),
-                        topo.route_along(&back).expect("validated"),
-                    )
-                }
-                None => (
-                    topo.shortest_route(&f.from, &f.to).expect("validated"),
-                    topo.shortest_route(&f.to, &f.from).expect("validated"),
-                ),
-            };
             let base = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
             for k in 0..f.count {
                 let idx = flows.len() as u32;
@@ -149,8 +160,8 @@ impl Simulation {
                     to: f.to.clone(),
                     sender: Sender::new(f.tcp.clone(), cc, iss),
                     receiver: Receiver::new(f.tcp.clone(), riss),
-                    data_route: data_route.clone(),
-                    ack_route: ack_route.clone(),
+                    routes: routes[i].clone(),
+                    route: [0, 0],
                     start: at(f.start),
                     stop: f.stop.map(at),
                     size: f.size.map(|s| s.0),
@@ -166,7 +177,7 @@ impl Simulation {
         q.push(Instant::ZERO, Event::Sample(0));
         for (i, c) in changes.iter().enumerate() {
             if c.at <= end {
-                q.push(c.at, Event::LinkChange(i as u32));
+                q.push(c.at, Event::Change(i as u32));
             }
         }
         for (i, f) in flows.iter().enumerate() {
@@ -179,13 +190,7 @@ impl Simulation {
         }
         let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
         let sync_every = sync_period(dirs.len());
-        let net = Net::new(
-            dirs,
-            flows
-                .iter()
-                .map(|f| [vec![f.data_route.clone()], vec![f.ack_route.clone()]])
-                .collect(),
-        );
+        let net = Net::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
         let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
         Ok(Simulation {
             interval: sc.output.interval,
@@ -198,6 +203,7 @@ impl Simulation {
             flows,
             changes,
             handovers,
+            handoffs,
             series,
             queues: QueueSeries::default(),
             rec,
@@ -206,4 +212,131 @@ impl Simulation {
             sync_every,
         })
     }
+}
+
+/// A flow's routes per side (data, ACKs), in the order they are first used.
+type Routes = [Vec<Vec<DirId>>; 2];
+
+/// Each flow spec's routes, and the handoffs (in file order) with their
+/// route switches given per flow spec (`expand_switches` turns them into
+/// switches of the flows after replicas are expanded). A flow has a route
+/// per attachment of the multi-homed nodes ([`detached_links`]); a handoff
+/// switches the flows whose route differs after it.
+fn compile_routes(sc: &Scenario, topo: &Topology) -> (Vec<Routes>, Vec<Handoff>) {
+    let states = detached_links(sc);
+    let mut routes = Vec::with_capacity(sc.flows.len());
+    // per flow spec, per state: the route number of each side
+    let mut by_state: Vec<Vec<[usize; 2]>> = Vec::with_capacity(sc.flows.len());
+    for f in &sc.flows {
+        let mut r: Routes = Default::default();
+        let mut numbers = Vec::with_capacity(states.len());
+        for detached in &states {
+            let pair = match &f.path {
+                Some(p) => {
+                    let back: Vec<String> = p.iter().rev().cloned().collect();
+                    [
+                        topo.route_along(p).expect("validated"),
+                        topo.route_along(&back).expect("validated"),
+                    ]
+                }
+                None => [
+                    topo.shortest_route_avoiding(&f.from, &f.to, detached)
+                        .expect("validated"),
+                    topo.shortest_route_avoiding(&f.to, &f.from, detached)
+                        .expect("validated"),
+                ],
+            };
+            let mut n = [0; 2];
+            for (side, route) in pair.into_iter().enumerate() {
+                n[side] = match r[side].iter().position(|x| *x == route) {
+                    Some(k) => k,
+                    None => {
+                        r[side].push(route);
+                        r[side].len() - 1
+                    }
+                };
+            }
+            numbers.push(n);
+        }
+        routes.push(r);
+        by_state.push(numbers);
+    }
+    let mut handoffs: Vec<Handoff> = sc
+        .handoffs
+        .iter()
+        .map(|h| Handoff {
+            spec: h.clone(),
+            at: at(h.at),
+            from: link_index(sc, &h.from).expect("validated"),
+            to: link_index(sc, &h.to).expect("validated"),
+            switches: Vec::new(),
+            done: false,
+        })
+        .collect();
+    for (k, &i) in handoff_order(sc).iter().enumerate() {
+        for (spec, numbers) in by_state.iter().enumerate() {
+            let (before, after) = (numbers[k], numbers[k + 1]);
+            for (side, (b, a)) in before.into_iter().zip(after).enumerate() {
+                if a != b {
+                    handoffs[i].switches.push((spec, side, a));
+                }
+            }
+        }
+    }
+    (routes, handoffs)
+}
+
+/// Turns switches given per flow spec into switches of every replica.
+fn expand_switches(mut handoffs: Vec<Handoff>, sc: &Scenario) -> Vec<Handoff> {
+    // the first expanded flow of each spec
+    let mut first = Vec::with_capacity(sc.flows.len());
+    let mut n = 0;
+    for f in &sc.flows {
+        first.push(n);
+        n += f.count as usize;
+    }
+    for h in &mut handoffs {
+        h.switches = h
+            .switches
+            .iter()
+            .flat_map(|&(spec, side, route)| {
+                let base = first[spec];
+                (0..sc.flows[spec].count as usize).map(move |k| (base + k, side, route))
+            })
+            .collect();
+        h.switches.sort();
+    }
+    handoffs
+}
+
+/// The outage windows the handoffs put on each link: at a break-before-make
+/// handoff at T with disconnection D, the new link is down during [T, T + D)
+/// and, unless `held = "delivered"`, the old link from T until the node
+/// comes back to it.
+fn handoff_outages(sc: &Scenario) -> Vec<Vec<(Instant, Instant)>> {
+    let mut windows = vec![Vec::new(); sc.links.len()];
+    let order = handoff_order(sc);
+    for (k, &i) in order.iter().enumerate() {
+        let h = &sc.handoffs[i];
+        if h.kind != HandoffKind::BreakBeforeMake {
+            continue;
+        }
+        let t = at(h.at);
+        let (from, to) = (
+            link_index(sc, &h.from).expect("validated"),
+            link_index(sc, &h.to).expect("validated"),
+        );
+        if !h.disconnection().is_zero() {
+            windows[to].push((t, t + h.disconnection()));
+        }
+        if h.held() == Held::Lost {
+            let back = order[k + 1..]
+                .iter()
+                .map(|&j| &sc.handoffs[j])
+                .find(|g| g.node == h.node && g.to == h.from)
+                .map_or(Instant::MAX, |g| at(g.at));
+            windows[from].push((t, back));
+        }
+    }
+    windows
 }

@@ -34,8 +34,9 @@ pub(crate) struct Flow {
     pub to: String,
     pub sender: Sender,
     pub receiver: Receiver,
-    pub data_route: Vec<DirId>,
-    pub ack_route: Vec<DirId>,
+    /// Per side (data, ACKs): the routes it may take, and the one in use.
+    pub routes: [Vec<Vec<DirId>>; 2],
+    pub route: [usize; 2],
     pub start: Instant,
     pub stop: Option<Instant>,
     pub size: Option<u64>,
@@ -43,6 +44,13 @@ pub(crate) struct Flow {
     /// Its packets are logged.
     pub log: bool,
     pub wake: [Wake; 2],
+}
+
+impl Flow {
+    /// The route its data takes now.
+    pub fn data_route(&self) -> &[DirId] {
+        &self.routes[0][self.route[0]]
+    }
 }
 
 /// Endpoint sides (index into `Flow::wake`; endpoint id = 2 * flow + side).

@@ -8,8 +8,8 @@
 //! passage through an idle link, say) reproduces the same order. At one
 //! instant the classes run in this order:
 //!
-//! 0. scheduled link changes (in file order), so that they apply to
-//!    everything else at that instant;
+//! 0. scheduled changes: links' settings (in file order), then handoffs,
+//!    so that they apply to everything else at that instant;
 //! 1. ends of serialisation, by link direction;
 //! 2. flow starts, 3. flow stops, by flow;
 //! 4. arrivals at the far end of a link direction, by direction, then in the
@@ -47,8 +47,9 @@ pub enum Event {
     FlowStart(u32),
     /// A flow's application stops writing.
     FlowStop(u32),
-    /// A scheduled link change (index into the run's change list).
-    LinkChange(u32),
+    /// A scheduled change: a link's settings or a handoff (index into the
+    /// run's change list).
+    Change(u32),
     /// The `n`-th sample of the time series.
     Sample(u64),
 }
@@ -64,7 +65,7 @@ impl Event {
     /// (class, component, counter) of the canonical order.
     fn rank(&self) -> (u32, u64, u64) {
         match *self {
-            Event::LinkChange(i) => (0, i as u64, 0),
+            Event::Change(i) => (0, i as u64, 0),
             Event::TxDone { dir, n } => (1, dir as u64, n),
             Event::FlowStart(f) => (2, f as u64, 0),
             Event::FlowStop(f) => (3, f as u64, 0),
@@ -104,7 +105,7 @@ fn event_of(k: u128) -> Event {
     let comp = ((k >> COUNTER_BITS) & (MAX_COMPONENTS as u128 - 1)) as u32;
     let counter = (k & ((1 << COUNTER_BITS) - 1)) as u64;
     match class {
-        0 => Event::LinkChange(comp),
+        0 => Event::Change(comp),
         1 => Event::TxDone {
             dir: comp,
             n: counter,
@@ -269,14 +270,14 @@ mod tests {
         q.push(t(5), Event::Arrive { dir: 2, n: 3 });
         q.push(t(3), Event::Wake { ep: 0, gen: 4 });
         q.push(t(5), Event::TxDone { dir: 3, n: 0 });
-        q.push(t(5), Event::LinkChange(0));
+        q.push(t(5), Event::Change(0));
         let order: Vec<_> =
             std::iter::from_fn(|| q.pop_until(t(10)).map(|(at, e, _)| (at, e))).collect();
         assert_eq!(
             order,
             vec![
                 (t(3), Event::Wake { ep: 0, gen: 4 }),
-                (t(5), Event::LinkChange(0)),
+                (t(5), Event::Change(0)),
                 (t(5), Event::TxDone { dir: 3, n: 0 }),
                 (t(5), Event::Arrive { dir: 1, n: 9 }),
                 (t(5), Event::Arrive { dir: 2, n: 3 }),
@@ -312,7 +313,7 @@ mod tests {
     #[test]
     fn every_event_comes_back_from_its_key() {
         let events = [
-            Event::LinkChange(3),
+            Event::Change(3),
             Event::TxDone { dir: 7, n: 12_345 },
             Event::FlowStart(0),
             Event::FlowStop(MAX_COMPONENTS as u32 - 1),

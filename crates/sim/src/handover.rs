@@ -1,6 +1,21 @@
-//! Changes during the run: a link's schedule of changes, and its handovers
-//! (DCNET 2016's model: an outage plus a switch to new settings, at a time
-//! or once a flow is at full rate).
+//! Changes during the run: a link's schedule of changes, its handovers, and
+//! the handoffs of multi-homed nodes.
+//!
+//! Two models of a vertical handover:
+//! * a link's **handover** (DCNET 2016): the path stays, its link changes in
+//!   place: an outage plus a switch to new settings, at a time or once a
+//!   flow is at full rate;
+//! * a node's **handoff** (MobiWac 2009): the node moves from one access
+//!   link to another, so the routes change: from the switch on, every flow
+//!   whose route crossed the old link sends its packets (data and ACKs)
+//!   over the new one, while packets already sent keep their route. A
+//!   make-before-break handoff leaves the old link up, so it delivers what
+//!   it holds (and reorders, when the new path is faster); a
+//!   break-before-make handoff takes the old link down until the node comes
+//!   back to it (what it holds is lost, unless `held = "delivered"`) and
+//!   keeps the new one down for the disconnection. Both compile, at
+//!   construction, into outage windows and a route switch per flow and
+//!   side, so both engine modes apply them identically.
 //!
 //! A handover at a fixed time compiles, at construction ([`crate::build`]),
 //! into a schedule entry at T for both directions and an outage window
@@ -12,17 +27,58 @@
 //! from that instant; such links run in reference mode, since their future
 //! settings are not known at admission.
 
-use crate::scenario::{Direction, HandoverSpec, HandoverTime, ScheduleEntry};
+use crate::scenario::{Direction, HandoffSpec, HandoverSpec, HandoverTime, ScheduleEntry};
 use crate::sim::Simulation;
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant};
 
-/// A scheduled change of a link's settings.
+/// Something scheduled: a change of a link's settings, or a handoff.
 #[derive(Clone, Debug)]
 pub(crate) struct Change {
     pub at: Instant,
-    pub link: usize,
-    pub entry: ScheduleEntry,
+    pub what: ChangeKind,
+}
+
+/// What a [`Change`] changes.
+#[derive(Clone, Debug)]
+pub(crate) enum ChangeKind {
+    /// Link `link`'s settings.
+    Link { link: usize, entry: ScheduleEntry },
+    /// The routes, at handoff number `.0` (an index into the simulation's
+    /// handoffs).
+    Handoff(usize),
+}
+
+impl Change {
+    /// Changes at one instant run in this order: the links' settings first
+    /// (in file order), then the handoffs (which read the links as they are
+    /// at that instant).
+    pub fn rank(&self) -> (Instant, u8) {
+        (self.at, matches!(self.what, ChangeKind::Handoff(_)) as u8)
+    }
+}
+
+/// A handoff of the scenario, compiled.
+#[derive(Clone, Debug)]
+pub(crate) struct Handoff {
+    pub spec: HandoffSpec,
+    pub at: Instant,
+    /// The old and the new access link.
+    pub from: usize,
+    pub to: usize,
+    /// The route switches: flow, side (0 data, 1 ACKs), route number.
+    pub switches: Vec<(usize, usize, usize)>,
+    /// Whether it happened yet.
+    pub done: bool,
+}
+
+impl Handoff {
+    /// The flows it moves, in order.
+    pub fn moved(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.switches.iter().map(|s| s.0).collect();
+        v.dedup();
+        v
+    }
 }
 
 /// A handover of the scenario, and when it happened.
@@ -54,9 +110,25 @@ pub(crate) fn switch_entry(h: &HandoverSpec, when: Duration) -> ScheduleEntry {
 }
 
 impl Simulation {
-    pub(crate) fn on_link_change(&mut self, i: usize) {
-        let (link, entry) = (self.changes[i].link, self.changes[i].entry.clone());
-        self.net.apply(link, &entry);
+    /// Runs scheduled change number `i`.
+    pub(crate) fn on_change(&mut self, i: usize) {
+        match &self.changes[i].what {
+            ChangeKind::Link { link, entry } => {
+                let (link, entry) = (*link, entry.clone());
+                self.net.apply(link, &entry);
+            }
+            ChangeKind::Handoff(h) => self.on_handoff(*h),
+        }
+    }
+
+    /// Switches the routes of the flows handoff `h` moves.
+    fn on_handoff(&mut self, h: usize) {
+        let ho = &mut self.handoffs[h];
+        ho.done = true;
+        for &(f, side, route) in &ho.switches {
+            self.net.switch_route(f, side, route);
+            self.flows[f].route[side] = route;
+        }
     }
 
     /// Checks the steady-state rule of pending `"steady"` handovers at a sample.
@@ -73,7 +145,7 @@ impl Simulation {
             let link = ho.link;
             // the old link's direction the flow's data crosses
             let dir = self.flows[f]
-                .data_route
+                .data_route()
                 .iter()
                 .copied()
                 .find(|&d| d as usize / 2 == link)

@@ -49,4 +49,4 @@ pub mod topology;
 pub use capture::{CaptureError, CaptureStats};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::Simulation;
-pub use tables::{Column, ColumnData, Results, RunStats, Table};
+pub use tables::{Column, ColumnData, ColumnType, Results, RunStats, Table};

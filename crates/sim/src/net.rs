@@ -153,6 +153,9 @@ pub(crate) struct Net {
     pub peak: u64,
     /// The routes, flat, each followed by an end marker.
     steps: Vec<Step>,
+    /// Per flow and side (data, ACKs): where each of its routes starts in
+    /// `steps`.
+    routes: Vec<[Vec<u32>; 2]>,
     /// Per flow: where the routes in use start in `steps`.
     route_at: Vec<[u32; 2]>,
 }
@@ -240,6 +243,7 @@ impl Net {
             live: 0,
             peak: 0,
             steps,
+            routes: starts,
             route_at,
         }
     }
@@ -258,6 +262,13 @@ impl Net {
     /// Packet transmissions on links so far (as of the last sync).
     pub fn hops(&self) -> u64 {
         self.dirs.iter().map(|d| d.counters().sent_packets).sum()
+    }
+
+    /// Makes flow `flow`'s packets of side `side` (0 data, 1 ACKs) sent from
+    /// now on take its route number `route`; packets already sent keep
+    /// theirs.
+    pub fn switch_route(&mut self, flow: usize, side: usize, route: usize) {
+        self.route_at[flow][side] = self.routes[flow][side][route];
     }
 
     /// Sends a packet an endpoint emitted now into its first link direction.

@@ -7,6 +7,11 @@
 //! the bad value, e.g. `links[1].rate: "8 Mbps/s" is not a rate, write e.g.
 //! "8Mbit/s"`.
 
+mod handoff;
+
+pub(crate) use handoff::link_index;
+pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held};
+
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -65,6 +70,9 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     /// Flows.
     pub flows: Vec<FlowSpec>,
+    /// Handoffs of multi-homed nodes between their access links.
+    #[serde(default)]
+    pub handoffs: Vec<HandoffSpec>,
 }
 
 /// The most samples per flow a run may record (a 1 ms interval over almost 3
@@ -737,7 +745,7 @@ impl Scenario {
                 }
             }
         }
-        Ok(())
+        handoff::validate(self, &topo)
     }
 }
 

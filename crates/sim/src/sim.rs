@@ -11,7 +11,7 @@
 use crate::capture::{Capture, CaptureError, CaptureStats};
 use crate::endpoints::{Flow, SENDER};
 use crate::engine::{Event, EventQueue};
-use crate::handover::{Change, Handover};
+use crate::handover::{Change, Handoff, Handover};
 use crate::net::{Ctx, Net};
 use crate::recorder::Recorder;
 use crate::scenario::Scenario;
@@ -33,6 +33,8 @@ pub struct Simulation {
     pub(crate) flows: Vec<Flow>,
     pub(crate) changes: Vec<Change>,
     pub(crate) handovers: Vec<Handover>,
+    /// The handoffs, in the order they happen.
+    pub(crate) handoffs: Vec<Handoff>,
     pub(crate) series: Series,
     pub(crate) queues: QueueSeries,
     /// The packet log and the captures, and the event being processed.
@@ -161,7 +163,7 @@ impl Simulation {
                 self.flows[f].sender.finish_now();
                 self.drain(f, SENDER);
             }
-            Event::LinkChange(i) => self.on_link_change(i as usize),
+            Event::Change(i) => self.on_change(i as usize),
             Event::Sample(_) => self.on_sample(),
         }
     }

@@ -2,9 +2,12 @@
 //!
 //! Every link has two directions: `2 i` goes from `between[0]` to `between[1]`
 //! of link `i`, `2 i + 1` the other way. A route is the list of directions a
-//! packet crosses. Routes are computed once, before the run: the shortest path
-//! by hop count, ties broken toward lower link indices (so a chain, a dumbbell
+//! packet crosses. Routes are computed before the run: the shortest path by
+//! hop count, ties broken toward lower link indices (so a chain, a dumbbell
 //! or a tree has exactly the route one expects), or an explicit node path.
+//! With handoffs of multi-homed nodes, a flow has one route per attachment
+//! of the nodes (over the links they are attached to), and the simulation
+//! switches between them at each handoff.
 
 use crate::scenario::Scenario;
 use std::collections::{BTreeMap, VecDeque};
@@ -72,7 +75,19 @@ impl Topology {
 
     /// The shortest route (by hops) from node `from` to node `to`.
     pub fn shortest_route(&self, from: &str, to: &str) -> Option<Vec<DirId>> {
+        self.shortest_route_avoiding(from, to, &[])
+    }
+
+    /// The shortest route (by hops) from node `from` to node `to` over the
+    /// links `i` for which `avoid[i]` is not true.
+    pub fn shortest_route_avoiding(
+        &self,
+        from: &str,
+        to: &str,
+        avoid: &[bool],
+    ) -> Option<Vec<DirId>> {
         let (s, t) = (self.node(from)?, self.node(to)?);
+        let usable = |d: DirId| !avoid.get(d as usize / 2).copied().unwrap_or(false);
         let mut parent: Vec<Option<(usize, DirId)>> = vec![None; self.nodes.len()];
         let mut seen = vec![false; self.nodes.len()];
         let mut q = VecDeque::from([s]);
@@ -82,7 +97,7 @@ impl Topology {
                 break;
             }
             for &(v, d) in &self.adj[u] {
-                if !seen[v] {
+                if !seen[v] && usable(d) {
                     seen[v] = true;
                     parent[v] = Some((u, d));
                     q.push_back(v);

@@ -5,7 +5,10 @@
 //! dumbbell (directions fed by several links), every algorithm, SACK and not,
 //! delayed ACKs and not, queues in packets and bytes, random and bursty
 //! loss, schedules of changes on one or both directions, outages, handovers
-//! at a time and at "steady", finite transfers, stops, the packet log.
+//! at a time and at "steady", finite transfers, stops, the packet log; and a
+//! multi-homed node whose handoffs (make-before-break and break-before-make,
+//! with what the old link holds lost or delivered) switch the routes of
+//! flows in both directions.
 
 use proptest::prelude::*;
 use wavelab_sim::{Scenario, Simulation};
@@ -174,6 +177,7 @@ fn compare(text: &str, pauses: &[u64]) -> Result<(), TestCaseError> {
             ("links", &a.links, &b.links),
             ("packets", &a.packets, &b.packets),
             ("handovers", &a.handovers, &b.handovers),
+            ("handoffs", &a.handoffs, &b.handoffs),
         ] {
             // digests compare floats by their bits (NaN == NaN)
             if x.digest() != y.digest() {
@@ -218,6 +222,89 @@ fn pause_points(mut pauses: Vec<u64>) -> Vec<u64> {
     pauses
 }
 
+/// One handoff of the mobile node: (ms after the previous one, kind,
+/// disconnection ms, held delivered).
+type HandoffGen = (u64, bool, u64, bool);
+
+fn handoff() -> impl Strategy<Value = HandoffGen> {
+    (
+        100u64..2500,
+        any::<bool>(),
+        0u64..1500,
+        prop::bool::weighted(0.3),
+    )
+}
+
+/// A server behind a router, two base stations, and a mobile node on two
+/// access links (`links[0]` and `links[1]` of the strategy); flows between
+/// the server (or a second server, on the router) and the mobile node, either
+/// way; handoffs back and forth between the access links.
+fn multihomed(
+    access: &[Link],
+    flows: &[Flow],
+    handoffs: &[HandoffGen],
+    seed: u64,
+    interval: u64,
+) -> String {
+    let mut t =
+        format!("duration = \"6s\"\nseed = {seed}\n[output]\ninterval = \"{interval}ms\"\n");
+    for (a, b) in [
+        ("server", "router"),
+        ("router", "bs1"),
+        ("router", "bs2"),
+        ("other", "router"),
+    ] {
+        t += &format!(
+            "[[links]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"100Mbit/s\"\ndelay = \"2ms\"\n"
+        );
+    }
+    for (i, l) in access.iter().enumerate() {
+        t += &format!(
+            "[[links]]\nname = \"access{i}\"\nbetween = [\"bs{}\", \"mobile\"]\nrate = \"{}kbit/s\"\ndelay = \"{}ms\"\nqueue = \"{}\"\n{}\n",
+            i + 1,
+            l.rate_kbps,
+            l.delay_ms,
+            l.queue,
+            l.loss,
+        );
+    }
+    for f in flows {
+        let far = if f.from_second { "other" } else { "server" };
+        let (from, to) = if f.delack {
+            (far, "mobile")
+        } else {
+            ("mobile", far)
+        };
+        t += &format!(
+            "[[flows]]\nfrom = \"{from}\"\nto = \"{to}\"\ncc = \"{}\"\nstart = \"{}ms\"\nlog_packets = {}\ntcp = {{ sack = {}, mss = 1000 }}\n",
+            ALGORITHMS[f.cc], f.start_ms, f.log, f.sack,
+        );
+        if let Some(n) = f.size {
+            t += &format!("size = \"{n}B\"\n");
+        }
+    }
+    let mut at = 0;
+    for (k, &(gap, bbm, disc, delivered)) in handoffs.iter().enumerate() {
+        at += gap;
+        if at >= 6000 {
+            break;
+        }
+        let (from, to) = if k % 2 == 0 { (0, 1) } else { (1, 0) };
+        t += &format!(
+            "[[handoffs]]\nnode = \"mobile\"\nat = \"{at}ms\"\nfrom = \"access{from}\"\nto = \"access{to}\"\n"
+        );
+        if bbm {
+            t += &format!(
+                "kind = \"break-before-make\"\ndisconnection = \"{disc}ms\"\nheld = \"{}\"\n",
+                if delivered { "delivered" } else { "lost" }
+            );
+        } else {
+            t += "kind = \"make-before-break\"\n";
+        }
+    }
+    t
+}
+
 proptest! {
     // WAVELAB_ENGINE_CASES=5000 for a longer search
     #![proptest_config(ProptestConfig {
@@ -235,6 +322,18 @@ proptest! {
         pauses in prop::collection::vec(1u64..6000, 0..3),
     ) {
         compare(&scenario(false, &links, &flows, seed, interval), &pause_points(pauses))?;
+    }
+
+    #[test]
+    fn handoffs_match_the_reference(
+        access in prop::collection::vec(link(), 2..=2),
+        flows in prop::collection::vec(flow(), 1..4),
+        handoffs in prop::collection::vec(handoff(), 1..4),
+        seed in 0u64..1000,
+        interval in 20u64..300,
+        pauses in prop::collection::vec(1u64..6000, 0..3),
+    ) {
+        compare(&multihomed(&access, &flows, &handoffs, seed, interval), &pause_points(pauses))?;
     }
 
     #[test]

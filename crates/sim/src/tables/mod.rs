@@ -38,7 +38,48 @@ pub enum ColumnData {
     },
 }
 
+/// A type a column can be read as ([`Table::get`], [`Table::col`]).
+pub trait ColumnType: Sized {
+    /// The type's name in messages.
+    const NAME: &'static str;
+    /// The values of `data`, if it holds this type.
+    fn of(data: &ColumnData) -> Option<&[Self]>;
+}
+
+macro_rules! column_type {
+    ($t:ty, $variant:ident, $name:literal) => {
+        impl ColumnType for $t {
+            const NAME: &'static str = $name;
+            fn of(data: &ColumnData) -> Option<&[Self]> {
+                match data {
+                    ColumnData::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+column_type!(f64, F64, "f64");
+column_type!(u64, U64, "u64");
+column_type!(i64, I64, "i64");
+column_type!(u32, U32, "u32");
+column_type!(bool, Bool, "bool");
+column_type!(String, Str, "string");
+
 impl ColumnData {
+    /// The type's name in messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ColumnData::F64(_) => "f64",
+            ColumnData::U64(_) => "u64",
+            ColumnData::I64(_) => "i64",
+            ColumnData::U32(_) => "u32",
+            ColumnData::Bool(_) => "bool",
+            ColumnData::Str(_) => "string",
+            ColumnData::Category { .. } => "category",
+        }
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         match self {
@@ -122,19 +163,49 @@ impl Table {
             .find(|c| c.name == name)
             .map(|c| &c.data)
     }
-    /// The float column `name` (panics if absent or of another type; for tests).
-    pub fn f64s(&self, name: &str) -> &[f64] {
+    /// The column `name` as values of type `T` (`f64`, `u64`, `i64`, `u32`,
+    /// `bool` or `String`), if it exists with that type.
+    pub fn get<T: ColumnType>(&self, name: &str) -> Option<&[T]> {
+        self.column(name).and_then(T::of)
+    }
+
+    /// The column `name` as values of type `T`; panics with the columns
+    /// there are if it is absent or of another type (for tests and tools
+    /// that know the schema).
+    pub fn col<T: ColumnType>(&self, name: &str) -> &[T] {
+        self.get(name).unwrap_or_else(|| {
+            let have: Vec<String> = self
+                .columns
+                .iter()
+                .map(|c| format!("{} ({})", c.name, c.data.type_name()))
+                .collect();
+            panic!(
+                "no {} column {name}; the columns are {}",
+                T::NAME,
+                have.join(", ")
+            )
+        })
+    }
+
+    /// The column `name` as text, one label per row: a categorical column
+    /// decoded, or a string column; panics if it is neither.
+    pub fn labels(&self, name: &str) -> Vec<&str> {
         match self.column(name) {
-            Some(ColumnData::F64(v)) => v,
-            other => panic!("no f64 column {name}: {other:?}"),
+            Some(ColumnData::Category { codes, labels }) => {
+                codes.iter().map(|&c| labels[c as usize].as_str()).collect()
+            }
+            Some(ColumnData::Str(v)) => v.iter().map(String::as_str).collect(),
+            other => panic!("no categorical or string column {name}: {other:?}"),
         }
     }
-    /// The u64 column `name` (panics if absent or of another type; for tests).
+
+    /// The float column `name` (panics if absent or of another type).
+    pub fn f64s(&self, name: &str) -> &[f64] {
+        self.col(name)
+    }
+    /// The u64 column `name` (panics if absent or of another type).
     pub fn u64s(&self, name: &str) -> &[u64] {
-        match self.column(name) {
-            Some(ColumnData::U64(v)) => v,
-            other => panic!("no u64 column {name}: {other:?}"),
-        }
+        self.col(name)
     }
     /// A fingerprint of the table's names and values (64-bit FNV-1a over
     /// every column name, type and value, floats by their bit patterns): equal

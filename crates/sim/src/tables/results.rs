@@ -4,6 +4,7 @@
 use super::{ColumnData, Fnv, Table};
 use crate::endpoints::Flow;
 use crate::engine::{key, Event};
+use crate::handover::Handoff;
 use crate::link::DropCause;
 use crate::net::Dir;
 use crate::scenario::{link_name, HandoverTime};
@@ -39,15 +40,20 @@ pub struct Results {
     pub packets: Table,
     /// When each handover happened.
     pub handovers: Table,
+    /// The handoffs of multi-homed nodes: when, between which links, how
+    /// many flows they moved.
+    pub handoffs: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
 
 impl Results {
     /// A fingerprint of every table (series, queues, flows, links, packet log,
-    /// handovers; not the run's own figures, which count events and may change
-    /// with the engine's internals). Equal digests mean the same simulated
-    /// behaviour, bit for bit.
+    /// handovers, handoffs; not the run's own figures, which count events and
+    /// may change with the engine's internals). Equal digests mean the same
+    /// simulated behaviour, bit for bit. Tables added after the first pins
+    /// (handoffs) count only when they have rows, so that a run without them
+    /// keeps its digest.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
         for t in [
@@ -59,6 +65,11 @@ impl Results {
             &self.handovers,
         ] {
             h.mix(t.digest());
+        }
+        for t in [&self.handoffs] {
+            if t.rows() > 0 {
+                h.mix(t.digest());
+            }
         }
         h.0
     }
@@ -77,6 +88,7 @@ impl Simulation {
                 .log
                 .to_table(key(self.now, &Event::Sample(u64::MAX >> 27))),
             handovers: self.handover_table(),
+            handoffs: self.handoff_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
@@ -189,6 +201,39 @@ impl Simulation {
                     .map(|f| f.sender.rtt().min_rtt().map_or(nan, |d| d.as_secs_f64()))
                     .collect(),
             ),
+        );
+        t
+    }
+
+    fn handoff_table(&self) -> Table {
+        let h = &self.handoffs;
+        let links = |k: usize| link_name(&self.sc.links[k], k);
+        let text = |f: &dyn Fn(&Handoff) -> String| ColumnData::Str(h.iter().map(f).collect());
+        let mut t = Table::default();
+        t.push("node", text(&|x| x.spec.node.clone()));
+        t.push("from", text(&|x| links(x.from)));
+        t.push("to", text(&|x| links(x.to)));
+        t.push("kind", text(&|x| x.spec.kind.name().to_string()));
+        t.push(
+            "time",
+            ColumnData::F64(
+                h.iter()
+                    .map(|x| if x.done { x.at.as_secs_f64() } else { f64::NAN })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "disconnection",
+            ColumnData::F64(
+                h.iter()
+                    .map(|x| x.spec.disconnection().as_secs_f64())
+                    .collect(),
+            ),
+        );
+        t.push("held", text(&|x| x.spec.held().name().to_string()));
+        t.push(
+            "flows_moved",
+            ColumnData::U32(h.iter().map(|x| x.moved().len() as u32).collect()),
         );
         t
     }
