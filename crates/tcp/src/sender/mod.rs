@@ -143,8 +143,10 @@ pub struct Sender {
     ca_state: CaState,
     /// Recovery point: recovery ends when `snd_una` reaches it.
     recover: u64,
-    /// A new fast retransmit may start only once `snd_una` reaches this.
-    fr_guard: u64,
+    /// The highest offset sent (exclusive) at the last loss event (fast
+    /// retransmit or timeout), RFC 6582's `recover` plus one; `None` before
+    /// the first. See [`Sender::past_recovery_guard`].
+    fr_guard: Option<u64>,
     dupacks: u32,
     /// Retransmissions allowed regardless of the window (one per loss event).
     forced_rtx: u32,
@@ -201,7 +203,7 @@ impl Sender {
             rate,
             ca_state: CaState::Open,
             recover: 0,
-            fr_guard: 0,
+            fr_guard: None,
             dupacks: 0,
             forced_rtx: 0,
             partial_acks: 0,

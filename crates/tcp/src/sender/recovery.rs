@@ -1,8 +1,10 @@
 //! ACK processing, loss detection and loss recovery.
 //!
 //! * Duplicate ACKs (RFC 5681 section 2) or, with SACK, RFC 6675's `IsLost`
-//!   start a fast retransmit once `snd_una` has passed the previous recovery
-//!   point (RFC 6582's `recover`, also set by a timeout).
+//!   start a fast retransmit once the cumulative ACK has passed the previous
+//!   recovery point (RFC 6582's `recover`, also set by a timeout): without
+//!   SACK it must cover more than `recover` (RFC 6582 section 3.2 step 1),
+//!   with SACK reach it (RFC 6675 section 5.1).
 //! * Without SACK the repair follows the algorithm's [`RecoveryStyle`]:
 //!   Tahoe goes back to `snd_una` in slow start, Reno leaves fast recovery on the
 //!   first new ACK, NewReno retransmits the next hole on each partial ACK and
@@ -291,7 +293,7 @@ impl Sender {
                 newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
             }
             let loss = self.dupacks >= dupthresh || (self.sack_ok && self.sb.head_lost());
-            if loss && self.snd_una >= self.fr_guard && !self.sb.is_empty() {
+            if loss && self.past_recovery_guard() && !self.sb.is_empty() {
                 newly_lost += self.enter_recovery(now);
             } else {
                 let s = if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
@@ -303,6 +305,36 @@ impl Sender {
             }
         }
         newly_lost
+    }
+
+    /// True if the cumulative ACK point lets a new loss recovery start after
+    /// the last one (fast retransmit or timeout), whose highest offset sent
+    /// (exclusive) is `fr_guard`:
+    ///
+    /// * without SACK, RFC 6582 section 3.2 step 1: only when the ACK "covers
+    ///   more than recover", i.e. `ack - 1 > recover` with `recover` the
+    ///   highest sequence number sent, so `snd_una > fr_guard` (ns-2's
+    ///   `highest_ack_ > recover_`; Linux holds a non-SACK connection in its
+    ///   recovery state while `snd_una == high_seq`, "to prevent false fast
+    ///   retransmits", `tcp_is_non_sack_preventing_reopen`). Duplicate ACKs *at* the recovery point
+    ///   are what go-back-N retransmissions of segments the receiver already
+    ///   holds produce (Tahoe after every fast retransmit, every variant
+    ///   after a timeout); counting them locked Tahoe into ssthresh = 2
+    ///   segments on the DCNET L2 path;
+    /// * with SACK, RFC 6675 section 5.1: once HighACK (`snd_una - 1`) is at
+    ///   least RecoveryPoint (HighData, `fr_guard - 1`), i.e. `snd_una >=
+    ///   fr_guard`; DSACK tells duplicates apart, and a duplicate ACK that
+    ///   SACKs nothing new is not counted.
+    ///
+    /// Before the first loss event nothing is guarded (RFC 6582 initialises
+    /// `recover` to the ISS, which read literally would keep a loss of the
+    /// very first segment from being fast-retransmitted).
+    fn past_recovery_guard(&self) -> bool {
+        match self.fr_guard {
+            None => true,
+            Some(g) if self.sack_ok => self.snd_una >= g,
+            Some(g) => self.snd_una > g,
+        }
     }
 
     /// Fast retransmit: the algorithm reduces its window, the head is marked lost
@@ -324,7 +356,7 @@ impl Sender {
         // Classic Reno has no recovery point: three more dupacks start another
         // fast retransmit (and another window reduction).
         if self.sack_ok || style != RecoveryStyle::Reno {
-            self.fr_guard = self.snd_nxt;
+            self.fr_guard = Some(self.snd_nxt);
         }
         self.forced_rtx = 1;
         self.partial_acks = 0;
@@ -371,7 +403,7 @@ impl Sender {
         self.sb.mark_all_lost();
         self.rate.forget_emulated();
         self.recover = self.snd_nxt;
-        self.fr_guard = self.snd_nxt;
+        self.fr_guard = Some(self.snd_nxt);
         self.dupacks = 0;
         self.partial_acks = 0;
         self.forced_rtx = 1;

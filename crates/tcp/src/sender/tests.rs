@@ -211,6 +211,96 @@ fn tahoe_returns_to_slow_start_from_snd_una() {
     assert_eq!(h.sent(), vec![(2 * MSS, true), (3 * MSS, true)]);
 }
 
+/// Issue 22, fix 1 (the DCNET L2 run where Tahoe locked into cwnd 3,
+/// ssthresh 2): segments 0-3 of a window of 10 are lost. Go-back-N resends
+/// 4, 5 and 6 too, which the receiver already holds; once the retransmission
+/// of 3 brings the cumulative ACK to the recovery point, their three
+/// duplicate ACKs sit exactly at it. RFC 6582 section 3.2 step 1 lets a new
+/// fast retransmit start only when the ACK covers more than `recover` (the
+/// highest sequence number sent): `ack - 1 > recover`, as ns-2's
+/// `highest_ack_ > recover_`. So no second fast retransmit, and ssthresh stays.
+#[test]
+fn tahoe_does_not_fast_retransmit_on_dupacks_at_the_recovery_point() {
+    let mut h = Harness::new(cfg(false), "tahoe");
+    assert_eq!(h.sent(), new_data(0..10));
+    h.at(200);
+    for _ in 4..10 {
+        h.ack(0, &[]);
+    }
+    assert_eq!(h.tx.stats().fast_retransmits, 1);
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    assert_eq!(h.sent(), vec![(0, true)]);
+    // go-back-N in slow start: each ACK of one retransmission releases two
+    let mut resent = vec![];
+    for (t, ack) in [(300, 1), (400, 2), (500, 3)] {
+        h.at(t);
+        h.ack(ack * MSS, &[]);
+        resent.extend(h.sent());
+    }
+    assert_eq!(
+        resent,
+        [1, 2, 3, 4, 5, 6].map(|i| (i * MSS, true)).to_vec(),
+        "slow start from snd_una resends what the receiver holds"
+    );
+    // the retransmission of 3 arrives: the receiver has everything sent
+    h.at(600);
+    h.ack(10 * MSS, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    let new = h.sent();
+    assert!(new.iter().all(|&(off, rtx)| off >= 10 * MSS && !rtx));
+    // the duplicates of 4, 5 and 6 each produce an ACK at the recovery point
+    for _ in 4..=6 {
+        h.ack(10 * MSS, &[]);
+    }
+    assert_eq!(
+        h.tx.stats().fast_retransmits,
+        1,
+        "ACKs at the recovery point start no new recovery"
+    );
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    assert!(h.sent().iter().all(|&(_, rtx)| !rtx), "nothing resent");
+    // a loss among the new segments is still found: three duplicates above
+    // the recovery point
+    h.at(700);
+    h.ack(11 * MSS, &[]);
+    h.sent();
+    for _ in 0..3 {
+        h.ack(11 * MSS, &[]);
+    }
+    assert_eq!(h.tx.stats().fast_retransmits, 2);
+    assert_eq!(h.sent().first(), Some(&(11 * MSS, true)));
+}
+
+/// The same guard after a timeout: segments 0-3 are lost and the ACKs of
+/// 4-9 too, so the timer fires; go-back-N resends 4, 5 and 6, which the
+/// receiver holds, and their duplicate ACKs at the recovery point must not
+/// start a fast retransmit (RFC 6582 section 6 describes this case: without
+/// SACK the sender cannot tell them from a new loss).
+#[test]
+fn dupacks_at_the_recovery_point_after_a_timeout_start_no_fast_retransmit() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    assert_eq!(h.sent(), new_data(0..10));
+    h.at(1_100);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent(), vec![(0, true)]);
+    let mut resent = vec![];
+    for (t, ack) in [(1_200, 1), (1_300, 2), (1_400, 3)] {
+        h.at(t);
+        h.ack(ack * MSS, &[]);
+        resent.extend(h.sent());
+    }
+    assert_eq!(resent, [1, 2, 3, 4, 5, 6].map(|i| (i * MSS, true)).to_vec());
+    h.at(1_500);
+    h.ack(10 * MSS, &[]);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    h.sent();
+    for _ in 4..=6 {
+        h.ack(10 * MSS, &[]);
+    }
+    assert_eq!(h.tx.stats().fast_retransmits, 0);
+    assert!(h.sent().iter().all(|&(_, rtx)| !rtx), "nothing resent");
+}
+
 #[test]
 fn rto_doubles_on_each_expiry_and_resets_on_new_data() {
     let mut c = cfg(false);
