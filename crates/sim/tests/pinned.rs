@@ -148,7 +148,7 @@ fn bbr_westwood_bursty_schedule() {
         stop = "25s"
         tcp = { sack = false, limited_transmit = true }
     "#;
-    check("bbr westwood", text, 0x06e7c8a3faf0df33);
+    check("bbr westwood", text, 0xd8c1955dae24e071);
 }
 
 /// Tahoe and Wave without SACK on a chain with a steady-state handover.
@@ -185,5 +185,5 @@ fn tahoe_wave_steady_handover() {
         tcp = { sack = false }
         log_packets = true
     "#;
-    check("tahoe wave", text, 0xb79917e2757ba101);
+    check("tahoe wave", text, 0x12d8729e3b0df6b9);
 }
