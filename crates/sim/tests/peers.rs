@@ -8,9 +8,10 @@ use common::run;
 use wavelab_sim::Results;
 
 /// The DCNET 2016 scenario on L2 alone (8 Mbit/s, 240 ms one way, 100
-/// packets, no handover) for `duration`, algorithm `cc`, delayed ACKs off,
-/// with `flow_tcp` (", key = value" pairs) added to the flow's TCP table.
-fn l2(duration: &str, cc: &str, flow_tcp: &str) -> String {
+/// packets, no handover) for `duration`, algorithm `cc`, 960-byte segments,
+/// an initial window of one, delayed ACKs off, and `tcp` (", key = value"
+/// pairs, SACK among them) in the flow's TCP table.
+fn l2(duration: &str, cc: &str, tcp: &str) -> String {
     include_str!("../../../scenarios/dcnet2016-handover.toml")
         .replace("duration = \"90s\"", &format!("duration = \"{duration}\""))
         .replace(
@@ -23,8 +24,8 @@ fn l2(duration: &str, cc: &str, flow_tcp: &str) -> String {
         )
         .replace("cc = \"newreno\"", &format!("cc = \"{cc}\""))
         .replace(
-            "partial_ack_timer = \"slow-but-steady\" }",
-            &format!("partial_ack_timer = \"slow-but-steady\", delayed_ack = false{flow_tcp} }}"),
+            "tcp = { mss = 960, initial_cwnd = 1, dupthresh = 3, sack = false, partial_ack_timer = \"slow-but-steady\" }",
+            &format!("tcp = {{ mss = 960, initial_cwnd = 1, delayed_ack = false{tcp} }}"),
         )
 }
 
@@ -41,7 +42,7 @@ fn series(r: &Results, name: &str) -> Vec<f64> {
 /// (cwnd 3, goodput near zero) from the third loss event (199 s) on.
 #[test]
 fn tahoe_never_falls_to_the_minimum_ssthresh_without_a_timeout() {
-    let r = run(&l2("215s", "tahoe", ""));
+    let r = run(&l2("215s", "tahoe", ", sack = false"));
     let fr = r.flows.u64s("fast_retransmits")[0];
     let rto = r.flows.u64s("rto_expiries")[0];
     let ssthresh = series(&r, "ssthresh");
@@ -58,4 +59,42 @@ fn tahoe_never_falls_to_the_minimum_ssthresh_without_a_timeout() {
         "ssthresh fell to {min_ssthresh} B: fast retransmits on ACKs at the recovery point"
     );
     assert!(fr <= 4, "{fr} fast retransmits");
+}
+
+/// The smallest RTO - SRTT of flow 0 after `from` seconds.
+fn min_rto_margin(r: &Results, from: f64) -> f64 {
+    let (t, srtt, rto) = (series(r, "time"), series(r, "srtt"), series(r, "rto"));
+    (0..t.len())
+        .filter(|&i| t[i] >= from && srtt[i].is_finite())
+        .map(|i| rto[i] - srtt[i])
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Fix 2: CUBIC with SACK on L2 and `min_rto = 200ms`. RTTVAR took RFC
+/// 6298's gain on every ACK, so on this smooth path it decayed to nothing and
+/// the RTO sat G = 1 ms above SRTT; with the queue full (RTT 585 ms) a hole's
+/// retransmission is acknowledged more than SRTT + 1 ms after the last
+/// cumulative ACK, so every fast recovery ended in a spurious timeout (2 in
+/// 60 s, 13 and 4 487 needless retransmissions in 330 s). RFC 7323 Appendix
+/// G scales the gains by the samples a flight yields, so RTTVAR keeps the
+/// path's variation; Linux floors the variation term at `min_rto`.
+#[test]
+fn the_rto_stays_above_srtt_on_a_smooth_path_with_a_low_min_rto() {
+    for (rto, min_margin) in [("rfc6298", 0.002), ("linux", 0.2)] {
+        let tcp = format!(", sack = true, min_rto = \"200ms\", rto = \"{rto}\"");
+        let r = run(&l2("60s", "cubic", &tcp));
+        let timeouts = r.flows.u64s("rto_expiries")[0];
+        let spurious = r.flows.u64s("spurious_retransmissions")[0];
+        let fr = r.flows.u64s("fast_retransmits")[0];
+        let margin = min_rto_margin(&r, 10.0);
+        eprintln!(
+            "CUBIC, rto = {rto}: {fr} fast retransmits, {timeouts} timeouts, \
+             {spurious} spurious retransmissions, RTO - SRTT >= {:.1} ms",
+            margin * 1e3
+        );
+        assert!(fr >= 2, "the run has fast recoveries");
+        assert_eq!(timeouts, 0, "rto = {rto}");
+        assert_eq!(spurious, 0, "rto = {rto}");
+        assert!(margin >= min_margin, "rto = {rto}: margin {margin}");
+    }
 }

@@ -1,5 +1,6 @@
 //! Per-connection TCP parameters shared by the sender and the receiver.
 
+use crate::rtt::RtoFlavour;
 use crate::time::Duration;
 use crate::units::{optional_duration, ByteSize};
 use serde::{Deserialize, Serialize};
@@ -33,10 +34,15 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Initial retransmission timeout (default 1 s, RFC 6298).
     pub initial_rto: Duration,
-    /// Lower bound on the RTO (default 1 s, RFC 6298; Linux uses 200 ms).
+    /// Lower bound on the RTO (default 1 s, RFC 6298; Linux uses 200 ms,
+    /// as a floor of the variation term with `rto = "linux"`).
     pub min_rto: Duration,
     /// Upper bound on the RTO, also the cap of exponential backoff (default 60 s).
     pub max_rto: Duration,
+    /// How the RTO is computed: `"rfc6298"` (default; RFC 7323 Appendix G's
+    /// scaling of per-ACK samples) or `"linux"` (the variation term never
+    /// below `min_rto`, so RTO is about SRTT + `min_rto`).
+    pub rto: RtoFlavour,
     /// Receiver delayed ACKs: `false` (an ACK per segment) or the maximum delay
     /// (default `"200ms"`; an ACK is also sent for every second full segment).
     #[serde(with = "optional_duration")]
@@ -101,6 +107,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
+            rto: RtoFlavour::Rfc6298,
             delayed_ack: Some(Duration::from_millis(200)),
             rcv_window: ByteSize(64 << 20),
             abc_limit: 2,

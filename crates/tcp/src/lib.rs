@@ -44,6 +44,7 @@ pub mod wire;
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
 pub use config::{LostRetransmissions, PartialAckTimer, TcpConfig};
 pub use receiver::{Receiver, ReceiverState, ReceiverStats};
+pub use rtt::RtoFlavour;
 pub use sender::{Sender, SenderSnapshot, SenderState, SenderStats};
 pub use seq::SeqNum;
 pub use time::{Duration, Instant, Rate};

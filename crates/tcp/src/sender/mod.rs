@@ -22,7 +22,7 @@ use crate::cc::{
 };
 use crate::config::{LostRetransmissions, TcpConfig};
 use crate::rate::RateSampler;
-use crate::rtt::RttEstimator;
+use crate::rtt::{Flight, RttEstimator};
 use crate::seq::SeqNum;
 use crate::time::{Duration, Instant, Rate};
 use crate::wire::{Flags, Options, Segment, Timestamps};
@@ -176,7 +176,7 @@ impl Sender {
     /// [`crate::CcConfig::build`].
     pub fn new(cfg: TcpConfig, cc: Cc, iss: SeqNum) -> Self {
         debug_assert!(cfg.validate().is_ok());
-        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+        let rtt = RttEstimator::with_flavour(cfg.rto, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let rate = if cc.uses_rate_samples() {
             RateSampler::new()
         } else {
@@ -295,7 +295,8 @@ impl Sender {
         while let Some(r) = self.cc.poll_request() {
             match r {
                 SenderRequest::RttSample(d) => {
-                    self.rtt.on_sample(d);
+                    let flight = self.flight(self.sb.outstanding());
+                    self.rtt.on_sample(d, flight);
                     self.rtt.reset_backoff();
                 }
                 SenderRequest::MarkAppLimited => self.rate.on_app_limited(self.sb.in_flight()),
@@ -415,6 +416,17 @@ impl Sender {
             rto: self.rtt.rto(),
             snd_wnd: self.snd_wnd,
             pacing_rate: self.cc.pacing_rate(),
+        }
+    }
+
+    /// The flight an RTT sample belongs to, with `flight_size` bytes
+    /// outstanding (for RFC 7323 Appendix G and Linux's RTO rounds).
+    fn flight(&self, flight_size: u64) -> Flight {
+        Flight {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            flight_size,
+            mss: self.mss,
         }
     }
 
@@ -688,7 +700,8 @@ impl Sender {
             // RFC 6298 (5.7) and Karn: no sample; start data with RTO >= 3 s.
             self.rtt.raise_initial_rto(Duration::from_secs(3));
         } else if let Some(t) = self.syn_sent_at {
-            self.rtt.on_sample(now - t);
+            let flight = self.flight(0);
+            self.rtt.on_sample(now - t, flight);
         }
         self.rtt.reset_backoff();
         self.rto_deadline = None;

@@ -55,6 +55,7 @@ impl Sender {
         let window = (seg.window as u64) << self.snd_wscale;
         let prior_una = self.snd_una;
         let prior_in_flight = self.sb.in_flight();
+        let prior_outstanding = self.sb.outstanding();
         let state_before = self.ca_state;
         let had_outstanding = !self.sb.is_empty();
 
@@ -105,7 +106,10 @@ impl Sender {
             .or_else(|| self.sb.sack_rtt(now));
         let own_samples = !self.cc.takes_rtt_samples();
         if let Some(r) = rtt_sample.filter(|_| own_samples) {
-            self.rtt.on_sample(r);
+            // one sample per ACK: RFC 7323 Appendix G counts them against
+            // the flight they came from
+            let flight = self.flight(prior_outstanding);
+            self.rtt.on_ack_sample(r, flight);
             // Karn: the backed-off RTO stays until a valid sample arrives
             // (RFC 6298 section 5, after (5.7)).
             self.rtt.reset_backoff();
