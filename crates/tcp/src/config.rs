@@ -43,6 +43,8 @@ pub struct TcpConfig {
     /// scaling of per-ACK samples) or `"linux"` (the variation term never
     /// below `min_rto`, so RTO is about SRTT + `min_rto`).
     pub rto: RtoFlavour,
+    /// When a timeout leaves ssthresh as it is (default `"rfc5681"`).
+    pub rto_ssthresh: RtoSsthresh,
     /// Receiver delayed ACKs: `false` (an ACK per segment) or the maximum delay
     /// (default `"200ms"`; an ACK is also sent for every second full segment).
     #[serde(with = "optional_duration")]
@@ -78,6 +80,37 @@ pub enum LostRetransmissions {
     Rack,
 }
 
+/// When a retransmission timeout leaves ssthresh as it is: the RFC's rule or
+/// a peer's, so that a peer's result can be reproduced and the difference
+/// the rule makes seen (`tcp.rto_ssthresh`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoSsthresh {
+    /// RFC 5681 section 3.1: every timeout sets ssthresh from FlightSize,
+    /// except that it is held when the segment at `snd_una` already timed
+    /// out ("the given segment has already been retransmitted by way of the
+    /// retransmission timer at least once").
+    #[default]
+    #[serde(rename = "rfc5681")]
+    Rfc5681,
+    /// Linux (`tcp_enter_loss`, net/ipv4/tcp_input.c, 6.18): ssthresh is
+    /// reduced only if no reduction was made in this window already: the
+    /// sender was in Open or Disorder, or `snd_una` had reached the recovery
+    /// point, or it was in the Loss state and no timeout had retransmitted
+    /// since `snd_una` last advanced. So a timeout during a fast recovery
+    /// keeps the ssthresh the recovery set, unlike RFC 5681. (Linux also
+    /// computes the value from cwnd, `tcp_reno_ssthresh`; wavelab's Reno
+    /// family keeps RFC 5681's FlightSize, see docs/design.md.)
+    Linux,
+    /// ns-3.44 (`TcpSocketBase::ReTxTimeout`): ssthresh is recomputed on
+    /// every timeout, from the bytes in flight (the pipe) before it. Its hold
+    /// test reads the head's retransmitted mark after `SetSentListLost` has
+    /// cleared it, so a repeated timeout, with one retransmission in flight,
+    /// sets ssthresh to 2 segments.
+    #[serde(rename = "ns3")]
+    Ns3,
+}
+
 /// RFC 6582 section 4's two ways of treating the retransmission timer during
 /// NewReno fast recovery (without SACK).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +141,7 @@ impl Default for TcpConfig {
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
             rto: RtoFlavour::Rfc6298,
+            rto_ssthresh: RtoSsthresh::Rfc5681,
             delayed_ack: Some(Duration::from_millis(200)),
             rcv_window: ByteSize(64 << 20),
             abc_limit: 2,

@@ -42,7 +42,7 @@ pub mod units;
 pub mod wire;
 
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
-pub use config::{LostRetransmissions, PartialAckTimer, TcpConfig};
+pub use config::{LostRetransmissions, PartialAckTimer, RtoSsthresh, TcpConfig};
 pub use receiver::{Receiver, ReceiverState, ReceiverStats};
 pub use rtt::RtoFlavour;
 pub use sender::{Sender, SenderSnapshot, SenderState, SenderStats};

@@ -167,11 +167,12 @@ impl AckEvent {
 pub enum CongestionKind {
     /// Loss detected by duplicate ACKs or SACK.
     FastRetransmit,
-    /// The retransmission timer expired. `repeated` is true when the segment at
-    /// `snd_una` had already been retransmitted by the timer: RFC 5681 section 3.1
-    /// then holds ssthresh constant.
+    /// The retransmission timer expired. `repeated` is true when ssthresh
+    /// must be held: by default (RFC 5681 section 3.1) when the segment at
+    /// `snd_una` had already been retransmitted by the timer; `tcp.rto_ssthresh`
+    /// selects Linux's or ns-3's rule instead ([`crate::config::RtoSsthresh`]).
     Rto {
-        /// The same segment timed out again.
+        /// Hold ssthresh (the same segment timed out again, by default).
         repeated: bool,
     },
     /// An ECN echo (reserved for later).

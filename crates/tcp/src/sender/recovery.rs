@@ -26,7 +26,7 @@ use crate::cc::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
     RecoveryStyle,
 };
-use crate::config::PartialAckTimer;
+use crate::config::{PartialAckTimer, RtoSsthresh};
 use crate::time::{Duration, Instant};
 use crate::wire::{Flags, SackBlock, Segment};
 
@@ -392,14 +392,34 @@ impl Sender {
         self.set_state(now, CaState::Open);
     }
 
+    /// Whether a timeout now holds ssthresh, and the FlightSize it reports
+    /// ([`RtoSsthresh`]): RFC 5681 section 3.1 holds it when the segment at
+    /// `snd_una` already timed out; Linux when a reduction was made in this
+    /// window already; ns-3.44 never, and reports the pipe.
+    fn rto_ssthresh_rule(&self) -> (bool, u64) {
+        let flight_size = self.snd_nxt - self.snd_una;
+        match self.cfg.rto_ssthresh {
+            RtoSsthresh::Rfc5681 => (self.rto_head == Some(self.snd_una), flight_size),
+            RtoSsthresh::Linux => {
+                let reducing = !matches!(self.ca_state, CaState::Open | CaState::Disorder)
+                    && self.snd_una < self.recover;
+                // in Loss, a timeout's retransmission since the last advance
+                let timed_out = self.ca_state == CaState::Loss && self.rto_head.is_some();
+                let hold = reducing && (self.ca_state != CaState::Loss || timed_out);
+                (hold, flight_size)
+            }
+            RtoSsthresh::Ns3 => (false, self.sb.in_flight()),
+        }
+    }
+
     /// Retransmission timeout: the algorithm takes its loss window; every
     /// un-SACKed segment is presumed lost; repair restarts from `snd_una`.
     pub(super) fn enter_loss(&mut self, now: Instant) {
-        let repeated = self.rto_head == Some(self.snd_una);
+        let (hold, flight_size) = self.rto_ssthresh_rule();
         self.rto_head = Some(self.snd_una);
         let ev = CongestionEvent {
-            kind: CongestionKind::Rto { repeated },
-            flight_size: self.snd_nxt - self.snd_una,
+            kind: CongestionKind::Rto { repeated: hold },
+            flight_size,
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };

@@ -364,6 +364,64 @@ fn repeated_timeout_holds_ssthresh_with_larger_flight() {
     assert_eq!(h.ssthresh(), 5 * MSS);
 }
 
+/// `tcp.rto_ssthresh`: when a timeout holds ssthresh. Three timeouts: the
+/// same segment timing out twice, a timeout during a fast recovery, and a
+/// timeout in the Loss state after `snd_una` advanced.
+#[test]
+fn rto_ssthresh_rules_of_the_rfc_linux_and_ns3() {
+    use crate::RtoSsthresh::{Linux, Ns3, Rfc5681};
+    let with = |rule| TcpConfig {
+        rto_ssthresh: rule,
+        ..cfg(false)
+    };
+    // (1) the first segment times out twice
+    for (rule, second) in [(Rfc5681, 5), (Linux, 5), (Ns3, 2)] {
+        let mut h = Harness::new(with(rule), "newreno");
+        h.sent();
+        h.at(1_100);
+        h.tx.handle_timeout(h.now);
+        assert_eq!(h.ssthresh(), 5 * MSS, "{rule:?}: half of 10 segments");
+        assert_eq!(h.sent(), vec![(0, true)]);
+        h.at(3_100);
+        h.tx.handle_timeout(h.now);
+        // ns-3 recomputes from what is in flight: the one retransmission
+        assert_eq!(h.ssthresh(), second * MSS, "{rule:?}: repeated timeout");
+    }
+    // (2) a timeout during a fast recovery, with 13 segments outstanding
+    for (rule, after) in [(Rfc5681, 6_500), (Linux, 5_000), (Ns3, 2_500)] {
+        let mut h = Harness::new(with(rule), "newreno");
+        h.sent();
+        h.at(200);
+        for _ in 0..8 {
+            h.ack(0, &[]);
+        }
+        assert_eq!(h.sent().len(), 4, "{rule:?}: the retransmission and 3 new");
+        assert_eq!(h.ssthresh(), 5 * MSS);
+        h.at(1_100);
+        h.tx.handle_timeout(h.now);
+        // RFC 5681: FlightSize 13 / 2; Linux keeps the recovery's ssthresh;
+        // ns-3 halves the pipe (13 - 8 duplicate ACKs)
+        assert_eq!(h.ssthresh(), after, "{rule:?}: timeout in recovery");
+    }
+    // (3) a timeout in the Loss state after snd_una advanced: all reduce
+    for (rule, after) in [(Rfc5681, 4_500), (Linux, 4_500), (Ns3, 2_000)] {
+        let mut h = Harness::new(with(rule), "newreno");
+        h.sent();
+        h.at(1_100);
+        h.tx.handle_timeout(h.now);
+        h.sent();
+        h.at(1_200);
+        h.ack(MSS, &[]);
+        assert_eq!(h.sent().len(), 2);
+        // (the backed-off timer, restarted by the ACK: 1.2 s + 2 s)
+        h.now = h.tx.poll_timeout().unwrap();
+        assert_eq!(h.now, crate::testing::ms(3_200));
+        h.tx.handle_timeout(h.now);
+        assert_eq!(h.tx.stats().rto_expiries, 2);
+        assert_eq!(h.ssthresh(), after, "{rule:?}: timeout after an advance");
+    }
+}
+
 #[test]
 fn sack_recovery_retransmits_only_the_holes() {
     let mut c = cfg(true);
