@@ -1,0 +1,93 @@
+//! The parameters the BPF program is loaded with: the same rules and values
+//! as the sans-IO Wave's [`WaveParams`], so that a variant chosen in a
+//! scenario means the same on a real kernel.
+
+use wavelab_tcp::cc::wave::{DispersionFilter, Variant, WaveParams};
+
+/// What the program's read-only data holds (microseconds, flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// BURST0, segments.
+    pub burst: u32,
+    /// The smallest burst, segments.
+    pub min_burst: u32,
+    /// TxTime0.
+    pub tx_time_us: u32,
+    /// The smallest TxTime.
+    pub min_tx_time_us: u32,
+    /// DeltaRTT above which adjustment mode starts.
+    pub beta_us: u32,
+    /// Scale a train's span by n/(n-1).
+    pub dispersion_scaling: bool,
+    /// 0 mean, 1 RTT-weighted, 2 latest.
+    pub dispersion_filter: u32,
+    /// The first 4.12 release's rules (stability from the dispersion, the
+    /// minimum set to zero).
+    pub first_release: bool,
+}
+
+fn micros(d: wavelab_tcp::Duration) -> Result<u32, String> {
+    u32::try_from(d.as_nanos() / 1000)
+        .map_err(|_| format!("{d} does not fit the program's 32-bit microseconds"))
+}
+
+impl Params {
+    /// The program's parameters for a sans-IO Wave configuration; checks it
+    /// first (the message names the field).
+    pub fn from_wave(p: &WaveParams) -> Result<Self, String> {
+        p.validate()?;
+        Ok(Params {
+            burst: p.burst,
+            min_burst: p.min_burst,
+            tx_time_us: micros(p.tx_time).map_err(|e| format!("tx_time: {e}"))?,
+            min_tx_time_us: micros(p.min_tx_time).map_err(|e| format!("min_tx_time: {e}"))?,
+            beta_us: micros(p.beta).map_err(|e| format!("beta: {e}"))?,
+            dispersion_scaling: p.dispersion_scaling,
+            dispersion_filter: match p.dispersion_filter {
+                DispersionFilter::Mean => 0,
+                DispersionFilter::RttWeighted => 1,
+                DispersionFilter::Latest => 2,
+            },
+            first_release: p.variant == Variant::Linux412First,
+        })
+    }
+
+    /// The parameters written as a scenario would (`{"variant": ...}` plus
+    /// overrides), e.g. `{"variant": "linux-4.12", "beta": "200ms"}`.
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        let p: WaveParams = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        Self::from_wave(&p)
+    }
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self::from_wave(&WaveParams::default()).expect("the defaults are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_is_the_dcnet_study() {
+        let p = Params::default();
+        assert_eq!((p.burst, p.min_burst), (10, 3));
+        assert_eq!((p.tx_time_us, p.beta_us), (500_000, 350_000));
+        assert!(p.dispersion_scaling && !p.first_release);
+    }
+
+    #[test]
+    fn variants_map_onto_the_programs_flags() {
+        let p = Params::from_json(r#"{"variant": "netdev-2017"}"#).unwrap();
+        assert_eq!(
+            (p.tx_time_us, p.beta_us, p.dispersion_filter),
+            (200_000, 150_000, 2)
+        );
+        let p = Params::from_json(r#"{"variant": "linux-4.12-first"}"#).unwrap();
+        assert!(p.first_release && !p.dispersion_scaling);
+        let e = Params::from_json(r#"{"burst": 2}"#).unwrap_err();
+        assert!(e.contains("burst: 2 is below min_burst 3"), "{e}");
+    }
+}
