@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every check of the project: Rust format, lints and tests; then the Python
+# Every check of the project: Rust format, lints and tests (the core
+# workspace, then TCP Wave's BPF program in crates/bpf); then the Python
 # package (built from source by maturin), its lints, types and tests. As root
 # on Debian it first installs chromium and tshark if they are missing (the
 # report is tested in a headless browser, the pcap files with tshark).
@@ -25,6 +26,34 @@ echo "== Rust: format, lints, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+echo "== BPF: TCP Wave for stock Linux (crates/bpf, its own workspace)"
+# It builds with clang, bpftool, libbpf (compiled from source by libbpf-sys,
+# against libelf and zlib) and the kernel's BTF; its kernel tests need root.
+bpf_missing=""
+for tool in clang bpftool pkg-config; do
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || bpf_missing="$bpf_missing $tool"
+done
+[ -f /usr/include/libelf.h ] || bpf_missing="$bpf_missing libelf-dev"
+[ -f /usr/include/zlib.h ] || bpf_missing="$bpf_missing zlib1g-dev"
+if [ -n "$bpf_missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing what the BPF program needs:$bpf_missing"
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        clang bpftool pkg-config libelf-dev zlib1g-dev
+    bpf_missing=""
+fi
+if [ -n "$bpf_missing" ]; then
+    echo "crates/bpf needs:$bpf_missing; its tests are skipped (and fail under CI=true)"
+    if [ "${CI:-}" = true ]; then exit 1; fi
+else
+    cargo fmt --manifest-path crates/bpf/Cargo.toml --check
+    cargo clippy --manifest-path crates/bpf/Cargo.toml --all-targets --locked -- -D warnings
+    cargo test --manifest-path crates/bpf/Cargo.toml --locked
+    cargo build --manifest-path crates/bpf/Cargo.toml --locked
+    # the Python tests of `wavelab bpf` use this build of the loader
+    export WAVELAB_BPF="$PWD/crates/bpf/target/debug/wavelab-bpf"
+fi
 
 echo "== Python: build and install wavelab with its test tools"
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'

@@ -243,6 +243,15 @@ def cmd_algorithms(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bpf(args: argparse.Namespace) -> int:
+    from wavelab import bpf
+
+    if args.action == "build":
+        print(f"built {bpf.build()}")
+        return 0
+    return bpf.run_loader([args.action, *args.options])
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """``wavelab bench``."""
     from wavelab.bench import (
@@ -415,6 +424,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--quick", action="store_true", help="with --scaling: small grids only")
     b.set_defaults(func=cmd_bench)
+
+    bp = sub.add_parser(
+        "bpf",
+        help="TCP Wave for stock Linux: load, unload, status of the BPF congestion control",
+        description="TCP Wave as a BPF struct_ops congestion control in the running kernel "
+        "(root, kernel 5.13+ with BTF). `build` compiles the loader from the source "
+        "checkout; `load` takes the scenario's Wave parameters, e.g. "
+        "`wavelab bpf load --variant linux-4.12 --beta 200ms`.",
+    )
+    bp.add_argument("action", choices=["load", "unload", "status", "check", "build"])
+    bp.add_argument("options", nargs=argparse.REMAINDER, help="passed to wavelab-bpf")
+    bp.set_defaults(func=cmd_bpf)
     return p
 
 

@@ -3,6 +3,7 @@
 //! scenario means the same on a real kernel.
 
 use wavelab_tcp::cc::wave::{DispersionFilter, Variant, WaveParams};
+use wavelab_tcp::cc::CcConfig;
 
 /// What the program's read-only data holds (microseconds, flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,9 +55,17 @@ impl Params {
 
     /// The parameters written as a scenario would (`{"variant": ...}` plus
     /// overrides), e.g. `{"variant": "linux-4.12", "beta": "200ms"}`.
+    /// Errors name the field, as a scenario's do.
     pub fn from_json(json: &str) -> Result<Self, String> {
-        let p: WaveParams = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        Self::from_wave(&p)
+        let mut v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let obj = v
+            .as_object_mut()
+            .ok_or("Wave's parameters are a table such as {\"variant\": \"linux-4.12\"}")?;
+        obj.insert("algorithm".into(), "wave".into());
+        match serde_json::from_value::<CcConfig>(v).map_err(|e| e.to_string())? {
+            CcConfig::Wave(p) => Self::from_wave(&p),
+            _ => unreachable!("the algorithm is wave"),
+        }
     }
 }
 
@@ -89,5 +98,7 @@ mod tests {
         assert!(p.first_release && !p.dispersion_scaling);
         let e = Params::from_json(r#"{"burst": 2}"#).unwrap_err();
         assert!(e.contains("burst: 2 is below min_burst 3"), "{e}");
+        let e = Params::from_json(r#"{"beta": "soon"}"#).unwrap_err();
+        assert!(e.starts_with("beta: \"soon\" is not a duration"), "{e}");
     }
 }
