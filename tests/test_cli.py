@@ -25,6 +25,7 @@ def test_help_lists_every_command() -> None:
         "reproduce",
         "sweep",
         "report",
+        "bpf",
     }
     for c in commands:
         assert c in out.stdout
