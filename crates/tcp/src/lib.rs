@@ -29,6 +29,7 @@
 //! ```
 
 pub mod cc;
+pub mod challenge;
 pub mod config;
 pub mod ranges;
 pub mod rate;

@@ -8,11 +8,16 @@
 //! * SACK blocks (RFC 2018: the first block holds the segment that triggered the
 //!   ACK, then the most recently reported blocks) and DSACK (RFC 2883: a
 //!   duplicate is reported in the first block);
-//! * a receive window of the configured size, scaled (RFC 7323).
+//! * a receive window of the configured size, scaled (RFC 7323);
+//! * RFC 5961's rules for RST and SYN ([`crate::challenge`]): a RST resets
+//!   only at exactly RCV.NXT (in SYN-RECEIVED it returns to LISTEN, RFC 793),
+//!   one elsewhere in the window and any SYN after the handshake are answered
+//!   by a challenge ACK; a RST in LISTEN is ignored.
 //!
 //! Payload bytes are optional: a simulation passes `None` and only the delivered
 //! count advances; a real driver passes the bytes and reads them back in order.
 
+use crate::challenge::{rst_verdict, ChallengeAcks, RstVerdict};
 use crate::config::TcpConfig;
 use crate::ranges::RangeSet;
 use crate::sender::ts_clock;
@@ -56,6 +61,12 @@ pub struct ReceiverStats {
     pub acks_sent: u64,
     /// ACKs that carried a DSACK block.
     pub dsacks_sent: u64,
+    /// Challenge ACKs sent (RFC 5961: a RST in the window but not at RCV.NXT,
+    /// or a SYN after the handshake).
+    pub challenge_acks: u64,
+    /// RST segments that reset nothing (outside the window, challenged, or
+    /// in LISTEN).
+    pub resets_ignored: u64,
     /// When the FIN was received in order.
     pub finished_at: Option<Instant>,
 }
@@ -129,6 +140,7 @@ pub struct Receiver {
     synack_pending: bool,
     /// The SYN offered window scaling.
     scaling: bool,
+    challenges: ChallengeAcks,
 
     bytes: Option<ByteStore>,
     stats: ReceiverStats,
@@ -161,6 +173,7 @@ impl Receiver {
             ack_now: false,
             synack_pending: false,
             scaling: false,
+            challenges: ChallengeAcks::default(),
             bytes: None,
             stats: ReceiverStats::default(),
         }
@@ -313,11 +326,11 @@ impl Receiver {
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment, payload: Option<&[u8]>) {
         self.stats.segments_received += 1;
         if seg.flags.contains(Flags::RST) {
-            self.state = ReceiverState::Closed;
+            self.on_rst(now, seg);
             return;
         }
         if seg.flags.contains(Flags::SYN) {
-            self.on_syn(seg);
+            self.on_syn(now, seg);
             return;
         }
         match self.state {
@@ -364,7 +377,62 @@ impl Receiver {
         }
     }
 
-    fn on_syn(&mut self, seg: &Segment) {
+    /// RFC 5961 section 3.2; RFC 793: a RST in LISTEN is ignored, one that
+    /// resets a passively opened connection in SYN-RECEIVED returns it to
+    /// LISTEN.
+    fn on_rst(&mut self, now: Instant, seg: &Segment) {
+        let verdict = match self.state {
+            ReceiverState::Listen | ReceiverState::Closed => RstVerdict::Drop,
+            _ => rst_verdict(
+                seg.seq,
+                SeqNum::from_offset(self.irs + 1, self.rcv_nxt),
+                self.window_bytes(),
+            ),
+        };
+        match verdict {
+            RstVerdict::Reset if self.state == ReceiverState::SynReceived => self.relisten(),
+            RstVerdict::Reset => self.state = ReceiverState::Closed,
+            RstVerdict::Challenge => {
+                self.stats.resets_ignored += 1;
+                self.challenge_ack(now);
+            }
+            RstVerdict::Drop => self.stats.resets_ignored += 1,
+        }
+    }
+
+    /// Back to LISTEN, as new, keeping the counters and the choice to keep
+    /// payload bytes.
+    fn relisten(&mut self) {
+        let stats = std::mem::take(&mut self.stats);
+        let challenges = self.challenges;
+        let keep_bytes = self.bytes.is_some();
+        *self = Receiver::new(self.cfg.clone(), self.iss);
+        self.stats = stats;
+        self.challenges = challenges;
+        if keep_bytes {
+            self.keep_bytes();
+        }
+    }
+
+    /// Queues a challenge ACK (`<SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>`) unless
+    /// RFC 5961 section 7's throttle holds it back.
+    fn challenge_ack(&mut self, now: Instant) {
+        if self.challenges.allow(now) {
+            self.stats.challenge_acks += 1;
+            self.ack_now = true;
+        }
+    }
+
+    fn on_syn(&mut self, now: Instant, seg: &Segment) {
+        if matches!(
+            self.state,
+            ReceiverState::Established | ReceiverState::Finished
+        ) {
+            // RFC 5961 section 4.2: whatever its sequence number, a SYN on a
+            // synchronized connection gets a challenge ACK and is dropped.
+            self.challenge_ack(now);
+            return;
+        }
         let fresh = self.state == ReceiverState::Listen;
         let retransmitted = self.state == ReceiverState::SynReceived && seg.seq == self.irs;
         if fresh {
@@ -386,7 +454,7 @@ impl Receiver {
             }
             self.state = ReceiverState::SynReceived;
         }
-        if fresh || retransmitted || seg.seq == self.irs {
+        if fresh || retransmitted {
             self.synack_pending = true;
         }
     }

@@ -211,3 +211,126 @@ fn data_beyond_the_window_is_dropped() {
     assert_eq!(rx.stats().out_of_window_segments, 1);
     assert_eq!(decode(&rx.poll_transmit(t(1)).unwrap()), (0, vec![]));
 }
+
+fn rst(off: u64) -> Segment {
+    Segment {
+        seq: SeqNum::from_offset(IRS + 1, off),
+        flags: Flags::RST,
+        ..Segment::default()
+    }
+}
+
+/// RFC 5961 section 3.2: only a RST at exactly RCV.NXT resets; one inside
+/// the window is answered by a challenge ACK `<SEQ=SND.NXT><ACK=RCV.NXT>`
+/// and dropped; one outside it is dropped silently.
+#[test]
+fn a_rst_resets_only_at_rcv_nxt_and_is_challenged_elsewhere_in_the_window() {
+    let mut rx = connected(TcpConfig {
+        delayed_ack: None,
+        ..cfg()
+    });
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    rx.poll_transmit(t(10)).unwrap();
+    // in the window, not at RCV.NXT = 1000
+    rx.handle_segment(t(11), &rst(1001), None);
+    assert_eq!(rx.state(), ReceiverState::Established);
+    let c = rx.poll_transmit(t(11)).expect("a challenge ACK");
+    assert_eq!((c.kind, c.segment.flags), (TxKind::Ack, Flags::ACK));
+    assert_eq!(c.segment.seq, ISS + 1, "SEQ = SND.NXT");
+    assert_eq!(decode(&c), (1000, vec![]), "ACK = RCV.NXT");
+    // below RCV.NXT, and beyond the window: dropped without an answer
+    for off in [999, 1000 + cfg().rcv_window.0, 1 << 31] {
+        rx.handle_segment(t(12), &rst(off), None);
+        assert!(rx.poll_transmit(t(12)).is_none(), "RST at {off}");
+        assert_eq!(rx.state(), ReceiverState::Established);
+    }
+    // data goes on
+    rx.handle_segment(t(13), &data(1000, MSS, false), None);
+    assert_eq!(decode(&rx.poll_transmit(t(13)).unwrap()), (2000, vec![]));
+    assert_eq!(rx.stats().challenge_acks, 1);
+    assert_eq!(rx.stats().resets_ignored, 4);
+    // the peer's answer to a challenge, at exactly RCV.NXT, resets
+    rx.handle_segment(t(14), &rst(2000), None);
+    assert_eq!(rx.state(), ReceiverState::Closed);
+    assert!(rx.poll_transmit(t(14)).is_none());
+}
+
+/// RFC 5961 section 4.2: after the handshake a SYN, at any sequence number
+/// (the original one too), gets a challenge ACK, never a SYN-ACK, and
+/// changes nothing.
+#[test]
+fn a_syn_after_the_handshake_gets_a_challenge_ack() {
+    let mut rx = connected(TcpConfig {
+        delayed_ack: None,
+        ..cfg()
+    });
+    rx.handle_segment(t(10), &data(0, MSS, false), None);
+    rx.poll_transmit(t(10)).unwrap();
+    for (ms, seq) in [(11, IRS), (12, IRS + 500), (13, SeqNum(12345))] {
+        let syn = Segment {
+            seq,
+            flags: Flags::SYN,
+            options: Options {
+                mss: Some(100),
+                window_scale: Some(0),
+                ..Options::default()
+            },
+            ..Segment::default()
+        };
+        rx.handle_segment(t(ms), &syn, None);
+        let c = rx.poll_transmit(t(ms)).expect("a challenge ACK");
+        assert_eq!((c.kind, c.segment.flags), (TxKind::Ack, Flags::ACK));
+        assert_eq!(decode(&c), (1000, vec![]));
+        assert!(rx.poll_transmit(t(ms)).is_none());
+    }
+    assert_eq!(rx.state(), ReceiverState::Established);
+    rx.handle_segment(t(14), &data(1000, MSS, false), None);
+    assert_eq!(decode(&rx.poll_transmit(t(14)).unwrap()), (2000, vec![]));
+}
+
+/// RFC 5961 section 7: at most 10 challenge ACKs in 5 seconds, so a flood
+/// of forged RSTs does not become a flood of ACKs.
+#[test]
+fn challenge_acks_are_throttled() {
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(5), &data(0, MSS, false), None);
+    let mut answered = 0;
+    for k in 0..100 {
+        rx.handle_segment(t(10 + k), &rst(1001 + k), None);
+        answered += std::iter::from_fn(|| rx.poll_transmit(t(10 + k))).count();
+    }
+    assert_eq!(answered, 10);
+    rx.handle_segment(t(5_010), &rst(1007), None);
+    assert!(rx.poll_transmit(t(5_010)).is_some(), "a new period");
+    assert_eq!(rx.state(), ReceiverState::Established);
+}
+
+/// RFC 793: a RST in LISTEN is ignored; one that matches in SYN-RECEIVED
+/// returns a passively opened connection to LISTEN, from where a new SYN
+/// opens it again.
+#[test]
+fn a_rst_in_listen_is_ignored_and_in_syn_received_returns_to_listen() {
+    let mut rx = Receiver::new(cfg(), ISS);
+    rx.handle_segment(t(0), &rst(0), None);
+    assert_eq!(rx.state(), ReceiverState::Listen);
+    let mut rx = connected(cfg());
+    assert_eq!(rx.state(), ReceiverState::SynReceived);
+    rx.handle_segment(t(1), &rst(5), None);
+    assert_eq!(
+        rx.state(),
+        ReceiverState::SynReceived,
+        "challenged, not reset"
+    );
+    assert_eq!(rx.poll_transmit(t(1)).unwrap().kind, TxKind::Ack);
+    rx.handle_segment(t(2), &rst(0), None);
+    assert_eq!(rx.state(), ReceiverState::Listen);
+    let syn = Segment {
+        seq: IRS + 7,
+        flags: Flags::SYN,
+        ..Segment::default()
+    };
+    rx.handle_segment(t(3), &syn, None);
+    let synack = rx.poll_transmit(t(3)).unwrap();
+    assert_eq!((synack.kind, synack.segment.ack), (TxKind::SynAck, IRS + 8));
+    assert_eq!(rx.stats().segments_received, 4, "the counters are kept");
+}

@@ -9,6 +9,12 @@
 //! Reliability is the sender's: the retransmission queue and SACK scoreboard
 //! ([`scoreboard`]), RTT and RTO (RFC 6298), loss detection and repair
 //! ([`recovery`]). The congestion-control algorithm decides how much and when.
+//!
+//! A RST and a SYN from the peer follow RFC 5961 ([`crate::challenge`]): in
+//! SYN-SENT a RST counts only if it acknowledges the SYN; once established,
+//! only a RST at exactly RCV.NXT resets the connection, one elsewhere in the
+//! receive window and every SYN (a retransmitted SYN-ACK too) get a
+//! challenge ACK.
 
 mod rack;
 mod recovery;
@@ -20,6 +26,7 @@ pub use stream::SendBuffer;
 use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
 };
+use crate::challenge::{rst_verdict, ChallengeAcks, RstVerdict};
 use crate::config::{LostRetransmissions, TcpConfig};
 use crate::rate::RateSampler;
 use crate::rtt::{Flight, RttEstimator};
@@ -67,6 +74,12 @@ pub struct SenderStats {
     pub spurious_retransmissions: u64,
     /// ACKs ignored because they acknowledged data never sent.
     pub invalid_acks: u64,
+    /// Challenge ACKs sent (RFC 5961: a RST in the window but not at RCV.NXT,
+    /// or a SYN once established).
+    pub challenge_acks: u64,
+    /// RST segments that reset nothing (outside the window, challenged, or
+    /// not acknowledging the SYN).
+    pub resets_ignored: u64,
     /// When the connection became established.
     pub established_at: Option<Instant>,
     /// When the last byte (and the FIN) was acknowledged.
@@ -166,6 +179,7 @@ pub struct Sender {
     pacer_next: Instant,
     pacer_blocked: bool,
     round_sent: u32,
+    challenges: ChallengeAcks,
     stats: SenderStats,
 }
 
@@ -218,6 +232,7 @@ impl Sender {
             pacer_next: Instant::ZERO,
             pacer_blocked: false,
             round_sent: 0,
+            challenges: ChallengeAcks::default(),
             stats: SenderStats::default(),
             cfg,
         }
@@ -645,8 +660,7 @@ impl Sender {
     /// Processes a segment from the receiver.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
         if seg.flags.contains(Flags::RST) {
-            self.state = SenderState::Closed;
-            self.rto_deadline = None;
+            self.on_rst(now, seg);
             return;
         }
         match self.state {
@@ -660,14 +674,57 @@ impl Sender {
             SenderState::Established => {}
         }
         if seg.flags.contains(Flags::SYN) {
-            // Our ACK of the SYN-ACK was lost: acknowledge again.
-            self.ack_pending = true;
+            // RFC 5961 section 4.2: a challenge ACK, whatever the sequence
+            // number. It also answers a retransmitted SYN-ACK whose ACK was
+            // lost, as RFC 793 asks.
+            self.challenge_ack(now);
             return;
         }
         if !seg.flags.contains(Flags::ACK) {
             return;
         }
         self.on_ack(now, seg);
+    }
+
+    /// RFC 5961 section 3.2.
+    fn on_rst(&mut self, now: Instant, seg: &Segment) {
+        let verdict = match self.state {
+            // the RST is acceptable if its ACK field acknowledges the SYN
+            SenderState::SynSent => {
+                if seg.flags.contains(Flags::ACK) && seg.ack == self.iss + 1 {
+                    RstVerdict::Reset
+                } else {
+                    RstVerdict::Drop
+                }
+            }
+            SenderState::Established => {
+                let rcv_wnd = (self.own_window_field() as u64) << self.rcv_wscale;
+                rst_verdict(seg.seq, self.irs + 1, rcv_wnd)
+            }
+            SenderState::Closed => RstVerdict::Drop,
+        };
+        match verdict {
+            RstVerdict::Reset => {
+                self.state = SenderState::Closed;
+                self.rto_deadline = None;
+                self.syn_pending = false;
+            }
+            RstVerdict::Challenge => {
+                self.stats.resets_ignored += 1;
+                self.challenge_ack(now);
+            }
+            RstVerdict::Drop => self.stats.resets_ignored += 1,
+        }
+    }
+
+    /// Queues a challenge ACK (`<SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>`, or a
+    /// data segment, which carries the same ACK) unless RFC 5961 section 7's
+    /// throttle holds it back.
+    fn challenge_ack(&mut self, now: Instant) {
+        if self.challenges.allow(now) {
+            self.stats.challenge_acks += 1;
+            self.ack_pending = true;
+        }
     }
 
     fn establish(&mut self, now: Instant, seg: &Segment) {

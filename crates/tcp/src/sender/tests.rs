@@ -6,7 +6,7 @@ use crate::config::TcpConfig;
 use crate::testing::{Harness, ACK_WINDOW, IRS, ISS};
 use crate::time::{Duration, Instant};
 use crate::wire::{Flags, Options, Segment};
-use crate::{CcConfig, Sender, TxKind};
+use crate::{CcConfig, Sender, SeqNum, TxKind};
 
 const MSS: u64 = 1000;
 
@@ -691,4 +691,112 @@ fn with_rack_one_sack_above_a_hole_in_recovery_marks_it_lost() {
             "{mode:?}: the segment at 9 MSS marked lost"
         );
     }
+}
+
+fn peer_rst(seq: crate::SeqNum, ack: Option<crate::SeqNum>) -> Segment {
+    Segment {
+        seq,
+        ack: ack.unwrap_or_default(),
+        flags: if ack.is_some() {
+            Flags::RST.with(Flags::ACK)
+        } else {
+            Flags::RST
+        },
+        ..Segment::default()
+    }
+}
+
+/// RFC 5961 section 3.2 on an established sender (RCV.NXT = IRS + 1, the
+/// receiver sends no data): a RST inside the window but not at RCV.NXT gets
+/// a challenge ACK `<SEQ=SND.NXT><ACK=RCV.NXT>` and resets nothing; one
+/// outside the window is dropped silently; one at RCV.NXT resets.
+#[test]
+fn an_established_sender_resets_only_on_a_rst_at_rcv_nxt() {
+    let mut h = Harness::new(
+        TcpConfig {
+            mss: MSS as u32,
+            ..TcpConfig::default()
+        },
+        "newreno",
+    );
+    h.tx.close(); // stop the stream after the initial window
+    h.sent();
+    h.at(150);
+    h.tx.handle_segment(h.now, &peer_rst(IRS + 2, None));
+    assert_eq!(h.tx.state(), crate::SenderState::Established);
+    let out = h.drain();
+    assert_eq!(out.len(), 1, "one challenge ACK: {out:?}");
+    let c = out[0].segment;
+    assert_eq!((out[0].kind, c.flags), (TxKind::Ack, Flags::ACK));
+    assert_eq!(c.seq, ISS + 1 + 10 * MSS as u32, "SEQ = SND.NXT");
+    assert_eq!(c.ack, IRS + 1, "ACK = RCV.NXT");
+    for seq in [IRS, IRS + 1 + (1 << 30), IRS - 70_000] {
+        h.tx.handle_segment(h.now, &peer_rst(seq, None));
+        assert!(h.drain().is_empty(), "RST at {seq}");
+    }
+    assert_eq!(h.tx.stats().challenge_acks, 1);
+    assert_eq!(h.tx.stats().resets_ignored, 4);
+    // the connection goes on: an ACK releases new data
+    h.at(200);
+    h.ack(MSS, &[]);
+    assert_eq!(h.tx.bytes_acked(), MSS);
+    h.tx.handle_segment(h.now, &peer_rst(IRS + 1, None));
+    assert_eq!(h.tx.state(), crate::SenderState::Closed);
+    assert!(h.drain().is_empty());
+    assert_eq!(h.tx.poll_timeout(), None, "no timer after a reset");
+}
+
+/// RFC 5961 section 4.2: once established, a SYN (or SYN-ACK) at any
+/// sequence number gets a challenge ACK and changes nothing.
+#[test]
+fn a_syn_to_an_established_sender_gets_a_challenge_ack() {
+    let mut h = Harness::new(cfg(false), "newreno");
+    h.sent();
+    let window = h.tx.send_window();
+    for seq in [IRS, IRS + 5000] {
+        let syn = Segment {
+            seq,
+            ack: ISS + 77,
+            flags: Flags::SYN.with(Flags::ACK),
+            window: 7,
+            options: Options {
+                mss: Some(64),
+                ..Options::default()
+            },
+            ..Segment::default()
+        };
+        h.tx.handle_segment(h.now, &syn);
+        let out = h.drain();
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].kind, out[0].segment.ack), (TxKind::Ack, IRS + 1));
+    }
+    assert_eq!(h.tx.mss(), MSS as u32);
+    assert_eq!(h.tx.send_window(), window);
+    assert_eq!(h.tx.bytes_acked(), 0);
+    assert_eq!(h.tx.stats().challenge_acks, 2);
+}
+
+/// RFC 5961 section 3.2 (and RFC 793) in SYN-SENT: a RST is acceptable only
+/// if its ACK field acknowledges the SYN.
+#[test]
+fn in_syn_sent_only_a_rst_acknowledging_the_syn_resets() {
+    let cc = CcConfig::named("reno").unwrap().build(1000, 10, None, 2);
+    let mut tx = Sender::new(cfg(false), cc, ISS);
+    tx.write_unlimited();
+    assert_eq!(tx.poll_transmit(Instant::ZERO).unwrap().kind, TxKind::Syn);
+    for rst in [
+        peer_rst(IRS, None),
+        peer_rst(IRS, Some(ISS)),
+        peer_rst(IRS, Some(ISS + 2)),
+    ] {
+        tx.handle_segment(Instant::ZERO, &rst);
+        assert_eq!(tx.state(), crate::SenderState::SynSent, "{rst}");
+    }
+    tx.handle_segment(Instant::ZERO, &peer_rst(SeqNum(0), Some(ISS + 1)));
+    assert_eq!(tx.state(), crate::SenderState::Closed);
+    // a SYN timeout due afterwards sends nothing
+    tx.handle_timeout(Instant::from_nanos(10_000_000_000));
+    assert!(tx
+        .poll_transmit(Instant::from_nanos(10_000_000_000))
+        .is_none());
 }
