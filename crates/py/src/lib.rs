@@ -79,6 +79,13 @@ impl Simulation {
         self.inner.is_done()
     }
 
+    /// Why the run stopped before the scenario's end (its packet log reached
+    /// the limit), or `None`.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.inner.stopped().map(str::to_string)
+    }
+
     /// Runs every event up to `t` seconds (capped at the end), without the GIL.
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         let until = seconds_to_instant(t)?;

@@ -10,8 +10,8 @@ use crate::net::{Dir, Net};
 use crate::recorder::Recorder;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
-    detached_links, handoff_order, link_index, HandoffKind, HandoverTime, Held, Scenario,
-    ScenarioError,
+    detached_links, flow_name, handoff_order, link_index, HandoffKind, HandoverTime, Held,
+    Scenario, ScenarioError,
 };
 use crate::sim::{sync_period, Simulation};
 use crate::tables::series::{QueueSeries, Series};
@@ -137,7 +137,6 @@ impl Simulation {
 
         let mut flows = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
-            let base = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
             for k in 0..f.count {
                 let idx = flows.len() as u32;
                 let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(idx));
@@ -150,11 +149,7 @@ impl Simulation {
                     f.tcp.abc_limit,
                 );
                 flows.push(Flow {
-                    name: if f.count > 1 {
-                        format!("{base}#{k}")
-                    } else {
-                        base.clone()
-                    },
+                    name: flow_name(f, i, k),
                     algorithm: f.cc.name(),
                     from: f.from.clone(),
                     to: f.to.clone(),
@@ -210,6 +205,8 @@ impl Simulation {
             samples: 0,
             next_sync: sync_every,
             sync_every,
+            log_limit: crate::limits::MAX_LOG_ROWS,
+            stopped: None,
         })
     }
 }

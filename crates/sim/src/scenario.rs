@@ -29,7 +29,7 @@ pub struct ScenarioError {
 }
 
 impl ScenarioError {
-    fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             path: path.into(),
             message: message.into(),
@@ -75,9 +75,7 @@ pub struct Scenario {
     pub handoffs: Vec<HandoffSpec>,
 }
 
-/// The most samples per flow a run may record (a 1 ms interval over almost 3
-/// hours); more is almost always a unit mistake and would exhaust memory.
-pub const MAX_SAMPLES: u64 = 10_000_000;
+pub use crate::limits::MAX_SAMPLES;
 
 fn default_seed() -> u64 {
     1
@@ -318,13 +316,11 @@ impl<'de> Deserialize<'de> for HandoverTime {
                 if v == "steady" {
                     return Ok(HandoverTime::Steady);
                 }
-                wavelab_tcp::units::parse_duration(v)
-                    .map(HandoverTime::At)
-                    .map_err(|_| {
-                        E::custom(format!(
-                            "\"{v}\" is not a time, write e.g. \"30s\", or \"steady\""
-                        ))
-                    })
+                wavelab_tcp::units::parse_duration_or(v, || {
+                    format!("\"{v}\" is not a time, write e.g. \"30s\", or \"steady\"")
+                })
+                .map(HandoverTime::At)
+                .map_err(E::custom)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<HandoverTime, E> {
                 Err(E::custom(format!(
@@ -567,16 +563,8 @@ impl Scenario {
         if self.output.interval.is_zero() {
             return Err(ScenarioError::at("output.interval", "must be above zero"));
         }
-        let samples = self.duration.as_nanos() / self.output.interval.as_nanos();
-        if samples > MAX_SAMPLES {
-            return Err(ScenarioError::at(
-                "output.interval",
-                format!(
-                    "{} over {} makes {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
-                    self.output.interval, self.duration
-                ),
-            ));
-        }
+        crate::limits::check(self)?;
+        crate::names::check(self)?;
         if self.links.is_empty() {
             return Err(ScenarioError::at("links", "at least one link is needed"));
         }
@@ -618,6 +606,7 @@ impl Scenario {
                     ));
                 }
                 check_settings(&sp, s.rate, s.loss.as_ref(), s.queue)?;
+                self.check_before_end(&format!("{sp}.at"), s.at)?;
             }
             for (k, h) in l.handovers.iter().enumerate() {
                 let hp = format!("{p}.handovers[{k}]");
@@ -634,12 +623,7 @@ impl Scenario {
                     ));
                 }
                 if let HandoverTime::At(t) = h.at {
-                    if t >= self.duration {
-                        return Err(ScenarioError::at(
-                            format!("{hp}.at"),
-                            format!("{t} is not before the end of the run ({})", self.duration),
-                        ));
-                    }
+                    self.check_before_end(&format!("{hp}.at"), t)?;
                 }
                 if h.at == HandoverTime::Steady {
                     let st = &h.steady;
@@ -648,6 +632,24 @@ impl Scenario {
                             format!("{hp}.steady.fraction"),
                             format!("{:?} is not a fraction (above 0, at most 1)", st.fraction),
                         ));
+                    }
+                    if st.earliest >= self.duration {
+                        return Err(ScenarioError::at(
+                            format!("{hp}.steady.earliest"),
+                            format!(
+                                "{} is not before the end of the run ({}), so the handover \
+                                 could never happen (the default is 10s)",
+                                st.earliest, self.duration
+                            ),
+                        ));
+                    }
+                    if let Some(latest) = st.latest {
+                        if latest < st.earliest {
+                            return Err(ScenarioError::at(
+                                format!("{hp}.steady.latest"),
+                                format!("{latest} is before steady.earliest ({})", st.earliest),
+                            ));
+                        }
                     }
                     if st.window.is_zero() {
                         return Err(ScenarioError::at(
@@ -665,6 +667,7 @@ impl Scenario {
                 }
             }
             for (k, o) in l.outages.iter().enumerate() {
+                self.check_before_end(&format!("{p}.outages[{k}].start"), o.start)?;
                 if o.duration.is_zero() {
                     return Err(ScenarioError::at(
                         format!("{p}.outages[{k}].duration"),
@@ -702,15 +705,7 @@ impl Scenario {
                 .map_err(|m| ScenarioError::at(format!("{p}.tcp.{}", field_of(&m)), rest_of(&m)))?;
             f.cc.validate()
                 .map_err(|m| ScenarioError::at(format!("{p}.cc.{}", field_of(&m)), rest_of(&m)))?;
-            if f.start >= self.duration {
-                return Err(ScenarioError::at(
-                    format!("{p}.start"),
-                    format!(
-                        "{} is not before the end of the run ({})",
-                        f.start, self.duration
-                    ),
-                ));
-            }
+            self.check_before_end(&format!("{p}.start"), f.start)?;
             if let Some(stop) = f.stop {
                 if stop <= f.start {
                     return Err(ScenarioError::at(
@@ -749,9 +744,34 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// An error at `path` unless `t` is before the end of the run (an event
+    /// at or after it would silently never happen).
+    fn check_before_end(&self, path: &str, t: Duration) -> Result<(), ScenarioError> {
+        if t >= self.duration {
+            return Err(ScenarioError::at(
+                path,
+                format!("{t} is not before the end of the run ({})", self.duration),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The name of link `i` (its `name` or `link<i>`).
 pub fn link_name(l: &LinkSpec, i: usize) -> String {
     l.name.clone().unwrap_or_else(|| format!("link{i}"))
+}
+
+/// The name of replica `k` of flow `i` (its `name` or `flow<i>`, followed by
+/// `#k` when the flow has `count > 1`).
+pub fn flow_name(f: &FlowSpec, i: usize, k: u32) -> String {
+    let base = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+    if f.count > 1 {
+        format!("{base}#{k}")
+    } else {
+        base
+    }
 }
 
 fn field_of(m: &str) -> &str {
@@ -932,7 +952,10 @@ mod tests {
             r#"{ at = "5s", outage = "2s", rate = "8Mbit/s", delay = "240ms" }"#,
         ))
         .unwrap();
-        Scenario::from_toml_str(&with(r#"{ at = "steady", outage = "2s" }"#)).unwrap();
+        Scenario::from_toml_str(&with(
+            r#"{ at = "steady", outage = "2s", steady = { earliest = "2s" } }"#,
+        ))
+        .unwrap();
         assert_eq!(
             err(&with(r#"{ at = "soon", outage = "2s" }"#)),
             "links[0].handovers[0].at: \"soon\" is not a time, write e.g. \"30s\", or \"steady\""
@@ -947,9 +970,59 @@ mod tests {
         );
         assert_eq!(
             err(&with(
-                r#"{ at = "steady", outage = "1s", steady = { flow = 3 } }"#
+                r#"{ at = "steady", outage = "1s", steady = { flow = 3, earliest = "1s" } }"#
             )),
             "links[0].handovers[0].steady.flow: 3 is not a flow index; there are 1 flows"
+        );
+    }
+
+    /// `steady = { earliest = "8s", latest = "2s" }` was accepted and the
+    /// handover happened at 2 s; events at or after the end silently never
+    /// happened.
+    #[test]
+    fn inconsistent_times_are_refused() {
+        let with =
+            |h: &str| BASE.replace("queue = \"100pkt\"", &format!("queue = \"100pkt\"\n{h}"));
+        assert_eq!(
+            err(&with(
+                r#"handovers = [{ at = "steady", outage = "1s", steady = { earliest = "8s", latest = "2s" } }]"#
+            )),
+            "links[0].handovers[0].steady.latest: 2s is before steady.earliest (8s)"
+        );
+        assert_eq!(
+            err(&with(r#"handovers = [{ at = "steady", outage = "1s" }]"#)),
+            "links[0].handovers[0].steady.earliest: 10s is not before the end of the run (10s), so the handover could never happen (the default is 10s)"
+        );
+        assert_eq!(
+            err(&with(r#"schedule = [{ at = "12s", rate = "1Mbit/s" }]"#)),
+            "links[0].schedule[0].at: 12s is not before the end of the run (10s)"
+        );
+        assert_eq!(
+            err(&with(r#"outages = [{ start = "10s", duration = "1s" }]"#)),
+            "links[0].outages[0].start: 10s is not before the end of the run (10s)"
+        );
+        Scenario::from_toml_str(&with(
+            r#"handovers = [{ at = "steady", outage = "1s", steady = { earliest = "2s", latest = "2s" } }]"#,
+        ))
+        .unwrap();
+    }
+
+    /// `delay = "1e30s"` saturated to 2^64 - 1 ns and the run went ahead;
+    /// `duration = "1e20h"` was reported as a problem of `output.interval`.
+    #[test]
+    fn out_of_range_durations_are_refused_with_the_value_as_written() {
+        assert_eq!(
+            err(&BASE.replace("\"25ms\"", "\"1e30s\"")),
+            "links[0].delay: \"1e30s\" is too long (at most 1000000000s, about 31.7 years)"
+        );
+        assert_eq!(
+            err(&BASE.replace("\"10s\"", "\"1e20h\"")),
+            "duration: \"1e20h\" is too long (at most 1000000000s, about 31.7 years)"
+        );
+        let h = r#"handovers = [{ at = "1e30s", outage = "1s" }]"#;
+        assert_eq!(
+            err(&BASE.replace("queue = \"100pkt\"", &format!("queue = \"100pkt\"\n{h}"))),
+            "links[0].handovers[0].at: \"1e30s\" is too long (at most 1000000000s, about 31.7 years)"
         );
     }
 

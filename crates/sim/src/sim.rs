@@ -45,6 +45,10 @@ pub struct Simulation {
     /// ([`sync_period`]).
     pub(crate) next_sync: u64,
     pub(crate) sync_every: u64,
+    /// The packet log's row limit ([`crate::limits::MAX_LOG_ROWS`]).
+    pub(crate) log_limit: usize,
+    /// Why the run stopped before its end, if it did.
+    pub(crate) stopped: Option<String>,
 }
 
 /// Events between two syncs of the network that nothing asked for, at
@@ -100,7 +104,7 @@ impl Simulation {
 
     /// Runs every event up to `t` (capped at the end of the run).
     pub fn run_until(&mut self, t: Instant) {
-        let until = t.min(self.end);
+        let mut until = t.min(self.end);
         while let Some((when, ev, key)) = self.q.pop_until(until) {
             debug_assert!(when >= self.now, "time never runs backwards");
             self.now = when;
@@ -108,6 +112,11 @@ impl Simulation {
             self.handle(ev, key);
             if self.q.processed() >= self.next_sync {
                 self.periodic_sync();
+                if self.rec.log.len() >= self.log_limit {
+                    self.stop_for_the_log();
+                    until = self.now;
+                    break;
+                }
             }
         }
         self.now = self.now.max(until);
@@ -127,6 +136,39 @@ impl Simulation {
             c.flush_before(self.now);
         }
         self.next_sync = self.q.processed() + self.sync_every;
+    }
+
+    /// Ends the run now: the packet log reached its limit. The results so
+    /// far stay readable; [`Simulation::stopped`] says why.
+    #[cold]
+    fn stop_for_the_log(&mut self) {
+        let logging: Vec<String> = (self.sc.flows.iter().enumerate())
+            .filter(|(_, f)| f.log_packets)
+            .map(|(i, f)| format!("flows[{i}] ({})", f.name.as_deref().unwrap_or("unnamed")))
+            .collect();
+        self.stopped = Some(format!(
+            "log_packets: the packet log reached {} rows (at most {}) at {:.3} s, so the run \
+             stopped there; the results up to then are kept. Log fewer flows ({} log packets) \
+             or run a shorter time",
+            self.rec.log.len(),
+            self.log_limit,
+            self.now.as_secs_f64(),
+            logging.join(", "),
+        ));
+        self.end = self.now;
+    }
+
+    /// Why the run stopped before the end of the scenario (the packet log
+    /// reached [`crate::limits::MAX_LOG_ROWS`]), if it did.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.as_deref()
+    }
+
+    /// Lowers the packet log's row limit (for tests: the real one takes
+    /// millions of packets to reach).
+    #[doc(hidden)]
+    pub fn set_log_limit(&mut self, rows: usize) {
+        self.log_limit = rows;
     }
 
     /// Makes the unrequested syncs come every `events` events (at least

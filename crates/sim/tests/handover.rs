@@ -153,11 +153,11 @@ fn steady_handover_waits_for_the_flow_to_fill_the_old_link() {
         (at(when - 0.1) - at(when - 5.1)) * 8.0 / 5.0 < 0.9 * capacity || when <= 10.0 + 1e-9,
         "the first sample that satisfied the rule"
     );
-    // a rule not met by `latest` (here: not even looked at before it) falls
-    // back to `latest`
+    // a rule not met by `latest` (here: a 60 s window cannot hold 90 % of
+    // the capacity before 54 s) falls back to `latest`
     let r = run(&l1_to_l2(
         "\"steady\"",
-        r#", steady = { earliest = "30s", latest = "25s" }"#,
+        r#", steady = { window = "60s", earliest = "10s", latest = "25s" }"#,
     ));
     assert_eq!(r.handovers.f64s("time"), &[25.0]);
 }

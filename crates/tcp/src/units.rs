@@ -41,10 +41,23 @@ fn bad(value: &str, what: &str, example: &str) -> String {
     format!("\"{value}\" is not {what}, write e.g. \"{example}\"")
 }
 
+/// The longest duration a configuration may write: 10^9 s, about 31.7
+/// years. The simulator's clock counts nanoseconds in 64 bits (584 years), so
+/// a sum of up to 18 such times never overflows it; anything longer is a unit
+/// mistake, refused rather than saturated.
+pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
 /// Parses a duration such as `"240ms"`, `"2.5s"`, `"100us"`, `"1min"`.
+/// Durations longer than [`MAX_DURATION`], and positive ones shorter than the
+/// 1 ns resolution, are errors that quote the value as written.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let err = || bad(s, "a duration", "240ms");
-    let (v, unit) = split_number(s).ok_or_else(err)?;
+    parse_duration_or(s, || bad(s, "a duration", "240ms"))
+}
+
+/// As [`parse_duration`], with `syntax` giving the message for text that is
+/// not a duration at all (fields that also take words, such as `"steady"`).
+pub fn parse_duration_or(s: &str, syntax: impl Fn() -> String) -> Result<Duration, String> {
+    let (v, unit) = split_number(s).ok_or_else(&syntax)?;
     let scale = match unit {
         "ns" => 1e-9,
         "us" | "µs" => 1e-6,
@@ -52,9 +65,21 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => 1.0,
         "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(err()),
+        _ => return Err(syntax()),
     };
-    Ok(Duration::from_secs_f64(v * scale))
+    let secs = v * scale;
+    if secs > MAX_DURATION.as_secs_f64() {
+        return Err(format!(
+            "\"{s}\" is too long (at most {MAX_DURATION}, about 31.7 years)"
+        ));
+    }
+    let d = Duration::from_secs_f64(secs);
+    if d.is_zero() && secs > 0.0 {
+        return Err(format!(
+            "\"{s}\" is shorter than 1ns, the resolution of time"
+        ));
+    }
+    Ok(d)
 }
 
 /// Parses a rate such as `"8Mbit/s"`, `"100 kbit/s"`, `"1Gbps"`, `"2MB/s"`.
@@ -198,11 +223,13 @@ pub mod optional_duration {
                 Ok(v.then_some(DEFAULT_DELAY))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                parse_duration(v).map(Some).map_err(|_| {
-                    E::custom(format!(
+                parse_duration_or(v, || {
+                    format!(
                         "\"{v}\" is not a duration, write e.g. \"200ms\", or false to turn it off"
-                    ))
+                    )
                 })
+                .map(Some)
+                .map_err(E::custom)
             }
         }
         d.deserialize_any(V)
@@ -239,6 +266,26 @@ mod tests {
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("1.2.3s").is_err());
+    }
+
+    /// Out-of-range durations are refused with the value as written, never
+    /// saturated (`"1e30s"` used to become 2^64 - 1 ns) or rounded to zero.
+    #[test]
+    fn durations_out_of_range_are_refused() {
+        assert_eq!(
+            parse_duration("1e30s").unwrap_err(),
+            "\"1e30s\" is too long (at most 1000000000s, about 31.7 years)"
+        );
+        assert!(parse_duration("1e20h").unwrap_err().contains("too long"));
+        assert_eq!(parse_duration("1e9s").unwrap(), MAX_DURATION);
+        assert!(parse_duration("1000000001s").is_err());
+        assert_eq!(
+            parse_duration("0.1ns").unwrap_err(),
+            "\"0.1ns\" is shorter than 1ns, the resolution of time"
+        );
+        assert_eq!(parse_duration("0ms").unwrap(), Duration::ZERO);
+        let e = serde_json::from_str::<crate::TcpConfig>(r#"{"delayed_ack": "1e30s"}"#);
+        assert!(e.unwrap_err().to_string().contains("too long"));
     }
 
     #[test]
