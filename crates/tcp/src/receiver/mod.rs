@@ -335,9 +335,11 @@ impl Receiver {
         }
         match self.state {
             ReceiverState::Listen | ReceiverState::Closed => return,
-            ReceiverState::SynReceived if seg.flags.contains(Flags::ACK) => {
-                self.state = ReceiverState::Established;
-            }
+            // RFC 9293 section 3.10.7.4, fifth check: a segment without the
+            // ACK bit is dropped (a data segment too: in SYN-RECEIVED it
+            // would be taken in before the handshake is complete)
+            _ if !seg.flags.contains(Flags::ACK) => return,
+            ReceiverState::SynReceived => self.state = ReceiverState::Established,
             _ => {}
         }
         let has_fin = seg.flags.contains(Flags::FIN);
@@ -360,7 +362,13 @@ impl Receiver {
         }
         if has_fin {
             let fin = off + seg.len as u64;
-            if self.fin_at.is_none() && fin >= self.rcv_nxt {
+            // the first FIN sets the end of the stream, unless data beyond
+            // it was already received (a peer that contradicts itself)
+            let received = self
+                .ooo
+                .last()
+                .map_or(self.rcv_nxt, |(_, e)| e.max(self.rcv_nxt));
+            if self.fin_at.is_none() && fin >= received {
                 self.fin_at = Some(fin);
             }
             if self.fin_at.is_some_and(|f| f != self.rcv_nxt) {
@@ -463,7 +471,8 @@ impl Receiver {
         self.stats.data_segments += 1;
         self.stats.bytes_received += len as u64;
         let mut end = off + len as u64;
-        let right_edge = self.rcv_nxt + self.window_bytes();
+        // nothing is taken in beyond the window, nor beyond a FIN received
+        let right_edge = (self.rcv_nxt + self.window_bytes()).min(self.fin_at.unwrap_or(u64::MAX));
         if off >= right_edge {
             self.stats.out_of_window_segments += 1;
             self.ack_now = true;

@@ -334,3 +334,55 @@ fn a_rst_in_listen_is_ignored_and_in_syn_received_returns_to_listen() {
     assert_eq!((synack.kind, synack.segment.ack), (TxKind::SynAck, IRS + 8));
     assert_eq!(rx.stats().segments_received, 4, "the counters are kept");
 }
+
+/// RFC 9293 section 3.10.7.4 (fifth check): a segment without the ACK bit is
+/// dropped. Before, data without it was taken in during SYN-RECEIVED, and a
+/// RST that then returned the connection to LISTEN made the delivered count
+/// go back (found by the receiver fuzz target).
+#[test]
+fn segments_without_the_ack_bit_are_dropped() {
+    let mut rx = connected(cfg());
+    let mut bare = data(0, MSS, false);
+    bare.flags = Flags(0);
+    rx.handle_segment(t(1), &bare, None);
+    assert_eq!(rx.delivered(), 0);
+    assert_eq!(rx.state(), ReceiverState::SynReceived);
+    rx.handle_segment(t(2), &rst(0), None);
+    assert_eq!(rx.state(), ReceiverState::Listen);
+    assert_eq!(rx.delivered(), 0);
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(3), &data(0, MSS, false), None);
+    bare.seq = SeqNum::from_offset(IRS + 1, 1000);
+    rx.handle_segment(t(4), &bare, None);
+    assert_eq!(rx.delivered(), 1000, "established: still dropped");
+}
+
+/// The first FIN sets the end of the stream: data beyond it is not taken in,
+/// and a FIN below data already received is ignored. Before, a FIN at 6 then
+/// data up to 7 made 7 bytes readable while 6 counted as delivered (found by
+/// the receiver fuzz target).
+#[test]
+fn nothing_is_received_beyond_the_fin() {
+    let mut rx = connected(cfg());
+    rx.keep_bytes();
+    let msg = [7u8; 20];
+    rx.handle_segment(t(1), &data(6, 0, true), None);
+    rx.handle_segment(t(2), &data(0, 7, false), Some(&msg[..7]));
+    assert_eq!(rx.delivered(), 6);
+    assert_eq!(rx.state(), ReceiverState::Finished);
+    let mut out = [0u8; 20];
+    assert_eq!(rx.read(&mut out), 6);
+    // a second FIN elsewhere changes nothing
+    rx.handle_segment(t(3), &data(0, 12, true), Some(&msg[..12]));
+    assert_eq!((rx.delivered(), rx.read(&mut out)), (6, 0));
+    // a FIN below data already held out of order is ignored
+    let mut rx = connected(cfg());
+    rx.handle_segment(t(1), &data(1000, 500, false), None);
+    rx.handle_segment(t(2), &data(0, 200, true), None);
+    assert_eq!(rx.state(), ReceiverState::Established);
+    rx.handle_segment(t(3), &data(200, 1300, true), None);
+    assert_eq!(
+        (rx.delivered(), rx.state()),
+        (1500, ReceiverState::Finished)
+    );
+}
