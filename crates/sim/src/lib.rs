@@ -34,6 +34,7 @@ mod build;
 pub mod capture;
 mod endpoints;
 pub mod engine;
+pub mod fuzzing;
 mod handover;
 pub mod limits;
 pub mod link;

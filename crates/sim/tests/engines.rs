@@ -308,7 +308,7 @@ fn multihomed(
 proptest! {
     // WAVELAB_ENGINE_CASES=5000 for a longer search
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("WAVELAB_ENGINE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96),
+        cases: wavelab_tcp::testing::cases("WAVELAB_ENGINE_CASES", 96),
         max_global_rejects: 2000,
         .. ProptestConfig::default()
     })]

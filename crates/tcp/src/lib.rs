@@ -31,6 +31,7 @@
 pub mod cc;
 pub mod challenge;
 pub mod config;
+pub mod fuzzing;
 pub mod ranges;
 pub mod rate;
 pub mod receiver;

@@ -198,6 +198,11 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::cases("WAVELAB_RANGES_CASES", 256),
+            ..ProptestConfig::default()
+        })]
+
         #[test]
         fn matches_a_bitmap(ops in proptest::collection::vec((0u64..200, 0u64..30), 1..40)) {
             let mut r = RangeSet::new();

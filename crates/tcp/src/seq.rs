@@ -95,6 +95,11 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::cases("WAVELAB_SEQ_CASES", 256),
+            ..ProptestConfig::default()
+        })]
+
         #[test]
         fn offset_roundtrip(base in any::<u32>(), off in 0u64..(1u64 << 48), skew in -(1i64 << 30)..(1i64 << 30)) {
             let base = SeqNum(base);

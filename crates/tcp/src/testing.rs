@@ -177,3 +177,22 @@ impl Harness {
         self.tx.cc().ssthresh()
     }
 }
+
+/// How many cases a property test runs: the environment variable `var` if
+/// it is set (e.g. `WAVELAB_HOSTILE_CASES=5000` for one test), else
+/// `default` times `WAVELAB_CASES_SCALE` (1 when unset). Every property test
+/// of the workspace reads its count here, so `WAVELAB_CASES_SCALE=50 cargo
+/// test --workspace` runs all of them at 50 times their CI counts.
+///
+/// Panics with a message naming the variable if its value is not a whole
+/// number: a typo must not silently run the default.
+pub fn cases(var: &str, default: u32) -> u32 {
+    let read = |name: &str| {
+        std::env::var(name).ok().map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .unwrap_or_else(|_| panic!("{name}={v:?} is not a whole number of cases"))
+        })
+    };
+    read(var).unwrap_or_else(|| default.saturating_mul(read("WAVELAB_CASES_SCALE").unwrap_or(1)))
+}

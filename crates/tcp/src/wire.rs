@@ -496,6 +496,11 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::cases("WAVELAB_WIRE_CASES", 256),
+            ..ProptestConfig::default()
+        })]
+
         #[test]
         fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
             let _ = Segment::decode(&bytes);

@@ -6,12 +6,10 @@
 //! the data, zero windows, stale and future timestamps.
 
 use proptest::prelude::*;
-
-use wavelab_tcp::testing::{every_algorithm, ms, synack, Harness, IRS, ISS, SYNACK_WINDOW};
+use wavelab_tcp::fuzzing::{drain, ReceiverWatch, SenderWatch};
+use wavelab_tcp::testing::{cases, every_algorithm, ms, synack, Harness, IRS, ISS, SYNACK_WINDOW};
 use wavelab_tcp::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
-use wavelab_tcp::{
-    Duration, LostRetransmissions, PartialAckTimer, Receiver, SeqNum, TcpConfig, Transmit, TxKind,
-};
+use wavelab_tcp::{Duration, LostRetransmissions, PartialAckTimer, Receiver, SeqNum, TcpConfig};
 
 /// A sequence number: on a segment boundary around the interesting offset
 /// `near` (relative to `base`; the test's MSS is 1000), near it, or anywhere
@@ -174,19 +172,9 @@ fn config() -> impl Strategy<Value = TcpConfig> {
         )
 }
 
-/// Everything the endpoint sends now; it must stop offering segments.
-fn drain(mut poll: impl FnMut() -> Option<Transmit>) -> Vec<Transmit> {
-    let mut out = Vec::new();
-    while let Some(t) = poll() {
-        out.push(t);
-        assert!(out.len() < 10_000, "poll_transmit never returns None");
-    }
-    out
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("WAVELAB_HOSTILE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
+        cases: cases("WAVELAB_HOSTILE_CASES", 300),
         .. ProptestConfig::default()
     })]
 
@@ -203,9 +191,10 @@ proptest! {
         let sa = synack(mss, window_scale, cfg.sack, SYNACK_WINDOW);
         let mut h = Harness::with_algorithm(cfg, &algo, sa, true);
         let mut now = 100u64;
-        let mut acked = 0;
+        let mut watch = SenderWatch::default();
         drain(|| h.tx.poll_transmit(ms(now)));
         for step in &steps {
+            let mut waited = None;
             match step {
                 Step::Segment(w, n) => {
                     let seg = w.segment(IRS + 1, 0, ISS + 1, h.tx.bytes_acked());
@@ -218,27 +207,11 @@ proptest! {
                     if h.tx.poll_timeout().is_some_and(|t| t <= ms(now)) {
                         h.tx.handle_timeout(ms(now));
                     }
+                    waited = Some(ms(now));
                 }
             }
             let sent = drain(|| h.tx.poll_transmit(ms(now)));
-            let tx = &h.tx;
-            prop_assert!(tx.bytes_acked() >= acked, "the acknowledged count went back");
-            acked = tx.bytes_acked();
-            prop_assert!(acked <= tx.data_sent(), "acknowledged {acked} of {} sent", tx.data_sent());
-            // the scoreboard counts whole segments: an ACK inside a segment
-            // leaves all of it in flight (at most one segment, plus the FIN)
-            prop_assert!(tx.in_flight() <= tx.data_sent() - acked + 1000 + 1,
-                "{} bytes in flight, {} outstanding", tx.in_flight(), tx.data_sent() - acked);
-            for t in &sent {
-                if t.kind == TxKind::Data || t.kind == TxKind::Retransmission {
-                    prop_assert!(t.offset + t.segment.len as u64 <= tx.data_sent());
-                }
-            }
-            // a timer due now was run: the driver would otherwise spin
-            if matches!(step, Step::Wait(_)) {
-                prop_assert!(tx.poll_timeout().is_none_or(|t| t > ms(now)),
-                    "a timer at {:?} is still due at {now} ms", tx.poll_timeout());
-            }
+            watch.check(&h.tx, &sent, waited).map_err(TestCaseError::fail)?;
         }
     }
 
@@ -269,9 +242,9 @@ proptest! {
         let mut now = 0u64;
         rx.handle_segment(ms(now), &syn, None);
         drain(|| rx.poll_transmit(ms(now)));
-        let mut delivered = 0;
-        let mut last_ack: Option<SeqNum> = None;
+        let mut watch = ReceiverWatch::default();
         for step in &steps {
+            let mut waited = None;
             match step {
                 Step::Segment(w, n) => {
                     let seg = w.segment(peer_iss + 1, rx.delivered(), iss + 1, 0);
@@ -284,30 +257,13 @@ proptest! {
                     if rx.poll_timeout().is_some_and(|t| t <= ms(now)) {
                         rx.handle_timeout(ms(now));
                     }
+                    waited = Some(ms(now));
                 }
             }
-            for t in drain(|| rx.poll_transmit(ms(now))) {
-                if t.kind == TxKind::Ack {
-                    // cumulative ACKs never go back (a new SYN may restart
-                    // the connection with a new base)
-                    if let Some(prev) = last_ack {
-                        prop_assert!(t.segment.ack.0.wrapping_sub(prev.0) < 1 << 31,
-                            "ACK went back from {} to {}", prev.0, t.segment.ack.0);
-                    }
-                    last_ack = Some(t.segment.ack);
-                }
-                if t.kind == TxKind::SynAck {
-                    last_ack = None;
-                }
-            }
-            if matches!(step, Step::Wait(_)) {
-                prop_assert!(rx.poll_timeout().is_none_or(|t| t > ms(now)),
-                    "a timer at {:?} is still due at {now} ms", rx.poll_timeout());
-            }
-            prop_assert!(rx.delivered() >= delivered, "the delivered count went back");
-            delivered = rx.delivered();
-            prop_assert!(rx.out_of_order_bytes() <= cfg.rcv_window.0 + 70_000,
-                "{} bytes held out of order", rx.out_of_order_bytes());
+            let sent = drain(|| rx.poll_transmit(ms(now)));
+            watch
+                .check(&rx, cfg.rcv_window.0, &sent, waited)
+                .map_err(TestCaseError::fail)?;
         }
     }
 }

@@ -259,7 +259,11 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // WAVELAB_INTEGRITY_CASES=5000 for a longer search (or WAVELAB_CASES_SCALE)
+    #![proptest_config(ProptestConfig {
+        cases: wavelab_tcp::testing::cases("WAVELAB_INTEGRITY_CASES", 256),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn stream_arrives_intact_once_in_order(
