@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wavelab import _native
-from wavelab.errors import WavelabError
+from wavelab.errors import ScenarioFileError, WavelabError, check_path, check_type
 from wavelab.results import Results
 from wavelab.scenario import Scenario
 
@@ -36,8 +36,36 @@ def run(
     error that stopped it (a full disk), is in ``results.run["captures"]``;
     an error there never costs the run's results. A target that names nothing
     raises :class:`WavelabError` before the run starts.
+
+    A run whose packet log reaches its limit (``crates/sim/src/limits.rs``)
+    stops there: its results are returned with ``complete = False`` and the
+    reason in ``results.run["stopped"]``.
+
+    Arguments of the wrong type raise :class:`wavelab.errors.ArgumentError`;
+    a scenario the schema refuses (a hand-built :class:`Scenario`) raises
+    :class:`ScenarioFileError`.
     """
-    sim = _native.Simulation(scenario.to_json())
+    check_type(
+        "run(scenario)",
+        scenario,
+        Scenario,
+        "a Scenario (from wavelab.load_scenario, from_toml or from_dict)",
+    )
+    if not (progress is True or progress is False or callable(progress)):
+        check_type("run(progress)", progress, bool, "True, False or a callback(now, total)")
+    check_type("run(steps)", steps, int, "a whole number of steps")
+    if steps < 1:
+        raise WavelabError(f"run(steps): {steps} must be at least 1")
+    if captures is not None:
+        check_type("run(captures)", captures, Mapping, 'a dict such as {"flow:first": "f.pcap"}')
+        for target, path in captures.items():
+            check_type("run(captures)", target, str, "capture targets (str) as keys")
+            check_path("run(captures)", path)
+    try:
+        sim = _native.Simulation(scenario.to_json())
+    except _native.ScenarioError as e:
+        where = f"{scenario.source}: " if scenario.source else f"{scenario.name}: "
+        raise ScenarioFileError(f"{where}{e}") from None
     for target, path in (captures or {}).items():
         try:
             sim.add_capture(target, str(path))
@@ -69,6 +97,9 @@ def run(
             sim.run_until(end * k / steps)
             if callback:
                 callback(sim.now, end)
+            if sim.stopped is not None:
+                complete = False
+                break
     except KeyboardInterrupt:
         complete = False
     finally:
@@ -77,6 +108,8 @@ def run(
     wall = time.perf_counter() - wall
     stats: dict[str, Any] = dict(sim.run_stats())
     stats["wall_seconds"] = wall
+    if sim.stopped is not None:
+        stats["stopped"] = sim.stopped
     if captures:
         stats["captures"] = _finish_captures(sim, captures)
     return Results.from_native(scenario, sim.results(), stats, complete)

@@ -18,7 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from wavelab import _native
-from wavelab.errors import ScenarioFileError, read_text_file
+from wavelab.errors import (
+    ScenarioFileError,
+    WavelabError,
+    check_path,
+    check_type,
+    read_text_file,
+)
+
+MAX_DEPTH = 32
+"""How deep tables and arrays may nest in a scenario or sweep file (the
+schema needs 6 levels). Deeper input is refused before any parser or walk
+recurses into it, with an error instead of Python's recursion limit."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,12 @@ class Scenario:
     normalized: dict[str, Any]
     source: Path | None = None
     _json: str = field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        check_type("Scenario(data)", self.data, dict, "a dict (use wavelab.from_dict)")
+        check_type("Scenario(normalized)", self.normalized, dict, "a dict")
+        if self.source is not None:
+            check_type("Scenario(source)", self.source, Path, "a pathlib.Path or None")
 
     @property
     def name(self) -> str:
@@ -54,6 +71,9 @@ class Scenario:
     def with_changes(self, changes: Mapping[str, Any]) -> Scenario:
         """A copy with fields replaced, addressed by path (``"flows[0].cc"``,
         ``"links[1].rate"``, ``"seed"``); the result is validated again."""
+        check_type("with_changes(changes)", changes, Mapping, 'a dict such as {"seed": 2}')
+        for path in changes:
+            check_type("with_changes(changes)", path, str, 'field paths such as "flows[0].cc"')
         data = copy.deepcopy(self.data)
         for path, value in changes.items():
             _set_path(data, path, value)
@@ -82,33 +102,93 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
             node = node[key]
 
 
-def _non_finite(value: Any, path: str = "") -> str | None:
-    """The path (``links[1].rate``) of the first NaN or infinity in ``value``.
-
-    TOML allows ``nan`` and ``inf``; JSON, which carries the scenario to the
-    Rust schema, does not, and its parser would only say "expected value".
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return path
-    if isinstance(value, Mapping):
-        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
-    elif isinstance(value, list | tuple):
-        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for sub, v in items:
-        found = _non_finite(v, sub)
-        if found is not None:
-            return found
+def _scan(value: Any) -> tuple[str, str] | None:
+    """The first problem of a scenario's data that JSON or the schema cannot
+    report well, as (field path, message): nesting deeper than
+    :data:`MAX_DEPTH`, or a NaN or infinity (TOML allows ``nan`` and ``inf``;
+    JSON, which carries the scenario to the Rust schema, does not, and its
+    parser would only say "expected value"). Iterative, so any depth is safe."""
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack:
+        path, v, depth = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return path, "not a finite number"
+        if isinstance(v, Mapping):
+            items: list[tuple[str, Any]] = [
+                (f"{path}.{k}" if path else str(k), x) for k, x in v.items()
+            ]
+        elif isinstance(v, list | tuple):
+            items = [(f"{path}[{i}]", x) for i, x in enumerate(v)]
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            shown = path if len(path) <= 60 else path[:57] + "..."
+            return shown, f"tables and arrays nest more than {MAX_DEPTH} deep"
+        stack.extend((p, x, depth + 1) for p, x in reversed(items))
     return None
 
 
-def from_dict(data: Mapping[str, Any], source: Path | None = None) -> Scenario:
+def toml_depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` outside strings and comments in
+    TOML text (a table header counts its brackets too)."""
+    depth = deepest = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "\"'":
+            triple = text.startswith(c * 3, i)
+            quote = c * 3 if triple else c
+            j = i + len(quote)
+            while j < n:
+                if c == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(quote, j):
+                    break
+                if not triple and text[j] == "\n":
+                    break
+                j += 1
+            i = j + len(quote)
+            continue
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return deepest
+
+
+def parse_toml(text: Any, where: str, error: type[WavelabError]) -> dict[str, Any]:
+    """Parses TOML text (``str``, or UTF-8 ``bytes``) as a scenario or sweep
+    file, raising ``error`` (its message starting with ``where``) for text
+    that is not TOML, not UTF-8, or nests deeper than :data:`MAX_DEPTH`."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise error(f"{where}not UTF-8 text: {e}") from None
+    check_type("the TOML text", text, str, "a str (or UTF-8 bytes)")
+    if toml_depth(text) > MAX_DEPTH:
+        raise error(f"{where}not valid here: tables and arrays nest more than {MAX_DEPTH} deep")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{where}not valid TOML: {e}") from None
+
+
+def from_dict(data: Mapping[str, Any], source: str | Path | None = None) -> Scenario:
     """Validates a scenario given as a dict (as TOML would give it)."""
+    check_type("from_dict(data)", data, Mapping, "a dict (a scenario as TOML gives it)")
+    if source is not None:
+        source = check_path("from_dict(source)", source)
     where = f"{source}: " if source else ""
-    bad = _non_finite(data)
+    bad = _scan(data)
     if bad is not None:
-        raise ScenarioFileError(f"{where}{bad}: not a finite number")
+        raise ScenarioFileError(f"{where}{bad[0] or 'the scenario'}: {bad[1]}")
     try:
         text = json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as e:
@@ -121,13 +201,12 @@ def from_dict(data: Mapping[str, Any], source: Path | None = None) -> Scenario:
     return Scenario(dict(data), normalized, source, normalized_json)
 
 
-def from_toml(text: str, source: Path | None = None) -> Scenario:
-    """Validates a scenario given as TOML text."""
+def from_toml(text: str | bytes, source: str | Path | None = None) -> Scenario:
+    """Validates a scenario given as TOML text (``str``, or UTF-8 ``bytes``)."""
+    if source is not None:
+        source = check_path("from_toml(source)", source)
     where = f"{source}: " if source else ""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioFileError(f"{where}not valid TOML: {e}") from None
+    data = parse_toml(text, where, ScenarioFileError)
     if "sweep" in data:
         raise ScenarioFileError(
             f"{where}has a [sweep] table: it is a sweep file; run it with "
@@ -142,7 +221,7 @@ def load_scenario(path: str | Path) -> Scenario:
     Raises :class:`ScenarioFileError` with a message that names the file, the
     field path and the bad value.
     """
-    p = Path(path)
+    p = check_path("load_scenario(path)", path)
     return from_toml(read_text_file(p, ScenarioFileError), p)
 
 

@@ -26,14 +26,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wavelab.errors import ScenarioFileError, WavelabError, read_text_file
-from wavelab.scenario import Scenario, from_dict
+from wavelab.errors import (
+    ScenarioFileError,
+    WavelabError,
+    check_path,
+    check_type,
+    read_text_file,
+)
+from wavelab.scenario import Scenario, from_dict, parse_toml
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
@@ -163,6 +168,9 @@ def expand_range(where: str, spec: Mapping[str, Any]) -> list[Any]:
             f"{where}: from, to and step must have the same unit, not "
             + ", ".join(f"{k} = {_toml(v)}" for k, v in fields.items())
         )
+    for k, q in parsed.items():
+        if q is not None and not math.isfinite(q[0]):
+            raise SweepError(f"{where}: {k} = {_toml(fields[k])} is not a finite number")
     unit = units.pop()
     start = parsed["from"][0]  # type: ignore[index]
     stop = parsed["to"][0]  # type: ignore[index]
@@ -171,6 +179,8 @@ def expand_range(where: str, spec: Mapping[str, Any]) -> list[Any]:
         count = spec["count"]
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise SweepError(f"{where}: count = {_toml(count)} must be a whole number above 0")
+        if count > MAX_POINTS:
+            raise SweepError(f"{where}: count = {count:,} values (at most {MAX_POINTS:,})")
         if count == 1:
             return [_format(start, unit, integers)]
         values = [start + (stop - start) * i / (count - 1) for i in range(count)]
@@ -182,7 +192,10 @@ def expand_range(where: str, spec: Mapping[str, Any]) -> list[Any]:
             f"{where}: step = {_toml(spec['step'])} never gets from "
             f"{_toml(spec['from'])} to {_toml(spec['to'])}"
         )
-    n = math.floor((stop - start) / step + 1e-9) + 1
+    steps = (stop - start) / step
+    if not math.isfinite(steps) or steps + 1 > MAX_POINTS:
+        raise SweepError(f"{where}: the range has {steps + 1:,.0f} values (at most {MAX_POINTS:,})")
+    n = math.floor(steps + 1e-9) + 1
     if n > MAX_POINTS:
         raise SweepError(f"{where}: the range has {n:,} values (at most {MAX_POINTS:,})")
     return [_format(start + i * step, unit, integers) for i in range(n)]
@@ -193,6 +206,8 @@ def _axis(where: str, key: str, spec: Any) -> Axis:
         if isinstance(spec, int) and not isinstance(spec, bool):
             if spec < 1:
                 raise SweepError(f"{where}: seeds = {spec} must be at least 1")
+            if spec > MAX_POINTS:
+                raise SweepError(f"{where}: seeds = {spec:,} (at most {MAX_POINTS:,} points)")
             return Axis(key, ("seed",), tuple((s,) for s in range(1, spec + 1)))
         key_paths: tuple[str, ...] = ("seed",)
     else:
@@ -313,6 +328,7 @@ def _check_axis(base: dict[str, Any], where: str, axis: Axis) -> None:
 
 def from_sweep_dict(data: Mapping[str, Any], source: Path | None = None, text: str = "") -> Sweep:
     """A sweep from a parsed file (a scenario with a ``sweep`` table)."""
+    check_type("from_sweep_dict(data)", data, Mapping, "a dict (a sweep file as TOML gives it)")
     where = f"{source}: " if source else ""
     table = data.get("sweep")
     if table is None:
@@ -329,7 +345,19 @@ def from_sweep_dict(data: Mapping[str, Any], source: Path | None = None, text: s
         base = from_dict(scenario_data, source)
     except ScenarioFileError as e:
         raise SweepError(str(e)) from None
-    axes = tuple(_axis(f'{where}sweep."{k}"', k, v) for k, v in table.items())
+    axes_built: list[Axis] = []
+    size = 1
+    for k, v in table.items():
+        axis = _axis(f'{where}sweep."{k}"', k, v)
+        axes_built.append(axis)
+        size *= len(axis.values)
+        if size > MAX_POINTS:
+            raise SweepError(
+                f"{where}the sweep has more than {MAX_POINTS:,} points (at most "
+                f"{MAX_POINTS:,}); "
+                + " x ".join(f"{len(a.values):,} ({a.key})" for a in axes_built)
+            )
+    axes = tuple(axes_built)
     seen: dict[str, str] = {}
     for a in axes:
         for p in a.paths:
@@ -357,7 +385,7 @@ def builtin_sweep_names() -> list[str]:
 
 def load_sweep(ref: str | Path) -> Sweep:
     """Reads a sweep file, or a shipped sweep by name."""
-    p = Path(ref)
+    p = check_path("load_sweep(ref)", ref)
     if not p.exists() and p.suffix != ".toml":
         from importlib import resources
 
@@ -370,11 +398,7 @@ def load_sweep(ref: str | Path) -> Sweep:
         p = Path(f"{ref}.toml")
     else:
         text = read_text_file(p, SweepError)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{p}: not valid TOML: {e}") from None
-    return from_sweep_dict(data, p, text)
+    return from_sweep_dict(parse_toml(text, f"{p}: ", SweepError), p, text)
 
 
 __all__ = [
