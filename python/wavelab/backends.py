@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from wavelab import _native
 from wavelab.errors import WavelabError
+from wavelab.outputs import file_name
 
 DEFAULT_CLUSTER_TIMEOUT = 10.0
 """Seconds to wait for a Dask scheduler (and its first worker) to answer."""
@@ -64,9 +65,9 @@ class RunOutput:
 
 
 def capture_file_name(target: str) -> str:
-    """The pcap file name of a capture target: ``flow:first`` -> ``flow-first.pcap``."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in target.replace(":", "-"))
-    return f"{safe}.pcap"
+    """The pcap file name of a capture target: ``flow:first`` -> ``flow-first.pcap``
+    (a safe file name whatever the target says, see :func:`wavelab.outputs.file_name`)."""
+    return f"{file_name(target, fallback='capture')}.pcap"
 
 
 def execute(job: Job) -> RunOutput:
@@ -88,6 +89,8 @@ def execute(job: Job) -> RunOutput:
             for target, path in zip(job.captures, paths, strict=True):
                 sim.add_capture(target, str(path))
             sim.run_until(sim.end)
+            if sim.stopped is not None:
+                return RunOutput(job.key, error=sim.stopped, worker=worker)
             for done, path in zip(sim.finish_captures(), paths, strict=True):
                 if "error" in done:
                     raise OSError(done["errno"], f"capture {done['target']}: {done['error']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ import pandas as pd
 
 from wavelab import __version__, algorithms
 from wavelab.errors import WavelabError
+from wavelab.outputs import commit, default_run_dir, inside, temporary_name
 from wavelab.results import Results
 from wavelab.runner import run
 from wavelab.scenario import (
@@ -54,31 +56,56 @@ def _print_summary(res: Results) -> None:
 def _run_and_write(
     sc: Scenario, out: Path, plots: bool, quiet: bool, pcap: Sequence[str] = ()
 ) -> Results:
-    captures = {}
-    if pcap:
-        from wavelab.backends import capture_file_name
+    """Runs ``sc`` and writes its results into ``out``. Every file appears
+    whole or not at all (written under a temporary name, renamed when
+    complete): a full disk leaves the previous files, never empty ones."""
+    from wavelab.backends import capture_file_name
 
+    final = {t: inside(out, capture_file_name(t)) for t in dict.fromkeys(pcap)}
+    if final:
         out.mkdir(parents=True, exist_ok=True)
-        captures = {t: out / capture_file_name(t) for t in dict.fromkeys(pcap)}
-    res = run(sc, progress=not quiet, captures=captures)
+    pending = {t: temporary_name(p) for t, p in final.items()}
     try:
-        files = res.to_parquet(out)
-    except OSError as e:
-        raise WavelabError(f"{out}: cannot write the results: {e.strerror or e}") from None
-    failed_captures = []
-    for c in res.run.get("captures", []):
-        if "error" in c:
-            failed_captures.append(c)
-            Path(c["path"]).unlink(missing_ok=True)
-        else:
-            files.append(Path(c["path"]))
+        res = run(sc, progress=not quiet, captures=pending)
+        try:
+            files = res.to_parquet(out)
+        except OSError as e:
+            raise WavelabError(f"{out}: cannot write the results: {e.strerror or e}") from None
+        failed_captures = []
+        for c in res.run.get("captures", []):
+            tmp = Path(c["path"])
+            path = final[c["target"]]
+            c["path"] = str(path)
+            if "error" in c:
+                # the tables are this run's: a capture of an earlier run
+                # must not stay beside them
+                path.unlink(missing_ok=True)
+                failed_captures.append(c)
+                continue
+            try:
+                commit(tmp, path)
+            except OSError as e:
+                c["error"] = e.strerror or str(e)
+                failed_captures.append(c)
+                continue
+            files.append(path)
             if not quiet:
-                print(f"capture {c['target']}: {c['packets']:,} packets -> {c['path']}")
+                print(f"capture {c['target']}: {c['packets']:,} packets -> {path}")
+    finally:
+        for tmp in pending.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
     if plots:
         from wavelab.plots import plot_all
 
-        files += plot_all(res, out)
-    if not res.complete:
+        try:
+            files += plot_all(res, out)
+        except OSError as e:
+            raise WavelabError(
+                f"{out}: cannot write the plots: {e.strerror or e}; the tables were written"
+            ) from None
+    stopped = res.run.get("stopped")
+    if not res.complete and not stopped:
         print(
             f"interrupted at {res.run['simulated']:.3f} s of {sc.duration:g} s; "
             f"the partial results were written to {out}",
@@ -96,13 +123,16 @@ def _run_and_write(
             f"{c['path']}: the capture could not be written ({c['error']}); "
             f"the run's results were written to {out}/"
         )
+    if stopped:
+        raise WavelabError(f"{stopped}; the partial results were written to {out}/")
     return res
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
     sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
-    out = Path(args.out) if args.out else Path("results") / sc.name
+    # a scenario's name is a label: results/<a safe directory name made of it>
+    out = Path(args.out) if args.out else default_run_dir(sc.name)
     res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap)
     return 0 if res.complete else 130
 

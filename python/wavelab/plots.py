@@ -28,6 +28,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from wavelab.outputs import save_figure
 from wavelab.results import Results
 
 TimeRange = tuple[float, float] | None
@@ -72,7 +73,7 @@ def _finish(fig: Figure, axes: list[Axes], title: str, path: Path) -> Path:
     axes[-1].set_xlabel("time (s)")
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 
@@ -280,7 +281,7 @@ def plot_algorithm_state(
         ax.set_xlabel("time (s)")
     fig.suptitle(f"{results.scenario.name}: algorithm state")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wavelab.errors import WavelabError, check_path
+from wavelab.outputs import write_files_atomically
 from wavelab.scenario import Scenario
 
 TABLES = ("series", "flows", "links", "queues", "packets", "handovers", "handoffs")
@@ -213,23 +215,29 @@ class Results:
 
     def to_parquet(self, directory: str | Path) -> list[Path]:
         """Writes every table as Parquet, the summary as CSV, and the normalised
-        scenario and run figures as JSON. Returns the files written."""
-        out = Path(directory)
+        scenario and run figures as JSON. Returns the files written.
+
+        The files are written as a set: each to a temporary file first, and
+        only once all are on disk are they renamed into place. A write error
+        (a full disk) raises ``OSError`` and leaves the previous files, or
+        none, never an empty or truncated one."""
+        out = check_path("to_parquet(directory)", directory)
         out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, data in self.to_files().items():
-            path = out / name
-            path.write_bytes(data)
-            written.append(path)
-        return written
+        return write_files_atomically(out, self.to_files())
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> Results:
-        """Reads results written by :meth:`to_parquet`."""
+        """Reads results written by :meth:`to_parquet`; :class:`WavelabError`
+        if ``directory`` holds none."""
         from wavelab.scenario import from_dict
 
-        d = Path(directory)
-        meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        d = check_path("read_parquet(directory)", directory)
+        try:
+            meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise WavelabError(
+                f"{d}: no results here (run.json written by `wavelab run` cannot be read: {e})"
+            ) from None
         frames = {}
         for name in TABLES:
             p = d / f"{name}.parquet"
