@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -285,4 +286,100 @@ def test_a_second_sweep_into_the_same_directory_is_refused(
     assert res.stderr == (
         f"error: {out}: another wavelab sweep is writing here (pid {os.getpid()}); "
         "wait for it or use another --out\n"
+    )
+
+
+# ----- the index itself is checked (issue 30) ------------------------------------
+
+
+def rewrite_line(out: Path, number: int, edit: object) -> dict[str, object]:
+    """Replaces line ``number`` (0-based) of the index with ``edit(line)``."""
+    path = out / "index.jsonl"
+    lines = path.read_text().splitlines()
+    old = json.loads(lines[number])
+    lines[number] = edit(lines[number])  # type: ignore[operator]
+    path.write_text("\n".join(lines) + "\n")
+    return dict(old)
+
+
+def forged(d: dict[str, object]) -> str:
+    """An index line with a correct digest: what someone who knows the
+    format could write."""
+    body = {k: v for k, v in d.items() if k != "digest"}
+    return json.dumps({**body, "digest": store._digest(body)}, sort_keys=True)
+
+
+def test_an_edited_or_damaged_index_line_is_not_trusted(sweep_file: Path, tmp_path: Path) -> None:
+    # the store checksummed run files but not the metrics in index.jsonl: an
+    # edited number or a bit flip in a key was reused silently
+    out = tmp_path / "out"
+    quiet_run(sweep_file, out)
+    table = pd.read_parquet(out / "runs.parquet")
+    first = rewrite_line(
+        out, 0, lambda line: line.replace('"goodput_mbps":', '"goodput_mbps":1', 1)
+    )
+    second = rewrite_line(
+        out, 1, lambda line: line.replace(line[9], "f" if line[9] != "f" else "e", 1)
+    )
+    assert first["key"] != second["key"]
+    with Store(out) as s:
+        assert len(s.entries) == 4
+        assert [why for _, why in s.bad_lines] == [
+            "its checksum does not match (it was edited or damaged)"
+        ] * 2
+    res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
+    assert res.returncode == 0, res.stderr
+    assert "6 runs, 4 already in" in res.stderr
+    assert "ignored line 1 of" in res.stderr and "its checksum does not match" in res.stderr
+    again = pd.read_parquet(out / "runs.parquet")
+    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), table.drop(columns="wall_s"))
+
+
+def test_a_forged_index_line_is_not_trusted(sweep_file: Path, tmp_path: Path) -> None:
+    # a forged line with an empty file list was trusted
+    out = tmp_path / "out"
+    quiet_run(sweep_file, out)
+    lines = index_lines(out)
+    empty = {**lines[0], "files": {}}
+    escaping = {
+        **lines[1],
+        "files": {**lines[1]["files"], "../../x": {"size": 1, "sha256": "0" * 64}},
+    }  # type: ignore[dict-item]
+    # run 3's line and files under the key of run 2: each file verifies,
+    # but run.json describes another run
+    swapped = {**lines[3], "key": lines[2]["key"]}
+    runs = out / "runs"
+    shutil.rmtree(runs / str(lines[2]["key"]))
+    shutil.copytree(runs / str(lines[3]["key"]), runs / str(lines[2]["key"]))
+    path = out / "index.jsonl"
+    with open(path, "a") as f:
+        for d in (empty, escaping):
+            f.write(forged(d) + "\n")
+    rewrite_line(out, 2, lambda _: forged(swapped))
+    with Store(out) as s:
+        assert [why for _, why in s.bad_lines] == [
+            "it lists no flows.parquet, links.parquet, queues.parquet, run.json, "
+            "series.parquet, summary.csv",
+            "'../../x' is not a file name of a run",
+        ]
+        assert s.problem(str(lines[2]["key"])) == "run.json describes another run"
+        assert s.problem(str(lines[0]["key"])) is None, "the genuine line still counts"
+    res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
+    assert res.returncode == 0, res.stderr
+    assert "6 runs, 5 already in" in res.stderr
+    assert f"run {lines[2]['key']} in the store is damaged (run.json describes another run)" in (
+        res.stderr
+    )
+
+
+def test_an_index_that_is_a_directory_is_a_one_line_error(sweep_file: Path, tmp_path: Path) -> None:
+    # `index.jsonl` replaced by a directory gave a traceback
+    out = tmp_path / "out"
+    (out / "index.jsonl").mkdir(parents=True)
+    res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1 and "index.jsonl: cannot be read (Is a directory)" in lines[0], (
+        res.stderr
     )

@@ -21,11 +21,17 @@ Layout of a store directory::
   its line appended to the index (and fsynced). A crash at any point leaves
   either a complete run with its index line, or something the index does not
   vouch for, which is run again.
-* **Verification.** Before a stored run is reused, each of its files is
-  checked against the size and SHA-256 its index line recorded; a missing,
-  truncated or altered file makes the run "not done" and it is run again. A
-  torn last index line (a kill during the append) does not parse and is
-  ignored.
+* **Verification.** Each index line carries the SHA-256 of its other
+  fields (``digest``), so an edited figure or a flipped bit anywhere in it
+  (its key, its metrics, its file list) makes the line untrusted; a line
+  must also list every file a run has, each a plain file name with its size
+  and SHA-256, so a forged line with an empty file list is not trusted
+  either. Before a stored run is reused, each of its files is checked
+  against the size and SHA-256 its line recorded, and its ``run.json`` must
+  hold the scenario that, with the line's code version, hashes to the key; a
+  missing, truncated, altered or foreign file makes the run "not done" and
+  it is run again. A torn index line (a kill during the append) does not
+  parse and is ignored.
 """
 
 from __future__ import annotations
@@ -37,23 +43,33 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
+import signal
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wavelab import _native
 from wavelab.errors import WavelabError
+from wavelab.outputs import (
+    OutputPathError,
+    fsync_dir,
+    inside,
+    write_atomically,
+    write_file_synced,
+)
 from wavelab.scenario import Scenario
 
 INDEX = "index.jsonl"
 RUNS = "runs"
 LOCK = ".lock"
-FORMAT = 1
-"""Version of the index line format."""
+FORMAT = 2
+"""Version of the index line format (2: lines carry a ``digest``)."""
 
 
 class StoreError(WavelabError):
@@ -89,20 +105,8 @@ def scenario_key(sc: Scenario) -> str:
     return run_key(sc.normalized)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """Writes and fsyncs one file (the seam the disk-full test replaces)."""
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+_write_file = write_file_synced
+"""Writes one file of the store (the seam the disk-full tests replace)."""
 
 
 def _sha256(path: Path) -> str:
@@ -111,6 +115,32 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+REQUIRED_FILES = frozenset(
+    [
+        "series.parquet",
+        "flows.parquet",
+        "links.parquet",
+        "queues.parquet",
+        "summary.csv",
+        "run.json",
+    ]
+)
+"""Files every stored run has (``packets`` and ``handovers`` only when not
+empty, captures when asked for)."""
+
+_KEY = re.compile(r"^[0-9a-f]{16}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _canonical(d: Mapping[str, Any]) -> str:
+    return json.dumps(d, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def _digest(d: Mapping[str, Any]) -> str:
+    """The SHA-256 of an index line's fields (all but ``digest``)."""
+    return hashlib.sha256(_canonical(d).encode()).hexdigest()
 
 
 @dataclass
@@ -127,41 +157,96 @@ class Entry:
     written: float = 0.0
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "format": FORMAT,
-                "key": self.key,
-                "code": self.code,
-                "name": self.name,
-                "files": self.files,
-                "captures": self.captures,
-                "run": self.run,
-                "metrics": self.metrics,
-                "written": self.written,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-            allow_nan=True,
-        )
+        """The index line, with the SHA-256 of its other fields as ``digest``."""
+        d: dict[str, Any] = {
+            "format": FORMAT,
+            "key": self.key,
+            "code": self.code,
+            "name": self.name,
+            "files": self.files,
+            "captures": self.captures,
+            "run": self.run,
+            "metrics": self.metrics,
+            "written": self.written,
+        }
+        return _canonical({**d, "digest": _digest(d)})
 
 
-def _parse_entry(line: str) -> Entry | None:
+class BadLineError(ValueError):
+    """An index line the store does not trust; the message says why."""
+
+
+def _parse_entry(line: str) -> Entry:
+    """The entry of an index line; :class:`BadLineError` if it does not parse, its
+    checksum does not match (an edit, a bit flip), or it does not describe a
+    complete run (a forged line)."""
     try:
         d = json.loads(line)
-        if d.get("format") != FORMAT:
-            return None
-        return Entry(
+    except ValueError:
+        raise BadLineError("it is not JSON (a write cut short)") from None
+    if not isinstance(d, dict):
+        raise BadLineError("it is not a JSON object")
+    if d.get("format") != FORMAT:
+        raise BadLineError(f"it has format {d.get('format')!r}, not {FORMAT} (another wavelab)")
+    body = {k: v for k, v in d.items() if k != "digest"}
+    if d.get("digest") != _digest(body):
+        raise BadLineError("its checksum does not match (it was edited or damaged)")
+    try:
+        e = Entry(
             key=str(d["key"]),
             code=str(d["code"]),
             files=dict(d["files"]),
             run=dict(d.get("run") or {}),
             metrics=dict(d.get("metrics") or {}),
-            captures=list(d.get("captures") or []),
+            captures=[str(c) for c in d.get("captures") or []],
             name=str(d.get("name") or ""),
             written=float(d.get("written") or 0.0),
         )
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
+    except (KeyError, TypeError, ValueError):
+        raise BadLineError("a field is missing or of the wrong type") from None
+    if not _KEY.match(e.key):
+        raise BadLineError(f"{e.key!r} is not a run key")
+    missing = sorted(REQUIRED_FILES - set(e.files))
+    if missing:
+        raise BadLineError(f"it lists no {', '.join(missing)}")
+    for fname, info in e.files.items():
+        try:
+            inside(Path(RUNS), fname)
+        except OutputPathError:
+            raise BadLineError(f"{fname!r} is not a file name of a run") from None
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("size"), int)
+            or not _SHA256.match(str(info.get("sha256")))
+        ):
+            raise BadLineError(f"{fname} has no size and SHA-256")
+    return e
+
+
+def _describes(run_json: Path, key: str, code: str) -> str | None:
+    """Why ``run_json`` is not the record of run ``key`` (its scenario and
+    the code version must hash to the key), or None."""
+    try:
+        scenario = json.loads(run_json.read_text(encoding="utf-8"))["scenario"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "run.json has no scenario"
+    if run_key(scenario, code) != key:
+        return "run.json describes another run"
+    return None
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Holds SIGINT back (in the main thread) until the block is done; a
+    Ctrl-C that arrives meanwhile is delivered after it."""
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class Store:
@@ -172,6 +257,8 @@ class Store:
         self.root = Path(root)
         self.entries: dict[str, Entry] = {}
         self.torn_lines = 0
+        self.bad_lines: list[tuple[int, str]] = []
+        """(line number, why) of index lines not trusted (besides torn ones)."""
         self._lock: io.TextIOWrapper | None = None
         self._verified: dict[str, str | None] = {}
 
@@ -210,6 +297,7 @@ class Store:
         self._lock = lock
         self.entries = {}
         self.torn_lines = 0
+        self.bad_lines = []
         self._read_index()
         for tmp in (self.root / RUNS).glob(".tmp-*"):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -231,15 +319,25 @@ class Store:
         path = self.root / INDEX
         if not path.exists():
             return
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                e = _parse_entry(line)
-                if e is None:
-                    self.torn_lines += 1
-                    continue
-                self.entries[e.key] = e  # a later line for the same key wins
+        try:
+            lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+        except OSError as err:
+            raise StoreError(
+                f"{path}: cannot be read ({err.strerror or err}); move it away to start "
+                "the store afresh (its runs are then run again)"
+            ) from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = _parse_entry(line)
+            except BadLineError as why:
+                if str(why).startswith("it is not JSON"):
+                    self.torn_lines += 1  # a kill during an append
+                else:
+                    self.bad_lines.append((number, str(why)))
+                continue
+            self.entries[entry.key] = entry  # a later line for the same key wins
 
     # ----- reading ---------------------------------------------------------------
 
@@ -272,6 +370,8 @@ class Store:
                 if _sha256(p) != info.get("sha256"):
                     why = f"{name} does not match its checksum"
                     break
+            else:
+                why = _describes(d / "run.json", key, e.code)
         self._verified[key] = why
         return why
 
@@ -306,13 +406,13 @@ class Store:
             for fname, data in files.items():
                 _write_file(tmp / fname, data)
                 info[fname] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-            _fsync_dir(tmp)
+            fsync_dir(tmp)
             if final.exists():
                 old = runs / f".old-{key}-{uuid.uuid4().hex[:8]}"
                 os.rename(final, old)
                 shutil.rmtree(old, ignore_errors=True)
             os.rename(tmp, final)
-            _fsync_dir(runs)
+            fsync_dir(runs)
             entry = Entry(
                 key=key,
                 code=code_version(),
@@ -323,7 +423,13 @@ class Store:
                 name=name,
                 written=time.time(),
             )
-            self._append(entry.to_json())
+            # Ctrl-C waits until the line is written and counted: a line on
+            # disk that this process does not count would make it report
+            # fewer kept runs than the next start finds
+            with _sigint_deferred():
+                self._append(entry.to_json())
+                self.entries[key] = entry
+                self._verified[key] = None
         except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
             if not isinstance(e, OSError):
@@ -334,8 +440,6 @@ class Store:
             raise StoreWriteError(
                 f"{self.root}: cannot write run {key}: {reason}", e.errno
             ) from None
-        self.entries[key] = entry
-        self._verified[key] = None
         return entry
 
     def _append(self, line: str) -> None:
@@ -354,14 +458,9 @@ class Store:
     def write_file(self, name: str, data: bytes) -> Path:
         """Writes a file at the top of the store atomically (temp, fsync, rename)."""
         path = self.root / name
-        tmp = self.root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
         try:
-            _write_file(tmp, data)
-            os.replace(tmp, path)
-            _fsync_dir(self.root)
+            write_atomically(path, data, _write_file)
         except OSError as e:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             reason = "no space left on device" if e.errno == errno.ENOSPC else str(e)
             raise StoreWriteError(f"{path}: cannot be written: {reason}", e.errno) from None
         return path

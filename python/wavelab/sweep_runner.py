@@ -33,7 +33,7 @@ from wavelab.errors import WavelabError
 from wavelab.metrics import VERSION as METRICS_VERSION
 from wavelab.metrics import baseline_scenario, flow_metrics, recovery_metrics
 from wavelab.progress import Progress
-from wavelab.store import Store, StoreWriteError, code_version, scenario_key
+from wavelab.store import INDEX, Store, StoreWriteError, code_version, scenario_key
 from wavelab.sweep import Sweep
 
 TABLE = "runs.parquet"
@@ -332,6 +332,10 @@ def run_sweep(
             say(f"... and {len(damaged) - 5} more damaged runs")
         if store.torn_lines:
             say(f"ignored {store.torn_lines} incomplete line(s) of the index (a killed write)")
+        for number, why in store.bad_lines[:5]:
+            say(f"ignored line {number} of {out / INDEX}: {why}; its run is run again")
+        if len(store.bad_lines) > 5:
+            say(f"... and {len(store.bad_lines) - 5} more untrusted lines of the index")
         failed: dict[str, str] = {}
         stopped: str | None = None
         interrupted = False
