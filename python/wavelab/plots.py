@@ -11,6 +11,10 @@
 * ``algorithm.png``: the algorithms' own variables (the ``cc_*`` columns:
   TCP Wave's TxTime and burst, CUBIC's W_max, BBR's bottleneck estimate, ...),
   one small panel per variable.
+
+The sequence, rate, window and RTT plots mark the handoffs of multi-homed
+nodes (a dotted purple line at each switch, shaded over a break-before-make
+disconnection).
 """
 
 from __future__ import annotations
@@ -67,6 +71,26 @@ def flow_names(results: Results) -> list[str]:
 def _panels(n: int, height: float = 2.6) -> tuple[Figure, list[Axes]]:
     fig, axes = plt.subplots(n, 1, figsize=(10, max(3.2, height * n)), sharex=True, squeeze=False)
     return fig, [a for row in axes for a in row]
+
+
+def _mark_handoffs(axes: list[Axes], results: Results, window: TimeRange) -> None:
+    """A dotted line at every handoff that happened (in the window), the
+    disconnection of a break-before-make one shaded; labelled once."""
+    h = results.handoffs
+    if not len(h):
+        return
+    done = h[h["time"].notna()]
+    for ax in axes:
+        labelled = False
+        for _, row in done.iterrows():
+            t = float(row["time"])
+            if window is not None and not window[0] <= t <= window[1]:
+                continue
+            label = None if labelled else "handoff"
+            ax.axvline(t, ls=":", lw=1, color="tab:purple", label=label)
+            if row["disconnection"] > 0:
+                ax.axvspan(t, t + float(row["disconnection"]), color="tab:purple", alpha=0.08)
+            labelled = True
 
 
 def _finish(fig: Figure, axes: list[Axes], title: str, path: Path) -> Path:
@@ -130,6 +154,7 @@ def plot_sequence(
         ax.set_title(f"{names[f]} (MSS {mss[f]} B)", fontsize=10, loc="left")
         ax.legend(loc="upper left", fontsize=8, markerscale=2)
         ax.grid(alpha=0.3)
+    _mark_handoffs(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: sequence numbers", path)
 
 
@@ -161,6 +186,7 @@ def plot_rate(results: Results, path: Path, window: TimeRange = None) -> Path:
         ax.set_title(what, fontsize=10, loc="left")
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
+    _mark_handoffs(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: rate", path)
 
 
@@ -203,6 +229,7 @@ def plot_cwnd(results: Results, path: Path, max_flows: int = 4, window: TimeRang
         finite = np.concatenate([s["cwnd"].to_numpy() / seg, s["in_flight"].to_numpy() / seg])
         if len(finite):
             ax.set_ylim(0, max(4.0, float(np.nanmax(finite)) * 1.15))
+    _mark_handoffs(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: congestion window and state", path)
 
 
@@ -224,6 +251,7 @@ def plot_rtt(results: Results, path: Path, window: TimeRange = None) -> Path:
     for ax in axes:
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
+    _mark_handoffs(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: RTT", path)
 
 

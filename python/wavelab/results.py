@@ -15,9 +15,18 @@ from wavelab.errors import WavelabError, check_path
 from wavelab.outputs import write_files_atomically
 from wavelab.scenario import Scenario
 
-TABLES = ("series", "flows", "links", "queues", "packets", "handovers", "handoffs")
+TABLES = (
+    "series",
+    "flows",
+    "links",
+    "queues",
+    "packets",
+    "handovers",
+    "handoffs",
+    "notifications",
+)
 
-OPTIONAL_TABLES = ("packets", "handovers", "handoffs")
+OPTIONAL_TABLES = ("packets", "handovers", "handoffs", "notifications")
 """Tables written to files only when they have rows."""
 
 
@@ -54,7 +63,12 @@ class Results:
     * ``packets``: the per-packet log of flows with ``log_packets = true``;
     * ``handovers``: when each handover of the scenario happened;
     * ``handoffs``: the handoffs of multi-homed nodes (when, from which
-      access link to which, the kind, how many flows they moved).
+      access link to which, the kind, how many flows they moved and
+      notified);
+    * ``notifications``: the cross-layer notifications delivered to senders
+      (when, to which flow, and what they said: a handoff's old and new
+      access link rate and delay and the flows on the new link, or a
+      link-layer report's segment and retransmissions).
 
     Times are in seconds, sizes in bytes, rates in bit/s.
 
@@ -74,6 +88,7 @@ class Results:
         packets: pd.DataFrame | None = None,
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
+        notifications: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
         complete: bool = True,
         native: Mapping[str, NativeTable] | None = None,
@@ -89,6 +104,7 @@ class Results:
             "packets": packets,
             "handovers": handovers,
             "handoffs": handoffs,
+            "notifications": notifications,
         }
         self._frames = {name: f for name, f in given.items() if f is not None}
         # the native module's column buffers of the tables not built yet
@@ -167,6 +183,12 @@ class Results:
         """The handoffs of multi-homed nodes: when, between which access
         links, of which kind, and how many flows each moved."""
         return self._table("handoffs")
+
+    @property
+    def notifications(self) -> pd.DataFrame:
+        """The cross-layer notifications delivered to senders, with what
+        they said."""
+        return self._table("notifications")
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"
@@ -251,6 +273,7 @@ class Results:
             packets=frames["packets"],
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
+            notifications=frames["notifications"],
             run=meta["run"],
             complete=meta["complete"],
         )

@@ -155,6 +155,7 @@ impl Simulation {
             ("packets", &r.packets),
             ("handovers", &r.handovers),
             ("handoffs", &r.handoffs),
+            ("notifications", &r.notifications),
         ] {
             out.set_item(name, table_to_py(py, table)?)?;
         }

@@ -7,6 +7,7 @@ use crate::engine::{Event, EventQueue};
 use crate::handover::{at, switch_entry, Change, ChangeKind, Handoff, Handover};
 use crate::link::{Link, LossModel, Outages, Settings, Stepped};
 use crate::net::{Dir, Net};
+use crate::notices::Notices;
 use crate::recorder::Recorder;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -16,7 +17,7 @@ use crate::scenario::{
 use crate::sim::{sync_period, Simulation};
 use crate::tables::series::{QueueSeries, Series};
 use crate::topology::{DirId, Topology};
-use wavelab_tcp::{CongestionControl, Instant, Receiver, Sender, SeqNum};
+use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
     /// Builds the network and the flows of a (validated) scenario.
@@ -187,6 +188,7 @@ impl Simulation {
         let sync_every = sync_period(dirs.len());
         let net = Net::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
         let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
+        let flow_count = flows.len();
         Ok(Simulation {
             interval: sc.output.interval,
             sc,
@@ -202,12 +204,33 @@ impl Simulation {
             series,
             queues: QueueSeries::default(),
             rec,
+            notices: Notices::new(flow_count),
             samples: 0,
             next_sync: sync_every,
             sync_every,
             log_limit: crate::limits::MAX_LOG_ROWS,
             stopped: None,
         })
+    }
+
+    /// Gives flow `flow` (after replicas are expanded) the congestion
+    /// control `cc` instead of the scenario's: a user algorithm
+    /// (`Cc::Custom`), or a built-in one with settings the scenario cannot
+    /// express. Only before the run starts (its sender is rebuilt, with the
+    /// same TCP settings and initial sequence number).
+    pub fn set_algorithm(&mut self, flow: usize, cc: Cc) -> Result<(), String> {
+        if self.q.processed() > 0 {
+            return Err("the run has started: set algorithms before running it".into());
+        }
+        let Some(f) = self.flows.get_mut(flow) else {
+            return Err(format!("flow {flow}: there are {} flows", self.flows.len()));
+        };
+        let mut rng = Rng::derive(self.sc.seed, Stream::FlowIsn(flow as u32));
+        let iss = SeqNum(rng.next_u64() as u32);
+        f.algorithm = cc.name();
+        f.sender = Sender::new(f.sender.config().clone(), cc, iss);
+        self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
+        Ok(())
     }
 }
 
@@ -268,6 +291,7 @@ fn compile_routes(sc: &Scenario, topo: &Topology) -> (Vec<Routes>, Vec<Handoff>)
             to: link_index(sc, &h.to).expect("validated"),
             switches: Vec::new(),
             done: false,
+            notified: 0,
         })
         .collect();
     for (k, &i) in handoff_order(sc).iter().enumerate() {

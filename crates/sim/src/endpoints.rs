@@ -12,10 +12,12 @@
 use crate::capture::TapPoint;
 use crate::engine::Event;
 use crate::net::Delivery;
+use crate::notices::Delivered;
 use crate::packet::Packet;
 use crate::sim::Simulation;
-use crate::tables::{event, kind_code, PacketEvent};
+use crate::tables::{event, kind_code, PacketEvent, NO_KIND};
 use crate::topology::DirId;
+use wavelab_tcp::cc::Notification;
 use wavelab_tcp::{Instant, Receiver, Sender, Transmit, TxKind};
 
 /// An endpoint's pending wake-up.
@@ -50,6 +52,17 @@ impl Flow {
     /// The route its data takes now.
     pub fn data_route(&self) -> &[DirId] {
         &self.routes[0][self.route[0]]
+    }
+
+    /// The direction of link `link` its routes cross now: the one its data
+    /// crosses, else the one its ACKs cross.
+    pub fn crossing(&self, link: usize) -> Option<DirId> {
+        (0..2).find_map(|side| {
+            self.routes[side][self.route[side]]
+                .iter()
+                .copied()
+                .find(|&d| d as usize / 2 == link)
+        })
     }
 }
 
@@ -106,6 +119,44 @@ impl Simulation {
         // enters the network
         self.net.release(d);
         self.drain(f, if to_receiver { RECEIVER } else { SENDER });
+    }
+
+    /// Notification `n` of flow `flow` reaches its sender.
+    pub(crate) fn on_notify(&mut self, flow: u32, n: u64) {
+        let mut notice = self.notices.take(flow, n);
+        let f = flow as usize;
+        let now = self.now;
+        if let Notification::LinkReport(r) = &mut notice.msg {
+            r.offset = self.flows[f].sender.offset_of(r.seq);
+        }
+        self.flows[f].sender.handle_notification(now, &notice.msg);
+        if self.flows[f].log {
+            let seq = match notice.msg {
+                Notification::LinkReport(r) => r.offset,
+                Notification::Handoff(_) => self.flows[f].sender.bytes_acked(),
+            };
+            self.rec.row(PacketEvent {
+                time: now.as_secs_f64(),
+                flow,
+                event: event::NOTIFY,
+                seq,
+                len: 0,
+                is_ack: false,
+                kind: NO_KIND,
+                link: notice.source.link() as i64,
+                cause: 255,
+            });
+        }
+        self.notices.delivered.push(Delivered {
+            time: now,
+            flow,
+            notice,
+        });
+        self.drain(f, SENDER);
+        if self.sc.output.notification_samples {
+            let fl = &self.flows[f];
+            self.series.record(now, flow, &fl.sender, &fl.receiver);
+        }
     }
 
     pub(crate) fn on_wake(&mut self, ep: u32, gen: u32) {

@@ -12,10 +12,12 @@
 //!    so that they apply to everything else at that instant;
 //! 1. ends of serialisation, by link direction;
 //! 2. flow starts, 3. flow stops, by flow;
-//! 4. arrivals at the far end of a link direction, by direction, then in the
+//! 4. cross-layer notifications reaching a flow's sender, by flow, then in
+//!    the order they were sent;
+//! 5. arrivals at the far end of a link direction, by direction, then in the
 //!    direction's first-in first-out order;
-//! 5. endpoint wake-ups, by endpoint;
-//! 6. samples of the time series (which thus see everything else at their
+//! 6. endpoint wake-ups, by endpoint;
+//! 7. samples of the time series (which thus see everything else at their
 //!    instant).
 
 /// Something that happens at an instant.
@@ -43,6 +45,14 @@ pub enum Event {
         /// Generation when scheduled.
         gen: u32,
     },
+    /// A cross-layer notification reaches flow `flow`'s sender (its `n`-th
+    /// notification).
+    Notify {
+        /// The flow.
+        flow: u32,
+        /// The notification's number among the flow's.
+        n: u64,
+    },
     /// A flow starts.
     FlowStart(u32),
     /// A flow's application stops writing.
@@ -69,9 +79,10 @@ impl Event {
             Event::TxDone { dir, n } => (1, dir as u64, n),
             Event::FlowStart(f) => (2, f as u64, 0),
             Event::FlowStop(f) => (3, f as u64, 0),
-            Event::Arrive { dir, n } => (4, dir as u64, n),
-            Event::Wake { ep, gen } => (5, ep as u64, gen as u64),
-            Event::Sample(n) => (6, 0, n),
+            Event::Notify { flow, n } => (4, flow as u64, n),
+            Event::Arrive { dir, n } => (5, dir as u64, n),
+            Event::Wake { ep, gen } => (6, ep as u64, gen as u64),
+            Event::Sample(n) => (7, 0, n),
         }
     }
 }
@@ -112,11 +123,15 @@ fn event_of(k: u128) -> Event {
         },
         2 => Event::FlowStart(comp),
         3 => Event::FlowStop(comp),
-        4 => Event::Arrive {
+        4 => Event::Notify {
+            flow: comp,
+            n: counter,
+        },
+        5 => Event::Arrive {
             dir: comp,
             n: counter,
         },
-        5 => Event::Wake {
+        6 => Event::Wake {
             ep: comp,
             gen: counter as u32,
         },
@@ -270,6 +285,7 @@ mod tests {
         q.push(t(5), Event::Arrive { dir: 2, n: 3 });
         q.push(t(3), Event::Wake { ep: 0, gen: 4 });
         q.push(t(5), Event::TxDone { dir: 3, n: 0 });
+        q.push(t(5), Event::Notify { flow: 0, n: 1 });
         q.push(t(5), Event::Change(0));
         let order: Vec<_> =
             std::iter::from_fn(|| q.pop_until(t(10)).map(|(at, e, _)| (at, e))).collect();
@@ -279,6 +295,7 @@ mod tests {
                 (t(3), Event::Wake { ep: 0, gen: 4 }),
                 (t(5), Event::Change(0)),
                 (t(5), Event::TxDone { dir: 3, n: 0 }),
+                (t(5), Event::Notify { flow: 0, n: 1 }),
                 (t(5), Event::Arrive { dir: 1, n: 9 }),
                 (t(5), Event::Arrive { dir: 2, n: 3 }),
                 (t(5), Event::Arrive { dir: 2, n: 7 }),
@@ -287,7 +304,7 @@ mod tests {
         );
         q.push(t(20), Event::Sample(2));
         assert_eq!(q.pop_until(t(10)), None);
-        assert_eq!(q.processed(), 7);
+        assert_eq!(q.processed(), 8);
     }
 
     /// While an event handed out is processed it is no longer pending: the
@@ -317,6 +334,7 @@ mod tests {
             Event::TxDone { dir: 7, n: 12_345 },
             Event::FlowStart(0),
             Event::FlowStop(MAX_COMPONENTS as u32 - 1),
+            Event::Notify { flow: 2, n: 5 },
             Event::Arrive {
                 dir: 1,
                 n: (1 << COUNTER_BITS) - 1,

@@ -27,9 +27,17 @@
 //! from that instant; such links run in reference mode, since their future
 //! settings are not known at admission.
 
-use crate::scenario::{Direction, HandoffSpec, HandoverSpec, HandoverTime, ScheduleEntry};
+use crate::endpoints::Flow;
+use crate::net::Net;
+use crate::notices::{Notice, Source};
+use crate::scenario::{
+    Direction, HandoffKind, HandoffSpec, HandoverSpec, HandoverTime, ScheduleEntry,
+};
 use crate::sim::Simulation;
+use crate::topology::DirId;
 use std::collections::VecDeque;
+use wavelab_tcp::cc::{HandoffNotice, HandoffStyle, Notification, PathInfo};
+use wavelab_tcp::SenderState;
 use wavelab_tcp::{Duration, Instant};
 
 /// Something scheduled: a change of a link's settings, or a handoff.
@@ -70,6 +78,8 @@ pub(crate) struct Handoff {
     pub switches: Vec<(usize, usize, usize)>,
     /// Whether it happened yet.
     pub done: bool,
+    /// Senders it notified.
+    pub notified: u32,
 }
 
 impl Handoff {
@@ -121,14 +131,74 @@ impl Simulation {
         }
     }
 
-    /// Switches the routes of the flows handoff `h` moves.
+    /// Switches the routes of the flows handoff `h` moves, and schedules
+    /// its notification to their senders.
     fn on_handoff(&mut self, h: usize) {
+        let now = self.now;
+        let (from, to) = (self.handoffs[h].from, self.handoffs[h].to);
+        let moved = self.handoffs[h].moved();
+        // the old link's direction each moved flow used, before the switch
+        let old: Vec<Option<DirId>> = moved
+            .iter()
+            .map(|&f| self.flows[f].crossing(from))
+            .collect();
         let ho = &mut self.handoffs[h];
         ho.done = true;
         for &(f, side, route) in &ho.switches {
             self.net.switch_route(f, side, route);
             self.flows[f].route[side] = route;
         }
+        let Some(notify) = self.handoffs[h].spec.notify.clone() else {
+            return;
+        };
+        // N: the flows using the new link now (this handoff's among them)
+        let active = |f: &Flow| f.started && f.sender.state() != SenderState::Closed;
+        let using = self
+            .flows
+            .iter()
+            .filter(|f| active(f) && f.crossing(to).is_some())
+            .count() as u32;
+        let spec = &self.handoffs[h].spec;
+        let style = match spec.kind {
+            HandoffKind::MakeBeforeBreak => HandoffStyle::MakeBeforeBreak,
+            HandoffKind::BreakBeforeMake => HandoffStyle::BreakBeforeMake {
+                disconnection: spec.disconnection(),
+            },
+        };
+        let path = |net: &Net, d: Option<DirId>| {
+            d.map_or(PathInfo::default(), |d| {
+                let s = net.dirs[d as usize].settings_at(now);
+                PathInfo {
+                    rate: Some(s.rate),
+                    delay: Some(s.delay),
+                }
+            })
+        };
+        let mut notified = 0;
+        for (&f, &old_dir) in moved.iter().zip(&old) {
+            if !active(&self.flows[f]) {
+                continue;
+            }
+            let new_dir = self.flows[f].crossing(to).expect("moved onto the new link");
+            let msg = Notification::Handoff(HandoffNotice {
+                style,
+                old: path(&self.net, old_dir),
+                new: path(&self.net, Some(new_dir)),
+                flows: using,
+            });
+            let notice = Notice {
+                sent: now,
+                msg,
+                source: Source::Handoff {
+                    index: h,
+                    link: new_dir,
+                },
+            };
+            self.notices
+                .schedule(&mut self.q, f, now + notify.delay, notice);
+            notified += 1;
+        }
+        self.handoffs[h].notified = notified;
     }
 
     /// Checks the steady-state rule of pending `"steady"` handovers at a sample.

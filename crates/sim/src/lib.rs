@@ -40,6 +40,7 @@ pub mod limits;
 pub mod link;
 pub mod names;
 mod net;
+mod notices;
 pub mod packet;
 mod recorder;
 mod ring;

@@ -10,7 +10,7 @@
 mod handoff;
 
 pub(crate) use handoff::link_index;
-pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held};
+pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec};
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -93,6 +93,9 @@ pub struct OutputSpec {
     pub interval: Duration,
     /// Record queue lengths at each sample.
     pub queues: bool,
+    /// Also record a row of the notified flow's time series at every
+    /// cross-layer notification, right after its sender handled it.
+    pub notification_samples: bool,
 }
 
 impl Default for OutputSpec {
@@ -100,6 +103,7 @@ impl Default for OutputSpec {
         OutputSpec {
             interval: Duration::from_millis(100),
             queues: true,
+            notification_samples: false,
         }
     }
 }

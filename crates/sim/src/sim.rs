@@ -13,11 +13,13 @@ use crate::endpoints::{Flow, SENDER};
 use crate::engine::{Event, EventQueue};
 use crate::handover::{Change, Handoff, Handover};
 use crate::net::{Ctx, Net};
+use crate::notices::{Notice, Notices, Source};
 use crate::recorder::Recorder;
 use crate::scenario::Scenario;
 use crate::tables::series::{QueueSeries, Series};
-use crate::topology::Topology;
+use crate::topology::{DirId, Topology};
 use std::io::{self, Write};
+use wavelab_tcp::cc::Notification;
 use wavelab_tcp::{Duration, Instant, Receiver, Sender};
 
 /// A simulation in progress.
@@ -39,6 +41,8 @@ pub struct Simulation {
     pub(crate) queues: QueueSeries,
     /// The packet log and the captures, and the event being processed.
     pub(crate) rec: Recorder,
+    /// Cross-layer notifications in flight and delivered.
+    pub(crate) notices: Notices,
     pub(crate) samples: u64,
     /// The event count at which the network is next synced even if nothing
     /// reads its counters, and the events between two such syncs
@@ -206,6 +210,7 @@ impl Simulation {
                 self.drain(f, SENDER);
             }
             Event::Change(i) => self.on_change(i as usize),
+            Event::Notify { flow, n } => self.on_notify(flow, n),
             Event::Sample(_) => self.on_sample(),
         }
     }
@@ -241,6 +246,45 @@ impl Simulation {
             self.samples += 1;
             self.q.push(next, Event::Sample(self.samples));
         }
+    }
+
+    // ----- notifications -----------------------------------------------------
+
+    /// Schedules a cross-layer notification `msg` about link direction
+    /// `link` to reach flow `flow`'s sender at `at` (not before now), as a
+    /// link layer's report or any other driver's message would: it is
+    /// delivered, logged and tabled as the handoffs' own. Errors name what
+    /// is out of range.
+    pub fn schedule_notification(
+        &mut self,
+        flow: usize,
+        link: usize,
+        at: Instant,
+        msg: Notification,
+    ) -> Result<(), String> {
+        if flow >= self.flows.len() {
+            return Err(format!("flow {flow}: there are {} flows", self.flows.len()));
+        }
+        if link >= self.net.dirs.len() {
+            return Err(format!(
+                "link direction {link}: there are {}",
+                self.net.dirs.len()
+            ));
+        }
+        if at < self.now {
+            return Err(format!(
+                "{} s is before now ({} s)",
+                at.as_secs_f64(),
+                self.now.as_secs_f64()
+            ));
+        }
+        let notice = Notice {
+            sent: self.now,
+            msg,
+            source: Source::Link(link as DirId),
+        };
+        self.notices.schedule(&mut self.q, flow, at, notice);
+        Ok(())
     }
 
     // ----- captures ----------------------------------------------------------

@@ -7,8 +7,8 @@
 //! loss, schedules of changes on one or both directions, outages, handovers
 //! at a time and at "steady", finite transfers, stops, the packet log; and a
 //! multi-homed node whose handoffs (make-before-break and break-before-make,
-//! with what the old link holds lost or delivered) switch the routes of
-//! flows in both directions.
+//! with what the old link holds lost or delivered, notified to the senders
+//! or not) switch the routes of flows in both directions.
 
 use proptest::prelude::*;
 use wavelab_sim::{Scenario, Simulation};
@@ -178,6 +178,7 @@ fn compare(text: &str, pauses: &[u64]) -> Result<(), TestCaseError> {
             ("packets", &a.packets, &b.packets),
             ("handovers", &a.handovers, &b.handovers),
             ("handoffs", &a.handoffs, &b.handoffs),
+            ("notifications", &a.notifications, &b.notifications),
         ] {
             // digests compare floats by their bits (NaN == NaN)
             if x.digest() != y.digest() {
@@ -223,8 +224,8 @@ fn pause_points(mut pauses: Vec<u64>) -> Vec<u64> {
 }
 
 /// One handoff of the mobile node: (ms after the previous one, kind,
-/// disconnection ms, held delivered).
-type HandoffGen = (u64, bool, u64, bool);
+/// disconnection ms, held delivered, notification delay ms).
+type HandoffGen = (u64, bool, u64, bool, Option<u64>);
 
 fn handoff() -> impl Strategy<Value = HandoffGen> {
     (
@@ -232,6 +233,7 @@ fn handoff() -> impl Strategy<Value = HandoffGen> {
         any::<bool>(),
         0u64..1500,
         prop::bool::weighted(0.3),
+        prop::option::weighted(0.5, 0u64..200),
     )
 }
 
@@ -246,8 +248,10 @@ fn multihomed(
     seed: u64,
     interval: u64,
 ) -> String {
-    let mut t =
-        format!("duration = \"6s\"\nseed = {seed}\n[output]\ninterval = \"{interval}ms\"\n");
+    let mut t = format!(
+        "duration = \"6s\"\nseed = {seed}\n[output]\ninterval = \"{interval}ms\"\nnotification_samples = {}\n",
+        seed % 2 == 0
+    );
     for (a, b) in [
         ("server", "router"),
         ("router", "bs1"),
@@ -284,7 +288,7 @@ fn multihomed(
         }
     }
     let mut at = 0;
-    for (k, &(gap, bbm, disc, delivered)) in handoffs.iter().enumerate() {
+    for (k, &(gap, bbm, disc, delivered, notify)) in handoffs.iter().enumerate() {
         at += gap;
         if at >= 6000 {
             break;
@@ -300,6 +304,9 @@ fn multihomed(
             );
         } else {
             t += "kind = \"make-before-break\"\n";
+        }
+        if let Some(d) = notify {
+            t += &format!("notify = {{ delay = \"{d}ms\" }}\n");
         }
     }
     t

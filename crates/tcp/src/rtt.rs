@@ -241,6 +241,27 @@ impl RttEstimator {
         self.initial_rto = self.initial_rto.max(floor);
     }
 
+    /// Re-initialises the estimator as for a new connection (RFC 6298
+    /// section 2.1): no SRTT or RTTVAR, the initial RTO, no backoff; the next
+    /// sample is a first measurement (section 2.2). The minimum RTT and the
+    /// sample count are kept.
+    pub fn reset(&mut self) {
+        self.srtt = None;
+        self.rttvar = Duration::ZERO;
+        self.linux = LinuxVar::default();
+        self.backoff = 0;
+    }
+
+    /// Sets the RTO's floor.
+    pub fn set_min_rto(&mut self, min_rto: Duration) {
+        self.min_rto = min_rto;
+    }
+
+    /// The RTO's floor.
+    pub fn min_rto(&self) -> Duration {
+        self.min_rto
+    }
+
     /// Number of consecutive backoffs.
     pub fn backoff_count(&self) -> u32 {
         self.backoff
@@ -305,6 +326,25 @@ mod tests {
         assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
         assert_eq!(e.rto(), Duration::from_micros(362_500));
         assert_eq!(e.min_rtt(), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn reset_starts_over_and_the_floor_can_move() {
+        let mut e = est();
+        e.on_sample(Duration::from_millis(100), Flight::default());
+        e.on_sample(Duration::from_millis(300), Flight::default());
+        e.back_off();
+        e.reset();
+        assert_eq!((e.srtt(), e.backoff_count()), (None, 0));
+        assert_eq!(e.rto(), Duration::from_secs(1), "the initial RTO");
+        e.on_sample(Duration::from_millis(40), Flight::default());
+        // a first measurement: SRTT = R, RTTVAR = R / 2
+        assert_eq!(e.srtt(), Some(Duration::from_millis(40)));
+        assert_eq!(e.rttvar(), Duration::from_millis(20));
+        assert_eq!(e.min_rtt(), Some(Duration::from_millis(40)));
+        assert_eq!(e.rto(), Duration::from_millis(200), "40 + 80 ms, floored");
+        e.set_min_rto(Duration::from_millis(50));
+        assert_eq!(e.rto(), Duration::from_millis(120));
     }
 
     #[test]

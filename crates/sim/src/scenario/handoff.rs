@@ -93,6 +93,21 @@ pub struct HandoffSpec {
     /// (default `"lost"`).
     #[serde(default)]
     pub held: Option<Held>,
+    /// Notify the senders of the flows it moves (default: no notification).
+    #[serde(default)]
+    pub notify: Option<NotifySpec>,
+}
+
+/// A handoff's notification to the senders of the flows it moves.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "a notification such as { delay = \"50ms\" }"
+)]
+pub struct NotifySpec {
+    /// How long after the switch it reaches the senders (default 0).
+    pub delay: Duration,
 }
 
 impl HandoffSpec {

@@ -14,12 +14,21 @@ pub mod event {
     pub const ACK: u8 = 3;
     /// A packet was dropped (see `cause`).
     pub const DROP: u8 = 4;
+    /// A cross-layer notification reached the sender (`link`: the link it
+    /// concerns; `seq`: the reported segment's offset, or the sender's
+    /// cumulative ACK point for a handoff; the `notifications` table has
+    /// the content).
+    pub const NOTIFY: u8 = 5;
     /// Labels of the codes.
-    pub const NAMES: [&str; 5] = ["send", "retransmit", "deliver", "ack", "drop"];
+    pub const NAMES: [&str; 6] = ["send", "retransmit", "deliver", "ack", "drop", "notify"];
 }
 
-/// Labels of the packet-log `kind` column.
-pub const KIND_NAMES: [&str; 5] = ["syn", "synack", "ack", "data", "retransmission"];
+/// Labels of the packet-log `kind` column (the last, empty, for rows that
+/// are not about a packet: [`NO_KIND`]).
+pub const KIND_NAMES: [&str; 6] = ["syn", "synack", "ack", "data", "retransmission", ""];
+
+/// The `kind` code of a row that is not about a packet (a notification).
+pub const NO_KIND: u8 = 5;
 
 /// The code of a segment kind in the packet log's `kind` column.
 pub fn kind_code(k: wavelab_tcp::TxKind) -> u8 {

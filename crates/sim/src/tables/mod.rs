@@ -11,7 +11,7 @@ pub mod log;
 mod results;
 pub mod series;
 
-pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES};
+pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{Results, RunStats};
 
 /// The values of one column.

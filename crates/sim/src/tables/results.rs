@@ -7,9 +7,11 @@ use crate::engine::{key, Event};
 use crate::handover::Handoff;
 use crate::link::DropCause;
 use crate::net::Dir;
+use crate::notices::{Delivered, Source};
 use crate::scenario::{link_name, HandoverTime};
 use crate::sim::Simulation;
 use crate::topology::DirId;
+use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
 
 /// Figures about the run itself.
@@ -41,8 +43,11 @@ pub struct Results {
     /// When each handover happened.
     pub handovers: Table,
     /// The handoffs of multi-homed nodes: when, between which links, how
-    /// many flows they moved.
+    /// many flows they moved and notified.
     pub handoffs: Table,
+    /// The cross-layer notifications delivered to senders, with what they
+    /// said.
+    pub notifications: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
@@ -52,8 +57,8 @@ impl Results {
     /// handovers, handoffs; not the run's own figures, which count events and
     /// may change with the engine's internals). Equal digests mean the same
     /// simulated behaviour, bit for bit. Tables added after the first pins
-    /// (handoffs) count only when they have rows, so that a run without them
-    /// keeps its digest.
+    /// (handoffs, notifications) count only when they have rows, so that a
+    /// run without them keeps its digest.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
         for t in [
@@ -66,7 +71,7 @@ impl Results {
         ] {
             h.mix(t.digest());
         }
-        for t in [&self.handoffs] {
+        for t in [&self.handoffs, &self.notifications] {
             if t.rows() > 0 {
                 h.mix(t.digest());
             }
@@ -89,6 +94,7 @@ impl Simulation {
                 .to_table(key(self.now, &Event::Sample(u64::MAX >> 27))),
             handovers: self.handover_table(),
             handoffs: self.handoff_table(),
+            notifications: self.notification_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
@@ -234,6 +240,137 @@ impl Simulation {
         t.push(
             "flows_moved",
             ColumnData::U32(h.iter().map(|x| x.moved().len() as u32).collect()),
+        );
+        t.push(
+            "notify_delay",
+            ColumnData::F64(
+                h.iter()
+                    .map(|x| {
+                        x.spec
+                            .notify
+                            .as_ref()
+                            .map_or(f64::NAN, |n| n.delay.as_secs_f64())
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "notified",
+            ColumnData::U32(h.iter().map(|x| x.notified).collect()),
+        );
+        t
+    }
+
+    fn notification_table(&self) -> Table {
+        let d = &self.notices.delivered;
+        let nan = f64::NAN;
+        let secs = |x: Duration| x.as_secs_f64();
+        let f64s = |f: &dyn Fn(&Delivered) -> f64| ColumnData::F64(d.iter().map(f).collect());
+        let handoff = |x: &Delivered| match x.notice.msg {
+            Notification::Handoff(h) => Some(h),
+            Notification::LinkReport(_) => None,
+        };
+        let report = |x: &Delivered| match x.notice.msg {
+            Notification::LinkReport(r) => Some(r),
+            Notification::Handoff(_) => None,
+        };
+        let rate = |p: PathInfo| p.rate.map_or(nan, |r| r.as_bps() as f64);
+        let delay = |p: PathInfo| p.delay.map_or(nan, secs);
+        let mut t = Table::default();
+        t.push("time", f64s(&|x| x.time.as_secs_f64()));
+        t.push("flow", ColumnData::U32(d.iter().map(|x| x.flow).collect()));
+        t.push(
+            "kind",
+            ColumnData::Str(
+                d.iter()
+                    .map(|x| match x.notice.msg {
+                        Notification::Handoff(_) => "handoff".to_string(),
+                        Notification::LinkReport(_) => "link-report".to_string(),
+                    })
+                    .collect(),
+            ),
+        );
+        t.push("sent", f64s(&|x| x.notice.sent.as_secs_f64()));
+        t.push(
+            "link",
+            ColumnData::I64(d.iter().map(|x| x.notice.source.link() as i64).collect()),
+        );
+        t.push(
+            "handoff",
+            ColumnData::I64(
+                d.iter()
+                    .map(|x| match x.notice.source {
+                        Source::Handoff { index, .. } => index as i64,
+                        Source::Link(_) => -1,
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "style",
+            ColumnData::Str(
+                d.iter()
+                    .map(|x| match handoff(x).map(|h| h.style) {
+                        Some(HandoffStyle::MakeBeforeBreak) => "make-before-break".to_string(),
+                        Some(HandoffStyle::BreakBeforeMake { .. }) => {
+                            "break-before-make".to_string()
+                        }
+                        None => String::new(),
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "disconnection",
+            f64s(&|x| match handoff(x).map(|h| h.style) {
+                Some(HandoffStyle::BreakBeforeMake { disconnection }) => secs(disconnection),
+                Some(HandoffStyle::MakeBeforeBreak) => 0.0,
+                None => nan,
+            }),
+        );
+        t.push(
+            "old_rate",
+            f64s(&|x| handoff(x).map_or(nan, |h| rate(h.old))),
+        );
+        t.push(
+            "old_delay",
+            f64s(&|x| handoff(x).map_or(nan, |h| delay(h.old))),
+        );
+        t.push(
+            "new_rate",
+            f64s(&|x| handoff(x).map_or(nan, |h| rate(h.new))),
+        );
+        t.push(
+            "new_delay",
+            f64s(&|x| handoff(x).map_or(nan, |h| delay(h.new))),
+        );
+        t.push(
+            "flows",
+            ColumnData::U32(
+                d.iter()
+                    .map(|x| handoff(x).map_or(0, |h| h.flows))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "seq",
+            ColumnData::U64(
+                d.iter()
+                    .map(|x| report(x).map_or(0, |r| r.offset))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "retries",
+            ColumnData::U32(
+                d.iter()
+                    .map(|x| report(x).map_or(0, |r| r.retries))
+                    .collect(),
+            ),
+        );
+        t.push(
+            "link_rto",
+            f64s(&|x| report(x).map_or(nan, |r| secs(r.link_rto))),
         );
         t
     }

@@ -22,12 +22,14 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod notification;
 mod reno;
 pub mod wave;
 pub mod westwood;
 
 pub use bbr::{Bbr, BbrParams};
 pub use cubic::{Cubic, CubicParams};
+pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, PathInfo};
 pub use reno::{Reno, RenoParams, RenoVariant};
 pub use wave::{Wave, WaveParams};
 pub use westwood::{Westwood, WestwoodParams};
@@ -203,39 +205,12 @@ pub struct RecoveryExit {
     pub sack: bool,
 }
 
-/// Characteristics of a (new) path, for cross-layer algorithms.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PathInfo {
-    /// Bottleneck rate, if known.
-    pub rate: Option<Rate>,
-    /// One-way delay, if known.
-    pub delay: Option<Duration>,
-}
-
-/// A cross-layer notification delivered to the sender.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Notification {
-    /// A handoff happened (ETCP): old and new link and the number of flows sharing it.
-    Handoff {
-        /// Link before the handoff.
-        old: PathInfo,
-        /// Link after the handoff.
-        new: PathInfo,
-        /// Number of flows on the new link.
-        flows: u32,
-    },
-    /// The link layer retransmitted frames of this flow (WSC-TCP).
-    LinkRetransmissions {
-        /// Number of link-layer retransmissions.
-        count: u32,
-        /// Delay they added.
-        delay: Duration,
-    },
-}
-
 /// Something an algorithm asks of the sender (drained with
-/// [`CongestionControl::poll_request`] after every input). Cross-layer
-/// algorithms will add knobs here (dupthresh, RTT re-initialisation).
+/// [`CongestionControl::poll_request`] after every input, cross-layer
+/// notifications and path changes included). The last five are the knobs
+/// cross-layer algorithms need (ETCP, MobiWac 2009 sections 3.1-3.5;
+/// WSC-TCP's dynamic duplicate threshold); the sender carries them out at
+/// once, in the order they are polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderRequest {
     /// Feed this RTT sample to the RFC 6298 estimator (only algorithms whose
@@ -244,6 +219,24 @@ pub enum SenderRequest {
     /// Mark the connection application-limited in the delivery-rate sampler
     /// until what is now in flight is delivered (BBR's PROBE_RTT).
     MarkAppLimited,
+    /// Use this duplicate-ACK threshold (DupThresh of RFC 5681 and RFC 6675,
+    /// at least 1) from now on; `None` restores the configured one.
+    DupThresh(Option<u32>),
+    /// Re-initialise the RTT estimator as for a new connection (RFC 6298
+    /// section 2.1: no SRTT, the initial RTO, no backoff); the next sample
+    /// sets SRTT and RTTVAR afresh (section 2.2). The minimum RTT seen is
+    /// kept.
+    ResetRtt,
+    /// Use this floor for the RTO from now on (RFC 6298 (2.4)'s minimum;
+    /// the configured `min_rto` at the start). A running timer keeps its
+    /// deadline; ask [`SenderRequest::RestartRtoTimer`] to re-arm it.
+    MinRto(Duration),
+    /// Re-arm a running retransmission timer at now + RTO (with the current
+    /// backoff), so that a new RTO or floor takes effect at once.
+    RestartRtoTimer,
+    /// Retransmit the first unacknowledged segment now, whatever the window
+    /// (a retransmission of it still in flight is presumed lost).
+    RetransmitFirstUnacked,
 }
 
 /// A congestion-control algorithm. Every input carries `now`; defaults make an

@@ -161,6 +161,9 @@ pub struct Sender {
     /// the first. See [`Sender::past_recovery_guard`].
     fr_guard: Option<u64>,
     dupacks: u32,
+    /// The duplicate-ACK threshold in use (the configured one unless the
+    /// algorithm asked for another, [`SenderRequest::DupThresh`]).
+    dupthresh: u32,
     /// Retransmissions allowed regardless of the window (one per loss event).
     forced_rtx: u32,
     partial_acks: u32,
@@ -219,6 +222,7 @@ impl Sender {
             recover: 0,
             fr_guard: None,
             dupacks: 0,
+            dupthresh: cfg.dupthresh,
             forced_rtx: 0,
             partial_acks: 0,
             limited_transmit_bytes: 0,
@@ -301,12 +305,12 @@ impl Sender {
         if self.cc.timer().is_some_and(|t| t <= now) {
             self.cc.on_timer(now);
         }
-        self.apply_requests();
+        self.apply_requests(now);
     }
 
     /// Carries out what the algorithm asked of the sender.
     #[inline(always)]
-    fn apply_requests(&mut self) {
+    fn apply_requests(&mut self, now: Instant) {
         while let Some(r) = self.cc.poll_request() {
             match r {
                 SenderRequest::RttSample(d) => {
@@ -315,6 +319,34 @@ impl Sender {
                     self.rtt.reset_backoff();
                 }
                 SenderRequest::MarkAppLimited => self.rate.on_app_limited(self.sb.in_flight()),
+                other => self.cross_layer_request(now, other),
+            }
+        }
+    }
+
+    /// Carries out a cross-layer algorithm's request (rare: kept out of the
+    /// per-ACK path).
+    #[cold]
+    #[inline(never)]
+    fn cross_layer_request(&mut self, now: Instant, r: SenderRequest) {
+        match r {
+            SenderRequest::DupThresh(n) => {
+                self.dupthresh = n.unwrap_or(self.cfg.dupthresh).max(1);
+            }
+            SenderRequest::ResetRtt => self.rtt.reset(),
+            SenderRequest::MinRto(d) => self.rtt.set_min_rto(d),
+            SenderRequest::RestartRtoTimer => {
+                if self.rto_deadline.is_some() {
+                    self.rto_deadline = Some(now + self.rtt.rto());
+                }
+            }
+            SenderRequest::RetransmitFirstUnacked => {
+                if self.state == SenderState::Established && self.sb.retransmit_head() {
+                    self.forced_rtx = self.forced_rtx.max(1);
+                }
+            }
+            SenderRequest::RttSample(_) | SenderRequest::MarkAppLimited => {
+                unreachable!("handled on the fast path")
             }
         }
     }
@@ -345,15 +377,40 @@ impl Sender {
         None
     }
 
-    /// A path change reported by the driver (handover); passed to the algorithm.
+    /// A path change reported by the driver (handover); passed to the
+    /// algorithm, whose requests are then carried out.
     pub fn handle_path_change(&mut self, now: Instant, path: &PathInfo) {
         self.cc.on_path_change(now, path);
+        self.apply_requests(now);
     }
 
-    /// A cross-layer notification; passed to the algorithm.
+    /// A cross-layer notification ([`Notification`]); passed to the
+    /// algorithm, whose requests are then carried out (a retransmission it
+    /// asks for comes out of the next [`Sender::poll_transmit`]). A link
+    /// report's `offset` is set from its `seq` first.
     pub fn handle_notification(&mut self, now: Instant, n: &Notification) {
-        self.cc.on_notification(now, n);
-        self.apply_requests();
+        let mut n = *n;
+        if let Notification::LinkReport(r) = &mut n {
+            r.offset = self.offset_of(r.seq);
+        }
+        self.cc.on_notification(now, &n);
+        self.apply_requests(now);
+    }
+
+    /// The initial sequence number (its SYN's).
+    pub fn initial_seq(&self) -> SeqNum {
+        self.iss
+    }
+
+    /// The stream offset of wire sequence number `seq` (the one nearest to
+    /// the cumulative ACK point).
+    pub fn offset_of(&self, seq: SeqNum) -> u64 {
+        seq.to_offset(self.iss + 1, self.snd_una)
+    }
+
+    /// The duplicate-ACK threshold in use.
+    pub fn dupthresh(&self) -> u32 {
+        self.dupthresh
     }
 
     // ----- inspection --------------------------------------------------------
@@ -598,7 +655,7 @@ impl Sender {
     fn limited_transmit_allows(&self, seq_len: u64, cwnd: u64) -> bool {
         self.cfg.limited_transmit
             && matches!(self.ca_state, CaState::Open | CaState::Disorder)
-            && (1..self.cfg.dupthresh).contains(&self.dupacks)
+            && (1..self.dupthresh).contains(&self.dupacks)
             && self.sb.outstanding() + seq_len
                 <= cwnd + self.dupacks.min(2) as u64 * self.mss as u64
     }

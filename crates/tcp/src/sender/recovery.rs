@@ -76,7 +76,7 @@ impl Sender {
             // RFC 8985's reordering window is zero in recovery, or once
             // DupThresh segments are SACKed
             let quick = matches!(self.ca_state, CaState::Recovery | CaState::Loss)
-                || self.sb.sacked_bytes() >= self.cfg.dupthresh as u64 * self.mss as u64;
+                || self.sb.sacked_bytes() >= self.dupthresh as u64 * self.mss as u64;
             let lost = self.sb.detect_lost_retransmissions(now)
                 + self.sb.detect_lost_originals(now, quick);
             (sacked, lost)
@@ -148,7 +148,7 @@ impl Sender {
         {
             self.cc.on_rate_sample(now, &rs);
         }
-        self.apply_requests();
+        self.apply_requests(now);
 
         if self.sb.is_empty() {
             self.rto_deadline = None;
@@ -246,7 +246,7 @@ impl Sender {
         acked_bytes: u64,
     ) -> u64 {
         let mss = self.mss as u64;
-        let dupthresh = self.cfg.dupthresh;
+        let dupthresh = self.dupthresh;
         let sack_threshold = (dupthresh as u64 - 1) * mss;
         let mut newly_lost = 0;
         if advanced {

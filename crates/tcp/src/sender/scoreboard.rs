@@ -416,6 +416,26 @@ impl Scoreboard {
         None
     }
 
+    /// Makes the first outstanding segment the next to retransmit: a
+    /// retransmission of it in flight is presumed lost, and it is marked
+    /// lost. False if nothing is outstanding, or the segment is SACKed.
+    pub fn retransmit_head(&mut self) -> bool {
+        let Some(s) = self.segs.front_mut() else {
+            return false;
+        };
+        if s.has(SACKED) {
+            return false;
+        }
+        if s.has(RETRANS) {
+            s.flags &= !RETRANS;
+            self.retrans_bytes -= s.len as u64;
+        }
+        self.mark_lost(0);
+        self.rtx_cursor = self.rtx_cursor.min(self.segs[0].start);
+        self.lost_boundary = self.lost_boundary.max(self.segs[0].end());
+        true
+    }
+
     /// Records the retransmission of segment `idx`.
     pub fn on_retransmit(&mut self, idx: usize, stamp: TxStamp) {
         let s = &mut self.segs[idx];
