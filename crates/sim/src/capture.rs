@@ -636,11 +636,11 @@ mod tests {
         let (r, files) = capture(LOSSY, &["flow:bulk"]);
         let recs = records(&files[0]);
         let log = &r.packets;
-        let events = match log.column("event") {
-            Some(crate::ColumnData::Category { codes, .. }) => codes.clone(),
-            _ => panic!(),
+        let events = log.labels("event");
+        let count = |e: u8| {
+            let name = crate::tables::event::NAMES[e as usize];
+            events.iter().filter(|&&l| l == name).count()
         };
-        let count = |e: u8| events.iter().filter(|&&c| c == e).count();
         // data segments in the capture: every send and retransmission in the log
         let with_payload = recs
             .iter()

@@ -10,7 +10,7 @@
 mod common;
 
 use common::{dumbbell, flows_col, jain, run};
-use wavelab_sim::{ColumnData, Results};
+use wavelab_sim::Results;
 
 /// Payload rate of the bottleneck: 10 Mbit/s × 1460 / 1500.
 const PAYLOAD_RATE: f64 = 10e6 * 1460.0 / 1500.0;
@@ -27,14 +27,10 @@ fn flow(cc: &str, extra: &str) -> String {
 fn series(r: &Results, flow: u32, col: &str, from: f64, to: f64) -> Vec<f64> {
     let time = r.series.f64s("time");
     let flows = flows_col(r);
-    let get = |i: usize| match r.series.column(col) {
-        Some(ColumnData::F64(v)) => v[i],
-        Some(ColumnData::U64(v)) => v[i] as f64,
-        _ => panic!("no numeric column {col}"),
-    };
+    let values = r.series.numbers(col);
     (0..time.len())
         .filter(|&i| flows[i] == flow && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
-        .map(get)
+        .map(|i| values[i])
         .collect()
 }
 
@@ -48,10 +44,7 @@ fn delivered_at(r: &Results, flow: u32, t: f64) -> f64 {
 /// Bytes queued at the bottleneck's forward direction, per sample in [from, to].
 fn bottleneck_queue(r: &Results, from: f64, to: f64) -> Vec<f64> {
     let time = r.queues.f64s("time");
-    let dir = match r.queues.column("dir") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("dir column"),
-    };
+    let dir = r.queues.col::<u32>("dir");
     let bytes = r.queues.u64s("bytes");
     (0..time.len())
         .filter(|&i| dir[i] == BOTTLENECK_FWD && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
@@ -315,10 +308,7 @@ fn bbr_under_random_loss(path: (&str, &str, u64), p: f64, mode: &str, at: LossAt
     );
     let r = run(&text);
     let bytes = delivered_at(&r, 0, 60.0) - delivered_at(&r, 0, 10.0);
-    let rtos = match r.flows.column("rto_expiries") {
-        Some(ColumnData::U64(v)) => v[0],
-        _ => panic!("no rto_expiries column"),
-    };
+    let rtos = r.flows.u64s("rto_expiries")[0];
     let bw = series(&r, 0, "cc_btl_bw", 10.0, 60.0);
     LossRun {
         goodput: bytes * 8.0 / 50.0,

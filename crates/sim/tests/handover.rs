@@ -5,7 +5,7 @@
 mod common;
 
 use common::run;
-use wavelab_sim::{ColumnData, Results};
+use wavelab_sim::Results;
 
 /// A 2 Mbit/s / 30 ms bottleneck (L1) switching to 8 Mbit/s / 240 ms (L2).
 fn l1_to_l2(at: &str, extra: &str) -> String {
@@ -38,17 +38,16 @@ fn l1_to_l2(at: &str, extra: &str) -> String {
 
 fn events(r: &Results) -> (Vec<f64>, Vec<String>, Vec<String>, Vec<i64>) {
     let t = r.packets.f64s("time").to_vec();
-    let cat = |name: &str| match r.packets.column(name) {
-        Some(ColumnData::Category { codes, labels }) => codes
+    let cat = |name: &str| {
+        let v: Vec<String> = r
+            .packets
+            .labels(name)
             .iter()
-            .map(|&c| labels[c as usize].clone())
-            .collect::<Vec<_>>(),
-        other => panic!("{name}: {other:?}"),
+            .map(|s| s.to_string())
+            .collect();
+        v
     };
-    let link = match r.packets.column("link") {
-        Some(ColumnData::I64(v)) => v.clone(),
-        _ => panic!(),
-    };
+    let link = r.packets.col::<i64>("link").to_vec();
     (t, cat("event"), cat("cause"), link)
 }
 
@@ -96,10 +95,7 @@ fn packets_queued_at_the_switch_drain_at_the_new_rate_and_are_lost() {
     let r = run(&l1_to_l2("\"30s\"", ""));
     // the bottleneck queue just before the switch
     let q_time = r.queues.f64s("time");
-    let q_dir = match r.queues.column("dir") {
-        Some(ColumnData::U32(v)) => v.clone(),
-        _ => panic!(),
-    };
+    let q_dir = r.queues.col::<u32>("dir");
     let q_pkts = r.queues.u64s("packets");
     let i = (0..q_time.len())
         .find(|&i| (q_time[i] - 29.9).abs() < 1e-9 && q_dir[i] == 2)

@@ -1,23 +1,29 @@
 //! Pinned results: the digests of a few runs that exercise every part of the
-//! engine (handovers, outages, random and bursty loss, schedules, SACK and
-//! non-SACK recovery, every algorithm, pacing, many flows, the packet log).
-//! Optimisations of the engine must leave them bit-identical. A deliberate
-//! change of behaviour (a bug fix) updates the pins, with the reason in the
-//! commit message; the failure message prints the new digest.
+//! engine (handovers, handoffs and their notifications, outages, random and
+//! bursty loss, schedules, SACK and non-SACK recovery, every algorithm,
+//! pacing, many flows, the packet log), and beside each digest a readable
+//! snapshot of the run's summary (`Results::summary_text`: per flow, per
+//! link direction, per handover) in `tests/snapshots/`, so that a change
+//! shows what moved. Optimisations of the engine must leave them
+//! bit-identical. A deliberate change of behaviour (a bug fix) updates the
+//! pins, with the reason in the commit message: the failure prints the new
+//! digest and the snapshot's diff; `INSTA_UPDATE=always cargo test --test
+//! pinned` rewrites the snapshots (or `cargo insta review`, if installed),
+//! and the new digests go in by hand. Under `CI=true` nothing is written and
+//! a mismatch fails.
 
 mod common;
 
 use wavelab_sim::Scenario;
 
-fn digest(text: &str) -> u64 {
-    common::run(text).digest()
-}
-
 fn check(name: &str, text: &str, pinned: u64) {
-    let got = digest(text);
+    let r = common::run(text);
+    // the readable form first, so that a failure shows what moved
+    insta::assert_snapshot!(name.replace(' ', "_"), r.summary_text());
+    let got = r.digest();
     assert_eq!(
         got, pinned,
-        "{name}: results changed; digest now {got:#018x} (pinned {pinned:#018x})"
+        "{name}: results changed; digest now {got:#018x} (pinned {pinned:#018x}); the summary is unchanged, so the change is in the time series, the queues or the packet log"
     );
 }
 
@@ -186,4 +192,26 @@ fn tahoe_wave_steady_handover() {
         log_packets = true
     "#;
     check("tahoe wave", text, 0x23a1482d362c73a7);
+}
+
+/// Two flows through a make-before-break handoff of a multi-homed node from
+/// a slow to a fast access link (reordering), notified 6 ms after the
+/// switch, then back with a break-before-make handoff and a 1 s
+/// disconnection; the packet log on.
+#[test]
+fn mobiwac_handoffs() {
+    let text = include_str!("../../../scenarios/mobiwac-handoff.toml")
+        .replace("count = 2\n", "count = 2\nlog_packets = true\n")
+        .to_string()
+        + r#"
+        [[handoffs]]
+        node = "mobile"
+        at = "15s"
+        from = "wlan"
+        to = "hsdpa"
+        kind = "break-before-make"
+        disconnection = "1s"
+        notify = { delay = "54ms" }
+        "#;
+    check("mobiwac handoffs", &text, 0x25b92695a2e921b2);
 }

@@ -158,11 +158,8 @@ fn outage_drops_everything_in_both_directions_and_only_inside_the_window() {
         tcp = { min_rto = "200ms" }
         "#);
     let t = r.packets.f64s("time");
-    let (ev, labels) = match r.packets.column("event") {
-        Some(ColumnData::Category { codes, labels }) => (codes, labels),
-        _ => panic!(),
-    };
-    let is = |i: usize, name: &str| labels[ev[i] as usize] == name;
+    let ev = r.packets.labels("event");
+    let is = |i: usize, name: &str| ev[i] == name;
     let acks_inside = (0..t.len())
         .filter(|&i| is(i, "ack") && t[i] >= 5.0 && t[i] < 7.0)
         .count();
@@ -183,12 +180,9 @@ fn outage_drops_everything_in_both_directions_and_only_inside_the_window() {
     assert!((0..t.len()).any(|i| is(i, "deliver") && t[i] > 4.8 && t[i] < 5.0));
     assert!((0..t.len()).any(|i| is(i, "deliver") && t[i] >= 7.0 && t[i] < 9.0));
     // every outage drop happened inside the window or by a packet in the air at its start
-    let cause = match r.packets.column("cause") {
-        Some(ColumnData::Category { codes, labels }) => (codes, labels),
-        _ => panic!(),
-    };
+    let cause = r.packets.labels("cause");
     for (i, &ti) in t.iter().enumerate() {
-        if is(i, "drop") && cause.1[cause.0[i] as usize] == "outage" {
+        if is(i, "drop") && cause[i] == "outage" {
             assert!((5.0..7.0 + 0.041).contains(&ti), "outage drop at {ti}");
         }
     }

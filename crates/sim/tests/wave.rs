@@ -4,17 +4,13 @@
 mod common;
 
 use common::{flows_col, run};
-use wavelab_sim::{ColumnData, Results};
+use wavelab_sim::Results;
 
 /// (time, value) of column `col` for flow `flow`.
 fn column(r: &Results, flow: u32, col: &str) -> Vec<(f64, f64)> {
     let time = r.series.f64s("time");
     let flows = flows_col(r);
-    let values: Vec<f64> = match r.series.column(col) {
-        Some(ColumnData::F64(v)) => v.clone(),
-        Some(ColumnData::U64(v)) => v.iter().map(|&x| x as f64).collect(),
-        other => panic!("{col}: {other:?}"),
-    };
+    let values = r.series.numbers(col);
     (0..time.len())
         .filter(|&i| flows[i] == flow)
         .map(|i| (time[i], values[i]))

@@ -5,11 +5,14 @@
 //! * [`series`]: the per-flow time series and the queue series;
 //! * [`log`]: the per-packet event log;
 //! * [`results`]: everything a run produced ([`Results`]), with the per-flow,
-//!   per-link and per-handover tables built from the simulation.
+//!   per-link and per-handover tables built from the simulation;
+//! * `summary`: [`Results::summary_text`], the summaries the pinned runs'
+//!   snapshots compare.
 
 pub mod log;
 mod results;
 pub mod series;
+mod summary;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{Results, RunStats};
@@ -199,6 +202,19 @@ impl Table {
         }
     }
 
+    /// Any numeric column `name` as floats (integers and booleans
+    /// converted); panics if it is absent or not numeric.
+    pub fn numbers(&self, name: &str) -> Vec<f64> {
+        match self.column(name) {
+            Some(ColumnData::F64(v)) => v.clone(),
+            Some(ColumnData::U64(v)) => v.iter().map(|&x| x as f64).collect(),
+            Some(ColumnData::I64(v)) => v.iter().map(|&x| x as f64).collect(),
+            Some(ColumnData::U32(v)) => v.iter().map(|&x| x as f64).collect(),
+            Some(ColumnData::Bool(v)) => v.iter().map(|&x| x as u8 as f64).collect(),
+            other => panic!("no numeric column {name}: {other:?}"),
+        }
+    }
+
     /// The float column `name` (panics if absent or of another type).
     pub fn f64s(&self, name: &str) -> &[f64] {
         self.col(name)
@@ -300,6 +316,29 @@ fn format_f64(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_accessors_read_columns_by_type() {
+        let mut t = Table::default();
+        t.push("n", ColumnData::U32(vec![1, 2]));
+        t.push(
+            "kind",
+            ColumnData::Category {
+                codes: vec![1, 0],
+                labels: vec!["a".into(), "b".into()],
+            },
+        );
+        assert_eq!(t.col::<u32>("n"), [1, 2]);
+        assert_eq!(t.get::<u64>("n"), None, "another type");
+        assert_eq!(t.numbers("n"), [1.0, 2.0]);
+        assert_eq!(t.labels("kind"), ["b", "a"]);
+        let e = std::panic::catch_unwind(|| t.col::<f64>("n").len()).unwrap_err();
+        let msg = e.downcast_ref::<String>().unwrap();
+        assert_eq!(
+            msg,
+            "no f64 column n; the columns are n (u32), kind (category)"
+        );
+    }
 
     #[test]
     fn text_rendering_aligns_columns() {

@@ -2,7 +2,7 @@
 //! uses a subset, hence the `dead_code` allowance).
 #![allow(dead_code)]
 
-use wavelab_sim::{ColumnData, Results, Scenario, Simulation};
+use wavelab_sim::{Results, Scenario, Simulation};
 
 /// Runs a scenario file's text to the end.
 pub fn run(toml_text: &str) -> Results {
@@ -14,10 +14,7 @@ pub fn run(toml_text: &str) -> Results {
 
 /// The `flow` column of the time series.
 pub fn flows_col(r: &Results) -> &[u32] {
-    match r.series.column("flow") {
-        Some(ColumnData::U32(v)) => v,
-        _ => panic!("flow column"),
-    }
+    r.series.col("flow")
 }
 
 /// Payload bytes flow `flow` had delivered at time `t` (from the series).
