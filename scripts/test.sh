@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check of the project: Rust format, lints and tests (the core
 # workspace, then TCP Wave's BPF program in crates/bpf); then the Python
-# package (built from source by maturin), its lints, types and tests. As root
+# package (built from source by maturin), its lints, types and tests; a
+# short run of each fuzz target where cargo-fuzz is installed. As root
 # on Debian it first installs chromium and tshark if they are missing (the
 # report is tested in a headless browser, the pcap files with tshark).
 set -euo pipefail
@@ -26,6 +27,20 @@ echo "== Rust: format, lints, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+echo "== Fuzzing: a short run of each fuzz target (fuzz/, scripts/fuzz.sh)"
+# Where cargo-fuzz is installed (cargo install cargo-fuzz --locked), each
+# target runs for WAVELAB_FUZZ_SECONDS (15 by default; 0 skips it). Without
+# it, the property tests over arbitrary bytes that run the same bodies
+# (crates/*/tests/fuzz_bytes.rs) ran in `cargo test` above instead.
+fuzz_seconds="${WAVELAB_FUZZ_SECONDS:-15}"
+if [ "$fuzz_seconds" = 0 ]; then
+    echo "WAVELAB_FUZZ_SECONDS=0: skipped"
+elif cargo fuzz --version >/dev/null 2>&1; then
+    bash scripts/fuzz.sh --seconds "$fuzz_seconds"
+else
+    echo "cargo-fuzz is not installed: the proptests over arbitrary bytes stood in for it"
+fi
 
 echo "== BPF: TCP Wave for stock Linux (crates/bpf, its own workspace)"
 # It builds with clang, bpftool, libbpf (compiled from source by libbpf-sys,

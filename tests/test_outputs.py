@@ -53,7 +53,7 @@ def every_file(root: Path) -> set[Path]:
         ('".."', "scenario"),
         ('"."', "scenario"),
         ('"-rf"', "rf"),
-        ('"DCNET L1 → L2"', "DCNET-L1---L2"),
+        ('"DCNET L1 → L2"', "DCNET-L1-L2"),
         ('"' + "é" * 128 + '"', "é" * 60),
     ],
 )

@@ -2,7 +2,8 @@
 at random (wrong types, zero and extreme rates, durations and queues, NaN),
 either run or stop with a ScenarioFileError that names a field.
 
-A seeded sample runs here; ``WAVELAB_MUTATIONS=3000`` searches longer.
+A seeded sample runs here; ``WAVELAB_MUTATIONS=3000`` (or
+``WAVELAB_CASES_SCALE=30``) searches longer.
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ def mutate(d: dict[str, Any], rng: random.Random) -> None:
             parent[path[-1]] = copy.deepcopy(value)
 
 
-CASES = int(os.environ.get("WAVELAB_MUTATIONS", "100"))
+# WAVELAB_MUTATIONS sets the count; otherwise 100 times WAVELAB_CASES_SCALE,
+# the scale every property test of the project reads (docs/validation.md)
+CASES = int(
+    os.environ.get("WAVELAB_MUTATIONS") or 100 * int(os.environ.get("WAVELAB_CASES_SCALE", "1"))
+)
 
 
 @pytest.mark.parametrize("seed", range(CASES))

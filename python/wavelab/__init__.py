@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
-    from wavelab.errors import ScenarioFileError, WavelabError
+    from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
     from wavelab.results import Results
     from wavelab.runner import run
     from wavelab.scenario import (
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from wavelab.sweep import load_sweep
 
 _LAZY = {
+    "ArgumentError": "wavelab.errors",
     "ScenarioFileError": "wavelab.errors",
     "WavelabError": "wavelab.errors",
     "Results": "wavelab.results",
@@ -55,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ArgumentError",
     "Results",
     "Scenario",
     "ScenarioFileError",

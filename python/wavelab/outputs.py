@@ -5,12 +5,14 @@
   names over 128 characters). When a name becomes a file or directory name
   (``results/NAME``, ``flow-NAME.pcap``) it goes through :func:`file_name`:
   letters and digits (any script), ``-``, ``_`` and ``.`` are kept, every
-  other character becomes ``-``, leading dots and dashes are dropped (no
-  ``..``, no hidden files, nothing that looks like an option), and the name
-  is cut to :data:`MAX_FILE_NAME_BYTES` bytes of UTF-8. So ``../../x``
-  becomes ``x`` and ``/abs/path`` becomes ``abs-path``.
+  other character becomes ``-`` (a run of dashes one), leading dots and
+  dashes are dropped (no ``..``, no hidden files, nothing that looks like an
+  option), and the name is cut to :data:`MAX_FILE_NAME_BYTES` bytes of
+  UTF-8. So ``../../x`` becomes ``x``, ``/abs/path`` becomes ``abs-path``
+  and ``DCNET L1 → L2`` becomes ``DCNET-L1-L2``.
 * **Everything lands inside its output root.** :func:`inside` joins a name
-  to a root and refuses anything that would resolve outside it.
+  to a root and refuses one that is not a single plain component. The
+  output root itself is the user's choice (``--out``), or ``results/``.
 * **Files appear whole or not at all.** :func:`write_atomically` writes a
   temporary file in the same directory, fsyncs it and renames it over the
   target; on any error (a full disk) the temporary file is removed, so the
@@ -22,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -44,7 +47,7 @@ def file_name(label: str, fallback: str = "scenario") -> str:
     """A safe single file or directory name for ``label`` (see the module
     description); ``fallback`` if nothing of it is left."""
     mapped = "".join(c if c.isalnum() or c in "-_." else "-" for c in label)
-    mapped = mapped.lstrip(".-")
+    mapped = re.sub("-{2,}", "-", mapped).lstrip(".-")
     raw = mapped.encode("utf-8")[:MAX_FILE_NAME_BYTES]
     mapped = raw.decode("utf-8", errors="ignore")
     return mapped or fallback

@@ -350,11 +350,12 @@ mod tests {
         }
     }
 
-    /// Against a sorted reference over random pushes and pops.
+    /// Against a sorted reference over random pushes and pops (100 seeds,
+    /// or `WAVELAB_HEAP_CASES`, or 100 x `WAVELAB_CASES_SCALE`).
     #[test]
     fn matches_a_sorted_reference() {
         use crate::rng::{Rng, Stream};
-        for seed in 0..100u64 {
+        for seed in 0..u64::from(wavelab_tcp::testing::cases("WAVELAB_HEAP_CASES", 100)) {
             let mut rng = Rng::derive(seed, Stream::FlowIsn(0));
             let mut q = EventQueue::default();
             let mut reference: Vec<(u128, Event)> = Vec::new();

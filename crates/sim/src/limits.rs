@@ -97,10 +97,7 @@ pub(crate) fn check(sc: &Scenario) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn err(toml_text: &str) -> String {
-        Scenario::from_toml_str(toml_text).unwrap_err().to_string()
-    }
+    use crate::scenario::tests::err;
 
     fn scenario(duration: &str, interval: &str, count: &str) -> String {
         format!(

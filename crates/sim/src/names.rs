@@ -89,6 +89,7 @@ pub(crate) fn check(sc: &Scenario) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::tests::err;
 
     const BASE: &str = r#"
         name = "NAME"
@@ -101,10 +102,6 @@ mod tests {
         from = "a"
         to = "b"
     "#;
-
-    fn err(toml_text: &str) -> String {
-        Scenario::from_toml_str(toml_text).unwrap_err().to_string()
-    }
 
     /// `name = "a\u0000b"` passed validation and then failed when the output
     /// directory was created; very long names could not be directory names.

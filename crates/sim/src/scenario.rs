@@ -852,7 +852,7 @@ fn check_loss(path: &str, l: &LossSpec) -> Result<(), ScenarioError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const BASE: &str = r#"
@@ -867,7 +867,9 @@ mod tests {
         to = "b"
     "#;
 
-    fn err(toml_text: &str) -> String {
+    /// The error message a scenario written as TOML gets (for the tests of
+    /// this module, `limits` and `names`).
+    pub(crate) fn err(toml_text: &str) -> String {
         Scenario::from_toml_str(toml_text).unwrap_err().to_string()
     }
 
