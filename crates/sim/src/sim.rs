@@ -250,24 +250,24 @@ impl Simulation {
 
     // ----- notifications -----------------------------------------------------
 
-    /// Schedules a cross-layer notification `msg` about link direction
-    /// `link` to reach flow `flow`'s sender at `at` (not before now), as a
-    /// link layer's report or any other driver's message would: it is
-    /// delivered, logged and tabled as the handoffs' own. Errors name what
-    /// is out of range.
+    /// Schedules a cross-layer notification `msg` from link direction `dir`
+    /// (an index of the `links` table's `dir` column) to reach flow
+    /// `flow`'s sender at `at` (not before now), as a link layer's report or
+    /// any other driver's message would: it is delivered, logged and tabled
+    /// as the handoffs' own. Errors name what is out of range.
     pub fn schedule_notification(
         &mut self,
         flow: usize,
-        link: usize,
+        dir: usize,
         at: Instant,
         msg: Notification,
     ) -> Result<(), String> {
         if flow >= self.flows.len() {
             return Err(format!("flow {flow}: there are {} flows", self.flows.len()));
         }
-        if link >= self.net.dirs.len() {
+        if dir >= self.net.dirs.len() {
             return Err(format!(
-                "link direction {link}: there are {}",
+                "link direction {dir}: there are {}",
                 self.net.dirs.len()
             ));
         }
@@ -281,7 +281,7 @@ impl Simulation {
         let notice = Notice {
             sent: self.now,
             msg,
-            source: Source::Link(link as DirId),
+            source: Source::Link(dir as DirId),
         };
         self.notices.schedule(&mut self.q, flow, at, notice);
         Ok(())
