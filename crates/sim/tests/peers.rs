@@ -98,3 +98,58 @@ fn the_rto_stays_above_srtt_on_a_smooth_path_with_a_low_min_rto() {
         assert!(margin >= min_margin, "rto = {rto}: margin {margin}");
     }
 }
+
+/// Fix 3: BBR with SACK through DCNET's L1 -> L2 handover with a 10 s
+/// outage (30-40 s). The first ACK after the outage comes at about 45.5 s
+/// (the backed-off timer) and covers only retransmitted data, as does every
+/// ACK of the repair. RTprop took only Karn-valid samples, and the PROBE_RTT
+/// that the expired estimate started then ended without a sample and
+/// re-stamped the old path's 68 ms for another 10 s: BBR ran with cwnd = 2
+/// x BtlBw x 68 ms on a 485 ms path, and BtlBw walked down to 0.12 Mbit/s.
+/// Now the timestamp echo gives the rate sample its RTT (as Linux's
+/// `tcp_ack_update_rtt`), and a PROBE_RTT without a sample leaves the
+/// estimate to the next sample.
+#[test]
+fn bbr_rtprop_takes_the_new_paths_rtt_right_after_a_handover() {
+    for timestamps in [true, false] {
+        let text = include_str!("../../../scenarios/dcnet2016-handover.toml")
+            .replace("duration = \"90s\"", "duration = \"70s\"")
+            .replace("cc = \"newreno\"", "cc = \"bbr\"")
+            .replace("outage = \"2s\"", "outage = \"10s\"")
+            .replace(
+                "sack = false",
+                &format!("sack = true, timestamps = {timestamps}"),
+            );
+        let r = run(&text);
+        let (t, acked) = (series(&r, "time"), r.series.u64s("bytes_acked"));
+        let (rtprop, btl_bw) = (series(&r, "cc_rt_prop"), series(&r, "cc_btl_bw"));
+        let after = |i: usize| t[i] > 40.0;
+        let first_ack = (1..t.len())
+            .find(|&i| after(i) && acked[i] > acked[i - 1])
+            .map(|i| t[i])
+            .unwrap();
+        let new_rtprop = (0..t.len())
+            .find(|&i| after(i) && rtprop[i] >= 0.484)
+            .map(|i| t[i])
+            .unwrap();
+        let min_bw = (0..t.len())
+            .filter(|&i| after(i))
+            .map(|i| btl_bw[i])
+            .fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "timestamps {timestamps}: first ACK after the outage at {first_ack} s, \
+             RTprop >= 484 ms from {new_rtprop} s, BtlBw >= {:.2} Mbit/s",
+            min_bw / 1e6
+        );
+        let limit = if timestamps { 0.0 } else { 2.0 };
+        assert!(
+            new_rtprop <= first_ack + limit,
+            "timestamps {timestamps}: RTprop stale until {new_rtprop} s"
+        );
+        assert!(
+            (0..t.len()).all(|i| t[i] < new_rtprop || rtprop[i] >= 0.484),
+            "and stays the new path's"
+        );
+        assert!(min_bw >= 1e6, "BtlBw fell to {min_bw}");
+    }
+}

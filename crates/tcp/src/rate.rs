@@ -34,7 +34,9 @@ pub struct RateSample {
     pub rate: Option<Rate>,
     /// RTT of the most recently sent segment acknowledged by this ACK; `None`
     /// when that segment had been retransmitted (Karn: the ACK may answer
-    /// either transmission).
+    /// either transmission), unless timestamps are on and the ACK advances
+    /// `snd_una`: the sender then fills in the RTT its timestamp echo
+    /// measures, as Linux's `tcp_ack_update_rtt` does.
     pub rtt: Option<Duration>,
     /// True if the sample may under-estimate the path because the sender was
     /// application-limited.

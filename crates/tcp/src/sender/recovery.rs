@@ -142,10 +142,18 @@ impl Sender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.on_ack(now, &ev);
-        if let Some(rs) = self
+        if let Some(mut rs) = self
             .rate
             .finish(self.rtt.min_rtt(), newly_lost, prior_in_flight)
         {
+            // As Linux (tcp_ack_update_rtt): when Karn's rule leaves the
+            // sample without an RTT, an ACK of new data with a timestamp
+            // echo gives it one. Without this, a repair after a handover
+            // (every segment retransmitted) kept BBR's RTprop at the old
+            // path's RTT.
+            if rs.rtt.is_none() && advanced {
+                rs.rtt = self.ts_rtt(now, seg);
+            }
             self.cc.on_rate_sample(now, &rs);
         }
         self.apply_requests(now);
@@ -181,20 +189,24 @@ impl Sender {
         if !advanced {
             return None;
         }
-        if self.ts_ok {
-            if let Some(ts) = seg.options.timestamps {
-                let ms = super::ts_clock(now).wrapping_sub(ts.ecr);
-                // An echo from the future (or zero, "no echo") is no sample.
-                if ts.ecr != 0 && ms < 1 << 31 {
-                    return Some(Duration::from_millis(ms as u64));
-                }
-            }
+        if let Some(r) = self.ts_rtt(now, seg) {
+            return Some(r);
         }
         // Karn's rule: no sample when the ACK covers retransmitted data.
         if acked.retransmitted {
             return None;
         }
         acked.oldest_clean_send.map(|t| now - t)
+    }
+
+    /// The RTT that the ACK's timestamp echo measures (RFC 7323 section
+    /// 4.1), if timestamps are on; only for an ACK that advances `snd_una`
+    /// (the caller's test: RFC 7323 section 4.1's RTTM rule).
+    fn ts_rtt(&self, now: Instant, seg: &Segment) -> Option<Duration> {
+        let ts = seg.options.timestamps.filter(|_| self.ts_ok)?;
+        let ms = super::ts_clock(now).wrapping_sub(ts.ecr);
+        // An echo from the future (or zero, "no echo") is no sample.
+        (ts.ecr != 0 && ms < 1 << 31).then(|| Duration::from_millis(ms as u64))
     }
 
     fn process_sack_blocks(&mut self, now: Instant, blocks: &[SackBlock], ack: u64) -> u64 {

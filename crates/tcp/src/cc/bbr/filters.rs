@@ -106,6 +106,9 @@ pub struct MinRttFilter {
     window: Duration,
     value: Option<Duration>,
     stamp: Instant,
+    /// The estimate's lifetime was restarted without a measurement (a
+    /// PROBE_RTT that took no RTT sample): the next sample replaces it.
+    unmeasured: bool,
 }
 
 impl MinRttFilter {
@@ -115,6 +118,7 @@ impl MinRttFilter {
             window,
             value: None,
             stamp: Instant::ZERO,
+            unmeasured: false,
         }
     }
 
@@ -139,17 +143,28 @@ impl MinRttFilter {
     /// whether the estimate had expired (the draft's `rtprop_expired`).
     pub fn update(&mut self, now: Instant, rtt: Duration) -> bool {
         let expired = self.is_expired(now);
-        if self.value.is_none_or(|v| rtt <= v) || expired {
+        if self.value.is_none_or(|v| rtt <= v) || expired || self.unmeasured {
             self.value = Some(rtt);
             self.stamp = now;
+            self.unmeasured = false;
         }
         expired
     }
 
     /// Restarts the estimate's lifetime at `now` without changing it (the
-    /// draft does this when PROBE_RTT ends).
-    pub fn refresh(&mut self, now: Instant) {
+    /// draft does this when PROBE_RTT ends). `measured` is false when no RTT
+    /// sample arrived since the estimate expired: the estimate is then kept
+    /// only until the next sample, which replaces it whatever its value (our
+    /// choice; the draft and Linux keep the stale value for a whole window).
+    pub fn refresh(&mut self, now: Instant, measured: bool) {
         self.stamp = now;
+        self.unmeasured |= !measured;
+    }
+
+    /// True while the estimate awaits the sample that replaces it
+    /// ([`MinRttFilter::refresh`] without a measurement).
+    pub fn is_unmeasured(&self) -> bool {
+        self.unmeasured
     }
 }
 
@@ -308,9 +323,33 @@ mod tests {
         );
         assert!(!f.is_expired(later + Duration::from_secs(10)));
         // refresh() restarts the lifetime without changing the value.
-        f.refresh(ms(30_000));
+        f.refresh(ms(30_000), true);
         assert!(!f.is_expired(ms(40_000)));
         assert!(f.is_expired(ms(40_001)));
         assert_eq!(f.get(), Some(Duration::from_millis(150)));
+    }
+
+    /// A refresh without a measurement (a PROBE_RTT in which every ACK
+    /// covered retransmitted data) keeps the schedule but lets the next
+    /// sample replace the estimate, even a higher one: after a handover to a
+    /// longer path the old path's RTT must not survive another window.
+    #[test]
+    fn an_unmeasured_refresh_lets_the_next_sample_replace_the_estimate() {
+        let mut f = MinRttFilter::new(Duration::from_secs(10));
+        f.update(ms(0), Duration::from_millis(68));
+        assert!(f.is_expired(ms(10_001)));
+        f.refresh(ms(10_500), false);
+        assert!(!f.is_expired(ms(10_600)));
+        assert!(f.is_unmeasured());
+        assert!(!f.update(ms(11_000), Duration::from_millis(485)));
+        assert_eq!(f.get(), Some(Duration::from_millis(485)));
+        assert_eq!(f.stamp(), ms(11_000));
+        // measured again: a higher sample no longer replaces it
+        f.update(ms(11_100), Duration::from_millis(500));
+        assert_eq!(f.get(), Some(Duration::from_millis(485)));
+        // a measured refresh only restarts the lifetime
+        f.refresh(ms(12_000), true);
+        f.update(ms(12_100), Duration::from_millis(490));
+        assert_eq!(f.get(), Some(Duration::from_millis(485)));
     }
 }

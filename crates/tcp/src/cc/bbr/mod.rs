@@ -53,7 +53,14 @@
 //!   packet the ACK covers, as the draft's `packet.rtt`); the sampler gives
 //!   none when that packet was retransmitted (Karn): an ACK of the original
 //!   arriving just after a retransmission would otherwise look like a
-//!   1 ms RTT on a 104 ms path (we saw it starve a flow for 10 s).
+//!   1 ms RTT on a 104 ms path (we saw it starve a flow for 10 s). With
+//!   timestamps the sender then fills in the RTT of the ACK's echo, as
+//!   Linux's `tcp_ack_update_rtt` does.
+//! * **A PROBE_RTT without RTT samples** (every ACK covered retransmitted
+//!   data) still restarts RTprop's lifetime, but the next sample replaces
+//!   the estimate whatever its value ([`MinRttFilter::refresh`]); the draft
+//!   keeps the stale value for another 10 s, which after a handover to a
+//!   longer path left BBR sizing its window by the old path's RTT.
 //! * **Initial pacing rate**: 2.885 × initial window / the handshake's RTT
 //!   (`on_established`), or the draft's 1 ms (`initial_rtt`) if the SYN was
 //!   retransmitted, until the first SRTT.

@@ -76,6 +76,8 @@ pub(super) struct Machine {
     pub(super) cycle_stamp: Instant,
     pub(super) probe_rtt_done_stamp: Option<Instant>,
     pub(super) probe_rtt_round_done: bool,
+    /// An RTT sample arrived during the current PROBE_RTT.
+    pub(super) probe_rtt_sampled: bool,
     /// PROBE_RTT asks the sender to mark the connection application-limited
     /// (draft "ProbeRTT": `C.app_limited = C.delivered + packets_in_flight`).
     pub(super) request_app_limited: bool,
@@ -136,6 +138,7 @@ impl Machine {
             cycle_stamp: Instant::ZERO,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
+            probe_rtt_sampled: false,
             request_app_limited: false,
             ack_state: CaState::Open,
             sack_missing: false,
@@ -201,6 +204,7 @@ impl Machine {
         self.rtprop_expired = self.rtprop.is_expired(now);
         if let Some(rtt) = rtt {
             self.rtprop.update(now, rtt);
+            self.probe_rtt_sampled |= self.mode == Mode::ProbeRtt;
         }
         self.check_probe_rtt(now, rs);
     }
@@ -338,6 +342,7 @@ impl Machine {
             self.pacing_gain = 1.0;
             self.cwnd_gain = 1.0;
             self.probe_rtt_done_stamp = None;
+            self.probe_rtt_sampled = false;
         }
         if self.mode == Mode::ProbeRtt {
             self.handle_probe_rtt(now, rs);
@@ -360,7 +365,9 @@ impl Machine {
                     self.probe_rtt_round_done = true;
                 }
                 if self.probe_rtt_round_done && now > done {
-                    self.rtprop.refresh(now);
+                    // a PROBE_RTT without an RTT sample measured nothing:
+                    // the next sample replaces the stale estimate
+                    self.rtprop.refresh(now, self.probe_rtt_sampled);
                     self.restore_cwnd();
                     if self.filled_pipe {
                         self.enter_probe_bw(now);

@@ -725,6 +725,58 @@ fn probe_rtt_starts_when_rtprop_is_older_than_ten_seconds_and_lasts_200_ms_and_a
     assert_eq!(d.bbr.m.rtprop.stamp(), d.now);
 }
 
+/// A PROBE_RTT in which no ACK carries an RTT (every one covers
+/// retransmitted data, as in the repair after a long outage) measured
+/// nothing: it keeps its schedule, but the next RTT sample replaces the
+/// estimate even when it is higher (a handover to a longer path), instead of
+/// the stale value living another 10 s.
+#[test]
+fn a_probe_rtt_without_rtt_samples_leaves_rtprop_to_the_next_sample() {
+    let mut d = Drive::new();
+    d.reach_full_window();
+    let stamp = d.now;
+    // ten seconds of ACKs without an RTT (Karn), then PROBE_RTT
+    let blind = Sample {
+        karn_rtt: None,
+        ..Sample::default()
+    };
+    while d.bbr.mode() != Mode::ProbeRtt {
+        d.round(10, blind);
+    }
+    assert!(d.now > stamp + Duration::from_secs(10));
+    assert_eq!(d.bbr.rt_prop(), Some(ms(100)), "nothing replaced it");
+    let low = Sample {
+        in_flight: 4 * MSS,
+        ..blind
+    };
+    while d.bbr.mode() == Mode::ProbeRtt {
+        d.round(10, low);
+    }
+    assert_eq!(d.bbr.mode(), Mode::ProbeBw);
+    assert_eq!(d.bbr.rt_prop(), Some(ms(100)), "still the old estimate");
+    // its lifetime restarted at the exit (within the last round played)
+    assert!(d.bbr.m.rtprop.stamp() + ms(100) >= d.now);
+    assert!(d.bbr.m.rtprop.is_unmeasured());
+    // the first sample with an RTT, a longer one, replaces it at once
+    let longer = Sample {
+        rtt: ms(480),
+        karn_rtt: Some(ms(480)),
+        ..Sample::default()
+    };
+    d.ack(ms(10), longer);
+    assert_eq!(d.bbr.rt_prop(), Some(ms(480)));
+    assert_eq!(d.bbr.mode(), Mode::ProbeBw, "no second PROBE_RTT");
+    // and from then on only lower samples do
+    d.ack(
+        ms(10),
+        Sample {
+            karn_rtt: Some(ms(500)),
+            ..longer
+        },
+    );
+    assert_eq!(d.bbr.rt_prop(), Some(ms(480)));
+}
+
 #[test]
 fn probe_rtt_needs_200_ms_after_the_round() {
     let mut d = Drive::new();
