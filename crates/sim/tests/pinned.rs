@@ -154,7 +154,7 @@ fn bbr_westwood_bursty_schedule() {
         stop = "25s"
         tcp = { sack = false, limited_transmit = true }
     "#;
-    check("bbr westwood", text, 0xeba78d7b6d2b3f2e);
+    check("bbr westwood", text, 0x88c5c98e936dcf56);
 }
 
 /// Tahoe and Wave without SACK on a chain with a steady-state handover.
