@@ -59,6 +59,9 @@ pub struct TcpConfig {
     /// How losses are detected with SACK, a retransmission lost again among
     /// them (default `"rto"`).
     pub lost_retransmissions: LostRetransmissions,
+    /// RACK-TLP's tail loss probe, RFC 8985 section 7 (default false; needs
+    /// `sack` and `lost_retransmissions = "rack"`).
+    pub tlp: bool,
 }
 
 /// How the sender detects losses with SACK: RFC 6675 alone, or with RFC
@@ -76,7 +79,7 @@ pub enum LostRetransmissions {
     /// 6675's duplicate threshold still applies to original transmissions.
     /// RTT samples also come from newly SACKed segments when Karn's rule
     /// leaves an ACK without one. Needs SACK; checked on each ACK (no
-    /// reordering timer); tail loss probes are not modelled.
+    /// reordering timer); tail loss probes are `tcp.tlp`.
     Rack,
 }
 
@@ -147,6 +150,7 @@ impl Default for TcpConfig {
             abc_limit: 2,
             partial_ack_timer: PartialAckTimer::Impatient,
             lost_retransmissions: LostRetransmissions::Rto,
+            tlp: false,
         }
     }
 }
@@ -187,6 +191,14 @@ impl TcpConfig {
         }
         if self.initial_rto.is_zero() {
             return Err("initial_rto: must be above zero".into());
+        }
+        if self.tlp && self.lost_retransmissions != LostRetransmissions::Rack {
+            return Err(
+                "tlp: the tail loss probe is part of RACK-TLP (RFC 8985); set lost_retransmissions = \"rack\" too".into(),
+            );
+        }
+        if self.tlp && !self.sack {
+            return Err("tlp: needs sack = true (RFC 8985 requires SACK)".into());
         }
         let max_window = 65_535u64 << 14;
         if self.rcv_window.0 < self.mss as u64 || self.rcv_window.0 > max_window {

@@ -167,6 +167,8 @@ impl Simulation {
         t.push("retransmissions", s(|f| f.sender.stats().retransmissions));
         t.push("fast_retransmits", s(|f| f.sender.stats().fast_retransmits));
         t.push("rto_expiries", s(|f| f.sender.stats().rto_expiries));
+        t.push("loss_probes", s(|f| f.sender.stats().loss_probes));
+        t.push("tlp_recoveries", s(|f| f.sender.stats().tlp_recoveries));
         t.push(
             "spurious_retransmissions",
             s(|f| f.sender.stats().spurious_retransmissions),

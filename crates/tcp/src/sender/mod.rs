@@ -20,8 +20,10 @@ mod rack;
 mod recovery;
 pub(crate) mod scoreboard;
 mod stream;
+mod tlp;
 
 pub use stream::SendBuffer;
+pub use tlp::TLP_MAX_ACK_DELAY;
 
 use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
@@ -80,6 +82,11 @@ pub struct SenderStats {
     /// RST segments that reset nothing (outside the window, challenged, or
     /// not acknowledging the SYN).
     pub resets_ignored: u64,
+    /// Tail loss probes sent (RFC 8985 section 7; `tcp.tlp`).
+    pub loss_probes: u64,
+    /// Losses a tail loss probe repaired alone (the window was reduced as
+    /// for a fast recovery, RFC 8985 section 7.4.2).
+    pub tlp_recoveries: u64,
     /// When the connection became established.
     pub established_at: Option<Instant>,
     /// When the last byte (and the FIN) was acknowledged.
@@ -175,6 +182,9 @@ pub struct Sender {
     cwnd_limited: bool,
 
     rto_deadline: Option<Instant>,
+    /// Tail loss probe state, when `tcp.tlp` is on (boxed: most connections
+    /// run without it).
+    tlp: Option<Box<tlp::TlpState>>,
     syn_pending: bool,
     syn_sent_at: Option<Instant>,
     syn_retransmitted: bool,
@@ -229,6 +239,7 @@ impl Sender {
             rto_head: None,
             cwnd_limited: true,
             rto_deadline: None,
+            tlp: cfg.tlp.then(Box::default),
             syn_pending: true,
             syn_sent_at: None,
             syn_retransmitted: false,
@@ -283,6 +294,9 @@ impl Sender {
     /// The earliest instant the sender wants [`Sender::handle_timeout`] called.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.rto_deadline;
+        if let Some(pto) = self.tlp.as_ref().and_then(|t| t.pto) {
+            t = Some(t.map_or(pto, |d| d.min(pto)));
+        }
         // the pacer matters only while data can be sent (a connection that
         // closed with its pacer blocked must not wake at the stale deadline)
         if self.pacer_blocked && self.state == SenderState::Established {
@@ -298,6 +312,16 @@ impl Sender {
 
     /// Runs the timers due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        // the probe timeout first: it never fires after the RTO's expiry,
+        // and it re-arms the RTO (RFC 8985 section 7.3)
+        if self
+            .tlp
+            .as_ref()
+            .and_then(|t| t.pto)
+            .is_some_and(|d| d <= now)
+        {
+            self.on_pto(now);
+        }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.rto_deadline = None;
             self.on_rto(now);
@@ -600,6 +624,11 @@ impl Sender {
             self.pacer_blocked = true;
             return None;
         }
+        if self.tlp.as_ref().is_some_and(|t| t.due) {
+            if let Some(t) = self.send_probe(now) {
+                return Some(t);
+            }
+        }
         let gate = self.cc.send_gate(now);
         if gate == SendGate::Closed || gate == (SendGate::Quota { segments: 0 }) {
             return None;
@@ -692,6 +721,10 @@ impl Sender {
             in_flight: self.sb.in_flight(),
         };
         self.after_send(now, t.segment.ip_len() as u64, info);
+        if self.tlp.is_some() {
+            // RFC 8985 section 7.2 (a probe's own send disarms it again)
+            self.arm_pto(now);
+        }
         t
     }
 

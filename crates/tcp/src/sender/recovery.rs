@@ -120,6 +120,8 @@ impl Sender {
 
         let recoveries_before = self.stats.fast_retransmits;
         let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes) + rack_lost;
+        let tlp_repaired =
+            self.tlp.is_some() && self.tlp_on_ack(now, ack, advanced, !seg.options.sack.is_empty());
         if advanced {
             self.limited_transmit_bytes = 0;
         }
@@ -137,7 +139,7 @@ impl Sender {
             state: state_before,
             dupack,
             cwnd_limited: self.cwnd_limited,
-            window_reduced: self.stats.fast_retransmits != recoveries_before,
+            window_reduced: self.stats.fast_retransmits != recoveries_before || tlp_repaired,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
         };
@@ -162,6 +164,9 @@ impl Sender {
             self.rto_deadline = None;
         } else if advanced && self.restart_timer_on_ack() {
             self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if advanced && self.tlp.is_some() {
+            self.arm_pto(now);
         }
         if acked.fin {
             self.state = super::SenderState::Closed;
@@ -227,6 +232,9 @@ impl Sender {
             });
             if i == 0 && (e <= ack || inside_second) {
                 self.stats.dsacks_received += 1;
+                if self.tlp.is_some() {
+                    self.tlp_on_dsack(s, e);
+                }
                 if self.sb.was_retransmitted(s, e) {
                     self.stats.spurious_retransmissions += 1;
                     self.cc.on_spurious(now);
@@ -241,7 +249,7 @@ impl Sender {
         newly
     }
 
-    fn set_state(&mut self, now: Instant, s: CaState) {
+    pub(super) fn set_state(&mut self, now: Instant, s: CaState) {
         if self.ca_state != s {
             self.ca_state = s;
             self.cc.on_state(now, s);
@@ -367,6 +375,7 @@ impl Sender {
             mss: self.mss,
         };
         self.cc.on_congestion(now, &ev);
+        self.reset_tlp();
         self.recover = self.snd_nxt;
         let style = self.cc.recovery_style();
         // Classic Reno has no recovery point: three more dupacks start another
@@ -391,7 +400,7 @@ impl Sender {
         n
     }
 
-    fn exit_recovery(&mut self, now: Instant) {
+    pub(super) fn exit_recovery(&mut self, now: Instant) {
         self.dupacks = 0;
         self.partial_acks = 0;
         self.sb.dup_emul = 0;
@@ -436,6 +445,7 @@ impl Sender {
             mss: self.mss,
         };
         self.cc.on_congestion(now, &ev);
+        self.reset_tlp();
         self.sb.mark_all_lost();
         self.rate.forget_emulated();
         self.recover = self.snd_nxt;

@@ -125,6 +125,10 @@ impl Scoreboard {
     pub fn seg(&self, idx: usize) -> &SentSeg {
         &self.segs[idx]
     }
+    /// Index of the highest segment sent, if any.
+    pub fn last_index(&self) -> Option<usize> {
+        self.segs.len().checked_sub(1)
+    }
     /// Sequence units sent and not cumulatively acknowledged.
     pub fn outstanding(&self) -> u64 {
         self.out
@@ -488,6 +492,11 @@ impl Scoreboard {
                 s.flags &= !RETRANS;
                 let len = s.len as u64;
                 self.retrans_bytes -= len;
+                if !s.has(LOST) {
+                    // a tail loss probe resent it without marking it lost
+                    s.flags |= LOST;
+                    self.lost_bytes += len;
+                }
                 self.rtx_cursor = self.rtx_cursor.min(start);
                 newly += len;
             }

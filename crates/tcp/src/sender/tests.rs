@@ -800,3 +800,186 @@ fn in_syn_sent_only_a_rst_acknowledging_the_syn_resets() {
         .poll_transmit(Instant::from_nanos(10_000_000_000))
         .is_none());
 }
+
+// ----- tail loss probes (RFC 8985 section 7) ------------------------------
+
+/// SACK with RACK-TLP; SRTT is 100 ms from the handshake.
+fn tlp_cfg() -> TcpConfig {
+    TcpConfig {
+        lost_retransmissions: crate::LostRetransmissions::Rack,
+        tlp: true,
+        ..cfg(true)
+    }
+}
+
+/// A finite stream of `segments` segments (no FIN yet), sent at 100 ms.
+fn tlp_finite(segments: u64) -> Harness {
+    let c = tlp_cfg();
+    let sa = crate::testing::synack(
+        Some(MSS as u16),
+        Some(1),
+        true,
+        crate::testing::SYNACK_WINDOW,
+    );
+    let mut h = Harness::with_stream(c, "newreno", sa, false);
+    h.tx.write_virtual(segments * MSS);
+    assert_eq!(h.sent(), new_data(0..segments));
+    h
+}
+
+/// The tail of a flight is lost (an outage): no ACK comes back. The PTO
+/// (2 SRTT after the last ACK) sends one new segment beyond cwnd; its SACK
+/// lets RACK mark the whole tail lost and fast recovery starts at once,
+/// where the timer would have waited until 1.2 s.
+#[test]
+fn a_probe_after_the_pto_finds_a_lost_tail_without_a_timeout() {
+    for tlp in [true, false] {
+        let mut h = Harness::new(TcpConfig { tlp, ..tlp_cfg() }, "newreno");
+        h.sent();
+        h.at(200);
+        h.ack(8 * MSS, &[]); // 8 and 9 lost, and everything sent from here
+        let sent = h.sent();
+        assert_eq!(sent, new_data(10..20));
+        let deadline = h.tx.poll_timeout().unwrap();
+        if !tlp {
+            assert_eq!(deadline, crate::testing::ms(1_200), "the RTO");
+            continue;
+        }
+        // PTO = 2 SRTT = 200 ms after the last ACK and the last send
+        assert_eq!(deadline, crate::testing::ms(400));
+        h.at(400);
+        h.tx.handle_timeout(h.now);
+        assert_eq!(
+            h.sent(),
+            new_data(20..21),
+            "the probe: new data, beyond cwnd"
+        );
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(h.tx.stats().rto_expiries, 0);
+        // the RTO was re-armed from the probe, no further PTO
+        assert_eq!(h.tx.poll_timeout(), Some(crate::testing::ms(1_400)));
+        // the probe arrives: one SACK, and RACK finds everything sent before
+        // it (RACK.rtt 100 ms + a quarter of the min RTT) lost
+        h.at(500);
+        h.ack(8 * MSS, &[(20 * MSS, 21 * MSS)]);
+        assert_eq!(h.tx.stats().fast_retransmits, 1);
+        assert_eq!(h.tx.ca_state(), CaState::Recovery);
+        let rtx: Vec<u64> = h.sent().into_iter().filter(|s| s.1).map(|s| s.0).collect();
+        assert_eq!(rtx.first(), Some(&(8 * MSS)));
+        assert_eq!(h.tx.stats().rto_expiries, 0);
+    }
+}
+
+/// A single tail loss: the last segment. With nothing new to send the probe
+/// resends the highest segment, after 2 SRTT + `TLP.max_ack_delay` (one
+/// segment in flight). It repairs the loss; once an ACK covers more than
+/// `TLP.end_seq` without a DSACK of the probe, the algorithm reduces its
+/// window as for a fast recovery (RFC 8985 section 7.4.2), still without a
+/// timeout.
+#[test]
+fn the_probe_repairs_a_single_tail_loss_without_a_timeout() {
+    let mut h = tlp_finite(10);
+    h.at(200);
+    h.ack(9 * MSS, &[]); // the last segment is lost
+    assert!(h.sent().is_empty(), "nothing more to send");
+    assert_eq!(h.tx.poll_timeout(), Some(crate::testing::ms(600)));
+    h.at(600);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent(), vec![(9 * MSS, true)], "the highest segment again");
+    assert_eq!(h.tx.stats().loss_probes, 1);
+    h.at(700);
+    h.ack(10 * MSS, &[]);
+    assert!(h.tx.poll_timeout().is_none(), "everything acknowledged");
+    let before = h.ssthresh();
+    assert_eq!(
+        h.tx.stats().tlp_recoveries,
+        0,
+        "the ACK stops at TLP.end_seq"
+    );
+    // more data, and its ACK goes beyond the probe's end: the repair counts
+    h.tx.write_virtual(MSS);
+    assert_eq!(h.sent(), new_data(10..11));
+    h.at(800);
+    h.ack(11 * MSS, &[]);
+    assert_eq!(h.tx.stats().tlp_recoveries, 1);
+    assert_ne!(h.ssthresh(), before);
+    // FlightSize when the probe went out was one segment: the floor
+    assert_eq!(h.ssthresh(), 2 * MSS);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    assert_eq!(h.tx.ca_state(), CaState::Open);
+    assert_eq!(h.tx.stats().rto_expiries, 0);
+    assert_eq!(h.tx.stats().fast_retransmits, 0);
+}
+
+/// The probe was not needed (the tail was only late): the receiver reports
+/// the probe's copy with a DSACK, and no window reduction follows.
+#[test]
+fn a_dsack_of_the_probe_means_no_loss_and_no_reduction() {
+    let mut h = tlp_finite(10);
+    h.at(200);
+    h.ack(9 * MSS, &[]);
+    h.at(600);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent(), vec![(9 * MSS, true)]);
+    h.at(650);
+    h.ack(10 * MSS, &[]); // the original, late
+    h.at(700);
+    h.ack(10 * MSS, &[(9 * MSS, 10 * MSS)]); // the probe: a duplicate
+    h.tx.write_virtual(MSS);
+    h.sent();
+    h.at(800);
+    h.ack(11 * MSS, &[]);
+    assert_eq!(h.tx.stats().tlp_recoveries, 0);
+    assert_eq!(h.ssthresh(), u64::MAX, "never reduced");
+}
+
+/// At most one probe per episode, and none without a new RTT sample: when
+/// the probe is lost too, the retransmission timeout takes over.
+#[test]
+fn a_lost_probe_leaves_the_timeout_to_repair() {
+    let mut h = tlp_finite(10);
+    h.at(200);
+    h.ack(9 * MSS, &[]);
+    h.at(600);
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.sent().len(), 1);
+    // no ACK: the next deadline is the RTO, re-armed at the probe
+    let rto = h.tx.poll_timeout().unwrap();
+    assert_eq!(rto, crate::testing::ms(1_600));
+    h.now = rto;
+    h.tx.handle_timeout(h.now);
+    assert_eq!(h.tx.stats().rto_expiries, 1);
+    assert_eq!(h.tx.stats().loss_probes, 1);
+    assert_eq!(h.sent(), vec![(9 * MSS, true)]);
+}
+
+/// The PTO is armed only in the Open state with nothing SACKed (RFC 8985
+/// section 7.2): a SACK cancels the wait for it.
+#[test]
+fn no_probe_once_segments_are_sacked() {
+    let mut h = tlp_finite(10);
+    h.at(200);
+    h.ack(5 * MSS, &[]);
+    assert_eq!(h.tx.poll_timeout(), Some(crate::testing::ms(400)));
+    h.ack(5 * MSS, &[(6 * MSS, 7 * MSS)]);
+    assert_eq!(h.tx.ca_state(), CaState::Disorder);
+    h.at(400);
+    h.tx.handle_timeout(h.now);
+    assert!(h.sent().is_empty());
+    assert_eq!(h.tx.stats().loss_probes, 0);
+}
+
+#[test]
+fn tlp_needs_rack_and_sack() {
+    let no_rack = TcpConfig {
+        tlp: true,
+        ..cfg(true)
+    };
+    assert!(no_rack.validate().unwrap_err().starts_with("tlp: "));
+    let no_sack = TcpConfig {
+        sack: false,
+        ..tlp_cfg()
+    };
+    assert!(no_sack.validate().unwrap_err().starts_with("tlp: "));
+    tlp_cfg().validate().unwrap();
+}
