@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 use wavelab_tcp::cc::CaState;
 use wavelab_tcp::{
     ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
-    Sender, SeqNum, TcpConfig, TxKind,
+    RtoFlavour, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
 };
 
 /// A small deterministic generator (xorshift64*), so the channel is reproducible.
@@ -219,7 +219,8 @@ fn run(
     Outcome {
         delivered,
         window_violations,
-        loss_events: s.fast_retransmits + s.rto_expiries + partial_acks,
+        // (a tail loss probe may exceed the window by one segment too)
+        loss_events: s.fast_retransmits + s.rto_expiries + partial_acks + s.loss_probes,
         finished: s.completed_at.is_some(),
     }
 }
@@ -238,22 +239,37 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
             Just(LostRetransmissions::Rto),
             Just(LostRetransmissions::Rack)
         ],
+        (
+            any::<bool>(),
+            prop_oneof![Just(RtoFlavour::Rfc6298), Just(RtoFlavour::Linux)],
+            prop_oneof![
+                Just(RtoSsthresh::Rfc5681),
+                Just(RtoSsthresh::Linux),
+                Just(RtoSsthresh::Ns3)
+            ],
+        ),
     )
         .prop_map(
-            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack, lost_rtx)| TcpConfig {
-                mss,
-                initial_cwnd: iw,
-                sack,
-                timestamps: ts,
-                limited_transmit: lt,
-                dsack,
-                dupthresh,
-                delayed_ack: delack,
-                lost_retransmissions: lost_rtx,
-                min_rto: Duration::from_millis(200),
-                max_rto: Duration::from_secs(4),
-                rcv_window: ByteSize(256 * 1024),
-                ..TcpConfig::default()
+            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack, lost_rtx, (tlp, rto, rto_ss))| {
+                TcpConfig {
+                    mss,
+                    initial_cwnd: iw,
+                    sack,
+                    timestamps: ts,
+                    limited_transmit: lt,
+                    dsack,
+                    dupthresh,
+                    delayed_ack: delack,
+                    lost_retransmissions: lost_rtx,
+                    // RACK-TLP's probe where it applies
+                    tlp: tlp && sack && lost_rtx == LostRetransmissions::Rack,
+                    rto,
+                    rto_ssthresh: rto_ss,
+                    min_rto: Duration::from_millis(200),
+                    max_rto: Duration::from_secs(4),
+                    rcv_window: ByteSize(256 * 1024),
+                    ..TcpConfig::default()
+                }
             },
         )
 }
