@@ -6,13 +6,11 @@ use crate::units::{optional_duration, ByteSize};
 use serde::{Deserialize, Serialize};
 
 /// TCP parameters of one connection. Every field has a default; a scenario sets
-/// only what it changes. Unknown fields are rejected when deserialising.
+/// only what it changes, over the defaults of a profile if it names one
+/// (`profile = "linux"`, [`crate::profile::TcpProfile`]). Unknown fields are
+/// rejected when deserialising.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(
-    default,
-    deny_unknown_fields,
-    expecting = "TCP settings such as { mss = 1460, sack = true }"
-)]
+#[serde(from = "crate::profile::TcpConfigSpec")]
 pub struct TcpConfig {
     /// Maximum segment size in bytes of payload (default 1460: a 1500-byte packet
     /// without options).
