@@ -8,6 +8,7 @@ import pytest
 
 import wavelab
 from wavelab import ScenarioFileError
+from wavelab.store import run_key
 
 
 def test_every_shipped_scenario_loads(scenarios_dir: Path) -> None:
@@ -80,6 +81,14 @@ def test_unknown_field_is_rejected(small_toml: str, tmp_path: Path) -> None:
             "flows[0].tcp: invalid type: integer `5`, expected TCP settings such as { mss = 1460",
         ),
         (('"10ms"', "-inf"), "links[0].delay: not a finite number"),
+        (
+            ('to = "b"', 'to = "b"\ntcp = { profile = "bsd" }'),
+            "flows[0].tcp.profile: unknown variant `bsd`, expected `rfc` or `linux`",
+        ),
+        (
+            ('to = "b"', 'to = "b"\ntcp = { tlp = true }'),
+            "flows[0].tcp.tlp: the tail loss probe is part of RACK-TLP (RFC 8985); set lost_",
+        ),
     ],
 )
 def test_semantic_errors(
@@ -105,3 +114,15 @@ def test_with_changes_revalidates(small_toml: str) -> None:
     assert sc.normalized["seed"] == 7, "the original is unchanged"
     with pytest.raises(ScenarioFileError, match=r"links\[0\]\.rate"):
         sc.with_changes({"links[0].rate": "fast"})
+
+
+def test_the_linux_profile_resolves_to_its_fields(small_toml: str) -> None:
+    sc = wavelab.from_toml(small_toml)
+    linux = sc.with_changes({"flows[0].tcp": {"profile": "linux", "mss": 1000}})
+    tcp = linux.normalized["flows"][0]["tcp"]
+    assert "profile" not in tcp
+    assert (tcp["mss"], tcp["rto"], tcp["tlp"], tcp["delayed_ack"]) == (1000, "linux", True, "40ms")
+    # the same fields written out are the same run (one key in a store)
+    written = sc.with_changes({"flows[0].tcp": tcp})
+    assert written.normalized == linux.normalized
+    assert run_key(written.normalized) == run_key(linux.normalized)
