@@ -46,8 +46,8 @@ pub mod wire;
 
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
 pub use config::{LostRetransmissions, PartialAckTimer, RtoSsthresh, TcpConfig};
-pub use receiver::{Receiver, ReceiverState, ReceiverStats};
 pub use profile::TcpProfile;
+pub use receiver::{Receiver, ReceiverState, ReceiverStats};
 pub use rtt::RtoFlavour;
 pub use sender::{Sender, SenderSnapshot, SenderState, SenderStats};
 pub use seq::SeqNum;

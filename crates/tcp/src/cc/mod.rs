@@ -32,7 +32,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, PathInfo};
 pub use reno::{Reno, RenoParams, RenoVariant};
 pub use wave::{Wave, WaveParams};
-pub use westwood::{Westwood, WestwoodParams};
+pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
 
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};

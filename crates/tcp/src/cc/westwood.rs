@@ -16,8 +16,10 @@
 //! The estimate (Westwood+'s, not the original Westwood's per-ACK one, which
 //! ACK compression aliases): once per RTT a sample `b_k = d_k / Δ_k` of the
 //! bytes `d_k` acknowledged over the interval `Δ_k`, then the low-pass filter
-//! `BWE_k = γ BWE_(k-1) + (1 - γ) b_k`, γ = 0.9 in the paper. Choices where the
-//! papers leave room:
+//! `BWE_k = γ BWE_(k-1) + (1 - γ) b_k`, γ = 0.9 in the paper (ns-3.44's
+//! `TcpWestwoodPlus` applies the same 0.9 to the mean of the last two
+//! samples, Linux's `tcp_westwood` two cascaded stages of gain 7/8; both are
+//! [`WestwoodFilter`] options). Choices where the papers leave room:
 //!
 //! * **Clock**: a sample closes on the first ACK at least
 //!   `max(SRTT, min_sample_interval)` after the previous one (no timer); the
@@ -51,13 +53,35 @@ use super::{
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
+/// The low-pass filter the bandwidth samples go through: the paper's, or a
+/// peer's (`filter`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WestwoodFilter {
+    /// Mascolo et al. 2004: `BWE_k = γ BWE_(k-1) + (1 - γ) b_k`, a
+    /// time-invariant first-order filter, γ = `filter_gain` (0.9).
+    #[default]
+    Ewma,
+    /// ns-3.44's `TcpWestwoodPlus` (its `"Tustin"` filter type, carried over
+    /// from the original Westwood's discretisation): `BWE_k = γ BWE_(k-1) +
+    /// (1 - γ) (b_k + b_(k-1)) / 2`, γ = `filter_gain`, started from zero.
+    Tustin,
+    /// Linux's `tcp_westwood` (unchanged since 2.6): two such stages in
+    /// cascade, each of gain 7/8, `filter_gain` unused: `x_k = 7/8 x_(k-1) +
+    /// 1/8 b_k`, `BWE_k = 7/8 BWE_(k-1) + 1/8 x_k`, both started at the
+    /// first sample.
+    Linux,
+}
+
 /// Parameters of Westwood+.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WestwoodParams {
     /// γ, the weight of the previous estimate in the low-pass filter
-    /// (default 0.9, Mascolo et al. 2004).
+    /// (default 0.9, the value of Mascolo et al. 2004 and ns-3.44).
     pub filter_gain: f64,
+    /// Which low-pass filter (default `"ewma"`, the paper's).
+    pub filter: WestwoodFilter,
     /// Shortest interval between two bandwidth samples (default `"50ms"`);
     /// samples are otherwise one smoothed RTT apart.
     pub min_sample_interval: Duration,
@@ -69,6 +93,7 @@ impl Default for WestwoodParams {
     fn default() -> Self {
         WestwoodParams {
             filter_gain: 0.9,
+            filter: WestwoodFilter::Ewma,
             min_sample_interval: Duration::from_millis(50),
             reset_rtt_min_on_timeout: false,
         }
@@ -113,6 +138,8 @@ pub struct Westwood {
     dup_credit: u64,
     /// The latest raw sample, bytes per second.
     bw_sample: Option<f64>,
+    /// Linux's first filter stage (its `bw_ns_est`), bytes per second.
+    first_stage: f64,
     /// The filtered estimate, bytes per second.
     bwe: Option<f64>,
     rtt_min: Option<Duration>,
@@ -134,6 +161,7 @@ impl Westwood {
             sample_bytes: 0,
             dup_credit: 0,
             bw_sample: None,
+            first_stage: 0.0,
             bwe: None,
             rtt_min: None,
         }
@@ -178,11 +206,31 @@ impl Westwood {
             return;
         }
         let b = self.sample_bytes as f64 / elapsed.as_secs_f64();
-        let g = self.params.filter_gain;
-        self.bwe = Some(self.bwe.map_or(b, |e| g * e + (1.0 - g) * b));
+        self.bwe = Some(self.filter(b));
         self.bw_sample = Some(b);
         self.sample_bytes = 0;
         self.sample_start = Some(now);
+    }
+
+    /// The new estimate for a sample `b` ([`WestwoodFilter`]).
+    fn filter(&mut self, b: f64) -> f64 {
+        let g = self.params.filter_gain;
+        match (self.params.filter, self.bwe) {
+            (WestwoodFilter::Ewma, None) => b,
+            (WestwoodFilter::Ewma, Some(e)) => g * e + (1.0 - g) * b,
+            (WestwoodFilter::Tustin, e) => {
+                let previous = self.bw_sample.unwrap_or(0.0);
+                g * e.unwrap_or(0.0) + (1.0 - g) * (b + previous) / 2.0
+            }
+            (WestwoodFilter::Linux, None) => {
+                self.first_stage = b;
+                b
+            }
+            (WestwoodFilter::Linux, Some(e)) => {
+                self.first_stage = (7.0 * self.first_stage + b) / 8.0;
+                (7.0 * e + self.first_stage) / 8.0
+            }
+        }
     }
 
     /// ssthresh = BWE * RTTmin in whole segments, at least 2; Reno's halving
@@ -366,6 +414,43 @@ mod tests {
         samples.push(100_000.0 / 0.101);
         samples.extend([5e5; 9]);
         samples
+    }
+
+    /// The three filters on the same samples, written out: the paper's
+    /// EWMA, ns-3's mean of the last two samples from zero, Linux's two
+    /// stages of 7/8.
+    #[test]
+    fn the_filters_of_the_paper_ns3_and_linux() {
+        let run = |filter| {
+            let params = WestwoodParams {
+                filter,
+                ..WestwoodParams::default()
+            };
+            let mut w = Westwood::new(&params, &start(10));
+            let samples = known_pattern(&mut w);
+            (w.bwe().unwrap(), samples)
+        };
+        let (ewma, samples) = run(WestwoodFilter::Ewma);
+        assert!((ewma - filtered(&samples)).abs() < 1e-6);
+        let (tustin, _) = run(WestwoodFilter::Tustin);
+        let mut e = 0.0;
+        let mut previous = 0.0;
+        for &b in &samples {
+            e = 0.9 * e + 0.1 * (b + previous) / 2.0;
+            previous = b;
+        }
+        assert!((tustin - e).abs() < 1e-6, "{tustin} vs {e}");
+        let (linux, _) = run(WestwoodFilter::Linux);
+        let (mut x, mut y) = (samples[0], samples[0]);
+        for &b in &samples[1..] {
+            x = (7.0 * x + b) / 8.0;
+            y = (7.0 * y + x) / 8.0;
+        }
+        assert!((linux - y).abs() < 1e-6, "{linux} vs {y}");
+        // after nine samples at 1 MB/s and ten near 0.5 MB/s the slower
+        // filters still remember more of the first rate
+        eprintln!("BWE: ewma {ewma:.0}, tustin {tustin:.0}, linux {linux:.0} B/s");
+        assert!(linux > ewma);
     }
 
     #[test]
