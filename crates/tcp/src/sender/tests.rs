@@ -870,14 +870,10 @@ fn a_probe_after_the_pto_finds_a_lost_tail_without_a_timeout() {
     }
 }
 
-/// A single tail loss: the last segment. With nothing new to send the probe
-/// resends the highest segment, after 2 SRTT + `TLP.max_ack_delay` (one
-/// segment in flight). It repairs the loss; once an ACK covers more than
-/// `TLP.end_seq` without a DSACK of the probe, the algorithm reduces its
-/// window as for a fast recovery (RFC 8985 section 7.4.2), still without a
-/// timeout.
-#[test]
-fn the_probe_repairs_a_single_tail_loss_without_a_timeout() {
+/// Ten segments, the last one lost: the PTO, 2 SRTT + `TLP.max_ack_delay`
+/// after the last ACK (one segment in flight), resends the highest segment
+/// (there is nothing new to send).
+fn probed_tail() -> Harness {
     let mut h = tlp_finite(10);
     h.at(200);
     h.ack(9 * MSS, &[]); // the last segment is lost
@@ -887,6 +883,18 @@ fn the_probe_repairs_a_single_tail_loss_without_a_timeout() {
     h.tx.handle_timeout(h.now);
     assert_eq!(h.sent(), vec![(9 * MSS, true)], "the highest segment again");
     assert_eq!(h.tx.stats().loss_probes, 1);
+    h
+}
+
+/// A single tail loss: the last segment. With nothing new to send the probe
+/// resends the highest segment, after 2 SRTT + `TLP.max_ack_delay` (one
+/// segment in flight). It repairs the loss; once an ACK covers more than
+/// `TLP.end_seq` without a DSACK of the probe, the algorithm reduces its
+/// window as for a fast recovery (RFC 8985 section 7.4.2), still without a
+/// timeout.
+#[test]
+fn the_probe_repairs_a_single_tail_loss_without_a_timeout() {
+    let mut h = probed_tail();
     h.at(700);
     h.ack(10 * MSS, &[]);
     assert!(h.tx.poll_timeout().is_none(), "everything acknowledged");
@@ -915,12 +923,7 @@ fn the_probe_repairs_a_single_tail_loss_without_a_timeout() {
 /// the probe's copy with a DSACK, and no window reduction follows.
 #[test]
 fn a_dsack_of_the_probe_means_no_loss_and_no_reduction() {
-    let mut h = tlp_finite(10);
-    h.at(200);
-    h.ack(9 * MSS, &[]);
-    h.at(600);
-    h.tx.handle_timeout(h.now);
-    assert_eq!(h.sent(), vec![(9 * MSS, true)]);
+    let mut h = probed_tail();
     h.at(650);
     h.ack(10 * MSS, &[]); // the original, late
     h.at(700);
@@ -937,12 +940,7 @@ fn a_dsack_of_the_probe_means_no_loss_and_no_reduction() {
 /// the probe is lost too, the retransmission timeout takes over.
 #[test]
 fn a_lost_probe_leaves_the_timeout_to_repair() {
-    let mut h = tlp_finite(10);
-    h.at(200);
-    h.ack(9 * MSS, &[]);
-    h.at(600);
-    h.tx.handle_timeout(h.now);
-    assert_eq!(h.sent().len(), 1);
+    let mut h = probed_tail();
     // no ACK: the next deadline is the RTO, re-armed at the probe
     let rto = h.tx.poll_timeout().unwrap();
     assert_eq!(rto, crate::testing::ms(1_600));
