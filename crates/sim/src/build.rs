@@ -12,7 +12,7 @@ use crate::recorder::Recorder;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
     detached_links, flow_name, handoff_order, link_index, HandoffKind, HandoverTime, Held,
-    Scenario, ScenarioError,
+    Scenario, ScenarioError, ScheduleEntry,
 };
 use crate::sim::{sync_period, Simulation};
 use crate::tables::series::{QueueSeries, Series};
@@ -36,76 +36,13 @@ impl Simulation {
     fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
         sc.validate()?;
         let topo = Topology::new(&sc);
-        let mut dirs = Vec::with_capacity(sc.links.len() * 2);
-        let mut changes = Vec::new();
-        let mut handovers = Vec::new();
         let (routes, handoffs) = compile_routes(&sc, &topo);
         let handoffs = expand_switches(handoffs, &sc);
-        let mut handoff_windows = handoff_outages(&sc);
-        for (i, l) in sc.links.iter().enumerate() {
-            let mut windows: Vec<(Instant, Instant)> = l
-                .outages
-                .iter()
-                .map(|o| (at(o.start), at(o.start + o.duration)))
-                .collect();
-            windows.append(&mut handoff_windows[i]);
-            for h in &l.handovers {
-                let time = match h.at {
-                    HandoverTime::At(t) => {
-                        changes.push(Change {
-                            at: at(t),
-                            what: ChangeKind::Link {
-                                link: i,
-                                entry: switch_entry(h, t),
-                            },
-                        });
-                        if !h.outage.is_zero() {
-                            windows.push((at(t), at(t + h.outage)));
-                        }
-                        Some(at(t))
-                    }
-                    HandoverTime::Steady => None,
-                };
-                handovers.push(Handover {
-                    link: i,
-                    spec: h.clone(),
-                    time,
-                    history: Default::default(),
-                });
-            }
-            let outages = Outages::new(windows);
-            for (k, ov) in [&l.forward, &l.reverse].into_iter().enumerate() {
-                let dir = (2 * i + k) as u32;
-                let loss = LossModel::new(
-                    ov.loss.unwrap_or(l.loss),
-                    Rng::derive(sc.seed, Stream::LinkLoss(dir)),
-                );
-                let settings = Settings {
-                    rate: ov.rate.unwrap_or(l.rate),
-                    delay: ov.delay.unwrap_or(l.delay),
-                    limit: ov.queue.unwrap_or(l.queue),
-                };
-                dirs.push((settings, loss, outages.clone()));
-            }
-            for e in &l.schedule {
-                changes.push(Change {
-                    at: at(e.at),
-                    what: ChangeKind::Link {
-                        link: i,
-                        entry: e.clone(),
-                    },
-                });
-            }
-        }
-        for (i, h) in handoffs.iter().enumerate() {
-            changes.push(Change {
-                at: h.at,
-                what: ChangeKind::Handoff(i),
-            });
-        }
-        // stable: file order among equal times, handoffs after links
-        changes.sort_by_key(Change::rank);
-
+        let Compiled {
+            dirs,
+            changes,
+            handovers,
+        } = compile_links(&sc, &handoffs);
         // Links whose handover is decided during the run stay in reference
         // mode; the others run in virtual time with their changes known.
         let decided_live: Vec<bool> = sc
@@ -117,21 +54,10 @@ impl Simulation {
             .into_iter()
             .enumerate()
             .map(|(d, (settings, loss, outages))| {
-                let link = d / 2;
-                if reference || decided_live[link] {
+                if reference || decided_live[d / 2] {
                     return Dir::stepped(Stepped::new(settings, loss, outages));
                 }
-                let timeline = changes
-                    .iter()
-                    .filter_map(|c| match &c.what {
-                        ChangeKind::Link { link: l, entry }
-                            if *l == link && entry.direction.covers(d % 2) =>
-                        {
-                            Some((c.at, entry.clone()))
-                        }
-                        _ => None,
-                    })
-                    .collect();
+                let timeline = timeline(&changes, d);
                 Dir::timed(Link::new(settings, loss, outages, timeline))
             })
             .collect();
@@ -232,6 +158,123 @@ impl Simulation {
         self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
         Ok(())
     }
+}
+
+/// The clock-free model ([`Link`]) of every link direction of a scenario
+/// (direction `2 i` is link `i` forward, `2 i + 1` reverse), with every
+/// change and outage window known before the run: schedules, handovers at
+/// a time, the outage windows of break-before-make handoffs; seeded as in a
+/// simulation. This is what a driver on the wall clock runs (with the
+/// routes switching at the handoffs' instants). A handover at `"steady"` is
+/// decided during the run: its direction's model has no change for it.
+pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
+    sc.validate()?;
+    let (_, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let c = compile_links(sc, &handoffs);
+    Ok(c.dirs
+        .into_iter()
+        .enumerate()
+        .map(|(d, (settings, loss, outages))| {
+            Link::new(settings, loss, outages, timeline(&c.changes, d))
+        })
+        .collect())
+}
+
+/// Each link direction's initial settings, loss model and outage windows,
+/// the scheduled changes (the links' and the handoffs', in the engine's
+/// order) and the handovers.
+struct Compiled {
+    dirs: Vec<(Settings, LossModel, Outages)>,
+    changes: Vec<Change>,
+    handovers: Vec<Handover>,
+}
+
+fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
+    let mut dirs = Vec::with_capacity(sc.links.len() * 2);
+    let mut changes = Vec::new();
+    let mut handovers = Vec::new();
+    let mut handoff_windows = handoff_outages(sc);
+    for (i, l) in sc.links.iter().enumerate() {
+        let mut windows: Vec<(Instant, Instant)> = l
+            .outages
+            .iter()
+            .map(|o| (at(o.start), at(o.start + o.duration)))
+            .collect();
+        windows.append(&mut handoff_windows[i]);
+        for h in &l.handovers {
+            let time = match h.at {
+                HandoverTime::At(t) => {
+                    changes.push(Change {
+                        at: at(t),
+                        what: ChangeKind::Link {
+                            link: i,
+                            entry: switch_entry(h, t),
+                        },
+                    });
+                    if !h.outage.is_zero() {
+                        windows.push((at(t), at(t + h.outage)));
+                    }
+                    Some(at(t))
+                }
+                HandoverTime::Steady => None,
+            };
+            handovers.push(Handover {
+                link: i,
+                spec: h.clone(),
+                time,
+                history: Default::default(),
+            });
+        }
+        let outages = Outages::new(windows);
+        for (k, ov) in [&l.forward, &l.reverse].into_iter().enumerate() {
+            let dir = (2 * i + k) as u32;
+            let loss = LossModel::new(
+                ov.loss.unwrap_or(l.loss),
+                Rng::derive(sc.seed, Stream::LinkLoss(dir)),
+            );
+            let settings = Settings {
+                rate: ov.rate.unwrap_or(l.rate),
+                delay: ov.delay.unwrap_or(l.delay),
+                limit: ov.queue.unwrap_or(l.queue),
+            };
+            dirs.push((settings, loss, outages.clone()));
+        }
+        for e in &l.schedule {
+            changes.push(Change {
+                at: at(e.at),
+                what: ChangeKind::Link {
+                    link: i,
+                    entry: e.clone(),
+                },
+            });
+        }
+    }
+    for (i, h) in handoffs.iter().enumerate() {
+        changes.push(Change {
+            at: h.at,
+            what: ChangeKind::Handoff(i),
+        });
+    }
+    // stable: file order among equal times, handoffs after links
+    changes.sort_by_key(Change::rank);
+    Compiled {
+        dirs,
+        changes,
+        handovers,
+    }
+}
+
+/// Direction `d`'s scheduled changes, in order.
+fn timeline(changes: &[Change], d: usize) -> Vec<(Instant, ScheduleEntry)> {
+    changes
+        .iter()
+        .filter_map(|c| match &c.what {
+            ChangeKind::Link { link, entry } if *link == d / 2 && entry.direction.covers(d % 2) => {
+                Some((c.at, entry.clone()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A flow's routes per side (data, ACKs), in the order they are first used.

@@ -50,6 +50,7 @@ pub mod sim;
 pub mod tables;
 pub mod topology;
 
+pub use build::link_models;
 pub use capture::{CaptureError, CaptureStats};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::Simulation;

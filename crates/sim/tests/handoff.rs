@@ -248,3 +248,48 @@ fn there_and_back_in_both_engine_modes() {
     assert!(at(5.0, NEW_FWD) > at(3.0, NEW_FWD));
     assert_eq!(at(6.0, NEW_FWD), at(8.0, NEW_FWD), "the new link is left");
 }
+
+/// What a driver on the wall clock runs: the clock-free model of each
+/// direction, with the scenario's changes and the handoffs' outage windows
+/// known in advance. Offered packets get the fate the simulation gives them.
+#[test]
+fn link_models_carry_the_handoffs_windows() {
+    use wavelab_sim::link::Outcome;
+    use wavelab_tcp::Instant;
+    let bbm = r#"kind = "break-before-make"
+        disconnection = "1s""#;
+    let sc = wavelab_sim::Scenario::from_toml_str(&mobiwac((54_000, 2), (2_000, 50), bbm)).unwrap();
+    let mut links = wavelab_sim::link_models(&sc).unwrap();
+    assert_eq!(links.len(), 10);
+    let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+    // the old access link (54 Mbit/s, 2 ms): fine before the switch, down
+    // from it on (what it held is lost)
+    let old = &mut links[OLD_FWD];
+    let before = old.offer(ms(2_000), 1500).outcome;
+    assert!(matches!(before, Outcome::Arrive { at, .. } if at > ms(2_002) && at < ms(2_003)));
+    assert!(matches!(
+        old.offer(ms(2_999), 1500).outcome,
+        Outcome::Outage { .. }
+    ));
+    assert!(matches!(
+        old.offer(ms(5_000), 1500).outcome,
+        Outcome::Outage { .. }
+    ));
+    // the new one (2 Mbit/s, 50 ms): down for the disconnection, then up
+    let new = &mut links[NEW_FWD];
+    assert!(matches!(
+        new.offer(ms(3_500), 1500).outcome,
+        Outcome::Outage { .. }
+    ));
+    // 1500 bytes at 2 Mbit/s: 6 ms, then 50 ms
+    assert_eq!(
+        new.offer(ms(4_000), 1500).outcome,
+        Outcome::Arrive {
+            finish: ms(4_006),
+            at: ms(4_056)
+        }
+    );
+    new.sync(ms(5_000));
+    assert_eq!(new.counters().dropped, [0, 0, 1]);
+    assert_eq!(new.counters().delivered_packets, 1);
+}
