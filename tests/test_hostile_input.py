@@ -5,6 +5,7 @@ value; sizes are checked before memory is spent."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -224,3 +225,37 @@ def test_the_address_space_limit_helper_limits(tmp_path: Path) -> None:
     fails under it (otherwise those tests would prove nothing)."""
     done = limited("b = bytearray(8 << 30)")
     assert done.returncode != 0 and "MemoryError" in done.stderr
+
+
+def test_a_run_whose_packet_log_fills_up_stops_and_keeps_its_results(
+    small_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The packet log's row limit (20 M rows; 1,000 here) stops the run with
+    an error naming log_packets; `wavelab run` writes what was simulated and
+    exits with 2."""
+    from wavelab import _native, cli, runner
+
+    real = _native.Simulation
+
+    def limited(json: str) -> _native.Simulation:
+        sim = real(json)
+        sim._set_log_limit(1_000)
+        return sim
+
+    monkeypatch.setattr(runner._native, "Simulation", limited)
+    res = wavelab.run(load_scenario(small_file))
+    assert not res.complete
+    assert res.run["stopped"].startswith("log_packets: the packet log reached")
+    assert 1_000 <= len(res.packets) < 4_000
+    assert 0 < res.run["simulated"] < 3.0
+    out = tmp_path / "out"
+    code = cli.main(["run", str(small_file), "--out", str(out), "--quiet", "--no-plots"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "error: log_packets: the packet log reached" in err
+    assert f"the partial results were written to {out}/" in err
+    assert (out / "packets.parquet").exists()
+    assert json.loads((out / "run.json").read_text())["complete"] is False

@@ -86,6 +86,12 @@ impl Simulation {
         self.inner.stopped().map(str::to_string)
     }
 
+    /// Lowers the packet log's row limit (for tests: the real one takes
+    /// millions of packets to reach).
+    fn _set_log_limit(&mut self, rows: usize) {
+        self.inner.set_log_limit(rows);
+    }
+
     /// Runs every event up to `t` seconds (capped at the end), without the GIL.
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         let until = seconds_to_instant(t)?;
