@@ -144,6 +144,29 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _abandon(pool: ProcessPoolExecutor) -> None:
+    """Ends the runs in flight of an interrupted pool at once.
+
+    A worker terminated while it sends its result leaves half a message in
+    the result pipe, and the executor's manager thread then waits for the
+    rest forever; the interpreter joins that thread at exit, so Ctrl-C on a
+    sweep could hang there. Once the workers are gone, closing this process's
+    copy of the pipe's write end (no other is left) makes that read end with
+    EOF, which the manager thread takes as a broken pool, and it ends.
+    """
+    workers = list(getattr(pool, "_processes", {}).values())
+    for p in workers:
+        with contextlib.suppress(Exception):
+            p.terminate()
+    for p in workers:
+        with contextlib.suppress(Exception):
+            p.join(timeout=5)
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
 class LocalPool:
     """Runs jobs in ``workers`` local processes (default: every core); one
     worker runs them in this process."""
@@ -192,10 +215,7 @@ class LocalPool:
             finished = True
         finally:
             if not finished:
-                # interrupted or abandoned: end the runs in flight now
-                for p in list(getattr(pool, "_processes", {}).values()):
-                    with contextlib.suppress(Exception):
-                        p.terminate()
+                _abandon(pool)
             pool.shutdown(wait=finished, cancel_futures=True)
 
     def close(self) -> None:

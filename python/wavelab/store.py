@@ -45,11 +45,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,20 +233,6 @@ def _describes(run_json: Path, key: str, code: str) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Holds SIGINT back (in the main thread) until the block is done; a
-    Ctrl-C that arrives meanwhile is delivered after it."""
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        if main:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 class Store:
     """A results store directory (see the module description). Open it with
     ``with Store(path) as store:``; the lock keeps a second sweep out."""
@@ -314,6 +298,19 @@ class Store:
                 fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
             self._lock.close()
             self._lock = None
+
+    def refresh(self) -> None:
+        """Reads the index again: what is on disk is what counts. After an
+        interruption the last line may be written without this process
+        having recorded it (Ctrl-C during the append's fsync)."""
+        before = self.entries
+        self.entries = {}
+        self.torn_lines = 0
+        self.bad_lines = []
+        self._read_index()
+        for key, entry in self.entries.items():
+            if before.get(key) != entry:
+                self._verified.pop(key, None)
 
     def _read_index(self) -> None:
         path = self.root / INDEX
@@ -423,13 +420,7 @@ class Store:
                 name=name,
                 written=time.time(),
             )
-            # Ctrl-C waits until the line is written and counted: a line on
-            # disk that this process does not count would make it report
-            # fewer kept runs than the next start finds
-            with _sigint_deferred():
-                self._append(entry.to_json())
-                self.entries[key] = entry
-                self._verified[key] = None
+            self._append(entry.to_json())
         except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
             if not isinstance(e, OSError):
@@ -440,6 +431,8 @@ class Store:
             raise StoreWriteError(
                 f"{self.root}: cannot write run {key}: {reason}", e.errno
             ) from None
+        self.entries[key] = entry
+        self._verified[key] = None
         return entry
 
     def _append(self, line: str) -> None:

@@ -371,6 +371,8 @@ def run_sweep(
                 close()
             bar.close()
         files: list[Path] = []
+        if interrupted:
+            store.refresh()
         table = build_table(sweep, plan, store, failed)
         try:
             files = [out / META, out / SOURCE, *_write_table(store, table)]
