@@ -107,7 +107,17 @@ def test_finite_flow_completion_and_fairness_scenario(scenarios_dir: Path) -> No
 
 
 def test_algorithms_listed() -> None:
-    assert wavelab.algorithms() == ["tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave"]
+    assert wavelab.algorithms() == [
+        "tahoe",
+        "reno",
+        "newreno",
+        "westwood",
+        "cubic",
+        "bbr",
+        "wave",
+        "etcpv0",
+        "etcpv1",
+    ]
 
 
 def test_frames_are_built_when_first_read_and_travel_as_buffers(small_toml: str) -> None:

@@ -1,13 +1,14 @@
 //! Property tests: over a channel that loses, duplicates, delays and reorders
 //! segments in both directions, and may go dark for a few seconds (an outage),
-//! the receiver delivers exactly the bytes written
-//! to the sender, in order, once; and the sender only adds data to the network
-//! when its algorithm's window allows it (plus the one immediate retransmission
-//! each loss event permits).
+//! with up to two cross-layer handoff notices at random instants (which the
+//! cross-layer algorithms act on), the receiver delivers exactly the bytes
+//! written to the sender, in order, once; and the sender only adds data to the
+//! network when its algorithm's window allows it (plus the one immediate
+//! retransmission each loss event permits, and the one a notice may ask for).
 
 use proptest::prelude::*;
 use std::collections::BinaryHeap;
-use wavelab_tcp::cc::CaState;
+use wavelab_tcp::cc::{CaState, HandoffNotice, HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{
     ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
     RtoFlavour, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
@@ -58,6 +59,37 @@ struct Outcome {
     finished: bool,
 }
 
+/// A handoff notice delivered to the sender at `at_ms`.
+#[derive(Clone, Debug)]
+struct Notice {
+    at_ms: u64,
+    msg: Notification,
+}
+
+fn notice() -> impl Strategy<Value = Notice> {
+    let link = (1u64..200_000, 1u64..400).prop_map(|(kbps, ms)| PathInfo {
+        rate: Some(wavelab_tcp::Rate::from_bps(kbps * 1000)),
+        delay: Some(Duration::from_millis(ms)),
+    });
+    (0u64..6_000, link.clone(), link, 1u32..5, any::<bool>()).prop_map(
+        |(at_ms, old, new, flows, mbb)| Notice {
+            at_ms,
+            msg: Notification::Handoff(HandoffNotice {
+                style: if mbb {
+                    HandoffStyle::MakeBeforeBreak
+                } else {
+                    HandoffStyle::BreakBeforeMake {
+                        disconnection: Duration::from_secs(1),
+                    }
+                },
+                old,
+                new,
+                flows,
+            }),
+        },
+    )
+}
+
 fn run(
     cfg: TcpConfig,
     algo: &CcConfig,
@@ -65,7 +97,9 @@ fn run(
     chan: Channel,
     seed: u64,
     chunked_writes: bool,
+    mut notices: Vec<Notice>,
 ) -> Outcome {
+    notices.sort_by_key(|n| std::cmp::Reverse(n.at_ms));
     let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);
     let mut tx = Sender::new(cfg.clone(), cc, SeqNum(seed as u32));
     let mut rx = Receiver::new(cfg.clone(), SeqNum((seed >> 32) as u32));
@@ -87,6 +121,7 @@ fn run(
     let mut delivered = Vec::new();
     let mut window_violations = 0u64;
     let mut partial_acks = 0u64;
+    let mut notified = 0u64;
     let mss = cfg.mss as u64;
     let lt_allowance = if cfg.limited_transmit { 2 * mss } else { 0 };
     let limit = Instant::from_nanos(20_000 * 1_000_000_000);
@@ -181,16 +216,30 @@ fn run(
             break;
         }
         let next_arrival = heap.peek().map(|a| Instant::from_nanos(a.at.0 .0));
-        let next = [next_arrival, tx.poll_timeout(), rx.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min();
+        let next_notice = notices
+            .last()
+            .map(|n| Instant::from_nanos(n.at_ms * 1_000_000));
+        let next = [
+            next_arrival,
+            tx.poll_timeout(),
+            rx.poll_timeout(),
+            next_notice,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let Some(next) = next else { break };
         if next > limit {
             break;
         }
         assert!(next >= now, "time never runs backwards");
         now = next;
+        if next_notice.is_some_and(|t| t <= now) {
+            let n = notices.pop().unwrap();
+            tx.handle_notification(now, &n.msg);
+            notified += 1;
+            continue;
+        }
         if let Some(a) = heap.peek() {
             if Instant::from_nanos(a.at.0 .0) <= now {
                 let a = heap.pop().unwrap();
@@ -219,8 +268,14 @@ fn run(
     Outcome {
         delivered,
         window_violations,
-        // (a tail loss probe may exceed the window by one segment too)
-        loss_events: s.fast_retransmits + s.rto_expiries + partial_acks + s.loss_probes,
+        // (a tail loss probe may exceed the window by one segment too; a
+        // notice may retransmit the first unacknowledged segment at once,
+        // ETCP's Figure 2, or start ETCP's reordering fast retransmit)
+        loss_events: s.fast_retransmits
+            + s.rto_expiries
+            + partial_acks
+            + s.loss_probes
+            + 2 * notified,
         finished: s.completed_at.is_some(),
     }
 }
@@ -293,10 +348,11 @@ proptest! {
         outage_ms in proptest::option::of((0u64..3_000, 100u64..4_000)),
         seed in any::<u64>(),
         chunked in any::<bool>(),
+        notices in prop::collection::vec(notice(), 0..3),
     ) {
         let data: Vec<u8> = (0..len).map(|i| (i as u64).wrapping_mul(2_654_435_761).wrapping_add(seed) as u8).collect();
         let chan = Channel { loss, dup, delay_ms, jitter_ms, outage_ms };
-        let out = run(cfg, &algo, &data, chan, seed, chunked);
+        let out = run(cfg, &algo, &data, chan, seed, chunked, notices);
         prop_assert!(out.finished, "transfer did not complete");
         prop_assert_eq!(out.delivered.len(), data.len());
         prop_assert!(out.delivered == data, "delivered bytes differ from the written stream");
@@ -322,6 +378,7 @@ fn clean_channel_has_no_window_violations_and_no_retransmissions() {
         chan,
         42,
         false,
+        vec![],
     );
     assert!(out.finished);
     assert_eq!(out.delivered, data);

@@ -22,6 +22,7 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod etcp;
 pub mod notification;
 mod reno;
 pub mod wave;
@@ -29,6 +30,7 @@ pub mod westwood;
 
 pub use bbr::{Bbr, BbrParams};
 pub use cubic::{Cubic, CubicParams};
+pub use etcp::{Etcp, EtcpParams};
 pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, PathInfo};
 pub use reno::{Reno, RenoParams, RenoVariant};
 pub use wave::{Wave, WaveParams};
@@ -213,8 +215,10 @@ pub struct RecoveryExit {
 /// once, in the order they are polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderRequest {
-    /// Feed this RTT sample to the RFC 6298 estimator (only algorithms whose
-    /// [`CongestionControl::takes_rtt_samples`] is true; clears the backoff).
+    /// Feed this RTT sample to the RFC 6298 estimator (clears the backoff):
+    /// the samples of algorithms whose [`CongestionControl::takes_rtt_samples`]
+    /// is true, or, after [`SenderRequest::ResetRtt`], the sample a
+    /// re-initialised estimator starts from (ETCP).
     RttSample(Duration),
     /// Mark the connection application-limited in the delivery-rate sampler
     /// until what is now in flight is delivered (BBR's PROBE_RTT).
@@ -227,9 +231,10 @@ pub enum SenderRequest {
     /// sets SRTT and RTTVAR afresh (section 2.2). The minimum RTT seen is
     /// kept.
     ResetRtt,
-    /// Use this floor for the RTO from now on (RFC 6298 (2.4)'s minimum;
-    /// the configured `min_rto` at the start). A running timer keeps its
-    /// deadline; ask [`SenderRequest::RestartRtoTimer`] to re-arm it.
+    /// Use this floor for the RTO from now on (RFC 6298 (2.4)'s minimum),
+    /// never below the configured `min_rto`, which is the floor at the
+    /// start. A running timer keeps its deadline; ask
+    /// [`SenderRequest::RestartRtoTimer`] to re-arm it.
     MinRto(Duration),
     /// Re-arm a running retransmission timer at now + RTO (with the current
     /// backoff), so that a new RTO or floor takes effect at once.
@@ -336,6 +341,8 @@ pub enum Cc {
     Bbr(Bbr),
     /// TCP Wave (Abdelsalam et al.).
     Wave(Wave),
+    /// ETCPv0 and ETCPv1 (Daniel and Kojo, MobiWac 2009).
+    Etcp(Etcp),
     /// A user algorithm.
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -348,6 +355,7 @@ macro_rules! dispatch {
             Cc::Cubic($cc) => $e,
             Cc::Bbr($cc) => $e,
             Cc::Wave($cc) => $e,
+            Cc::Etcp($cc) => $e,
             Cc::Custom($cc) => $e,
         }
     };
@@ -456,6 +464,10 @@ pub enum CcConfig {
     Bbr(BbrParams),
     /// TCP Wave (DCNET 2016 and the project page; the Linux module's behaviour).
     Wave(WaveParams),
+    /// ETCPv0: MobiWac 2009's cross-layer TCP with N = 1 (its single-flow predecessor).
+    Etcpv0(EtcpParams),
+    /// ETCPv1: MobiWac 2009's cross-layer TCP for N flows (section 3, Figures 1-3).
+    Etcpv1(EtcpParams),
 }
 
 impl Default for CcConfig {
@@ -466,7 +478,7 @@ impl Default for CcConfig {
 
 /// Every algorithm name a scenario may use.
 pub const ALGORITHMS: &[&str] = &[
-    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave",
+    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave", "etcpv0", "etcpv1",
 ];
 
 impl CcConfig {
@@ -480,6 +492,8 @@ impl CcConfig {
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Bbr(_) => "bbr",
             CcConfig::Wave(_) => "wave",
+            CcConfig::Etcpv0(_) => "etcpv0",
+            CcConfig::Etcpv1(_) => "etcpv1",
         }
     }
 
@@ -492,6 +506,7 @@ impl CcConfig {
             CcConfig::Cubic(p) => p.validate(),
             CcConfig::Bbr(p) => p.validate(),
             CcConfig::Wave(p) => p.validate(),
+            CcConfig::Etcpv0(p) | CcConfig::Etcpv1(p) => p.validate(),
         }
     }
 
@@ -518,6 +533,8 @@ impl CcConfig {
             CcConfig::Cubic(p) => Cc::Cubic(Cubic::new(p, &start)),
             CcConfig::Bbr(p) => Cc::Bbr(Bbr::new(p, &start)),
             CcConfig::Wave(p) => Cc::Wave(Wave::new(p, &start)),
+            CcConfig::Etcpv0(p) => Cc::Etcp(Etcp::new(etcp::Version::V0, p, &start)),
+            CcConfig::Etcpv1(p) => Cc::Etcp(Etcp::new(etcp::Version::V1, p, &start)),
         }
     }
 
@@ -545,6 +562,8 @@ impl CcConfig {
             "cubic" => parse(params).map(CcConfig::Cubic),
             "bbr" => parse(params).map(CcConfig::Bbr),
             "wave" => parse(params).map(CcConfig::Wave),
+            "etcpv0" => parse(params).map(CcConfig::Etcpv0),
+            "etcpv1" => parse(params).map(CcConfig::Etcpv1),
             other => Err(format!(
                 "\"{other}\" is not a congestion-control algorithm, choose one of {}",
                 ALGORITHMS.join(", ")

@@ -74,6 +74,19 @@ impl Reno {
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
+
+    /// Sets both windows (bytes): what a cross-layer algorithm built on this
+    /// window ([`super::etcp`]) does at a handoff.
+    pub(crate) fn set_window(&mut self, cwnd: u64, ssthresh: u64) {
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        self.ca_acked = 0;
+    }
+
+    /// Sets ssthresh (bytes).
+    pub(crate) fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.ssthresh = ssthresh;
+    }
 }
 
 /// Reno's growth of `cwnd` on an ACK that may grow it

@@ -173,6 +173,11 @@ pub struct Sender {
     dupthresh: u32,
     /// Retransmissions allowed regardless of the window (one per loss event).
     forced_rtx: u32,
+    /// `snd_una` when the algorithm last had the first unacknowledged
+    /// segment retransmitted ([`SenderRequest::RetransmitFirstUnacked`]):
+    /// while that retransmission is in flight, the head is repaired, not a
+    /// loss that starts a recovery.
+    requested_head: Option<u64>,
     partial_acks: u32,
     /// Bytes sent under limited transmit since the last advancing ACK (RFC 5681
     /// excludes them from the FlightSize that sets ssthresh).
@@ -234,6 +239,7 @@ impl Sender {
             dupacks: 0,
             dupthresh: cfg.dupthresh,
             forced_rtx: 0,
+            requested_head: None,
             partial_acks: 0,
             limited_transmit_bytes: 0,
             rto_head: None,
@@ -358,7 +364,7 @@ impl Sender {
                 self.dupthresh = n.unwrap_or(self.cfg.dupthresh).max(1);
             }
             SenderRequest::ResetRtt => self.rtt.reset(),
-            SenderRequest::MinRto(d) => self.rtt.set_min_rto(d),
+            SenderRequest::MinRto(d) => self.rtt.set_min_rto(d.max(self.cfg.min_rto)),
             SenderRequest::RestartRtoTimer => {
                 if self.rto_deadline.is_some() {
                     self.rto_deadline = Some(now + self.rtt.rto());
@@ -367,6 +373,7 @@ impl Sender {
             SenderRequest::RetransmitFirstUnacked => {
                 if self.state == SenderState::Established && self.sb.retransmit_head() {
                     self.forced_rtx = self.forced_rtx.max(1);
+                    self.requested_head = Some(self.snd_una);
                 }
             }
             SenderRequest::RttSample(_) | SenderRequest::MarkAppLimited => {

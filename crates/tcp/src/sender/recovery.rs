@@ -316,7 +316,12 @@ impl Sender {
             if self.sack_ok {
                 newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
             }
-            let loss = self.dupacks >= dupthresh || (self.sack_ok && self.sb.head_lost());
+            // a head the algorithm had retransmitted, still in flight, is
+            // no loss found by SACK
+            let requested =
+                self.requested_head == Some(self.snd_una) && self.sb.head_retransmitted();
+            let loss =
+                self.dupacks >= dupthresh || (self.sack_ok && self.sb.head_lost() && !requested);
             if loss && self.past_recovery_guard() && !self.sb.is_empty() {
                 newly_lost += self.enter_recovery(now);
             } else {

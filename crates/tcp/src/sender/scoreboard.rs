@@ -360,6 +360,14 @@ impl Scoreboard {
         self.segs.front().is_some_and(|s| s.has(LOST))
     }
 
+    /// True if the first outstanding segment is marked lost and its
+    /// retransmission is in flight.
+    pub fn head_retransmitted(&self) -> bool {
+        self.segs
+            .front()
+            .is_some_and(|s| s.has(LOST) && s.has(RETRANS))
+    }
+
     /// Marks the first outstanding segment lost (NewReno, fast retransmit).
     pub fn mark_head_lost(&mut self) -> u64 {
         if self.segs.is_empty() {
