@@ -115,8 +115,8 @@ def test_unknown_parameters_are_named_before_anything_runs() -> None:
         "(indices 0 to 1); the scenario must have the entry the sweep changes"
     )
     msg = error_of({"links[1].handovers[0].at": ["5s"]})
-    assert "links[1].handovers has 0 entries, no [0]" in msg
-    assert "is not a field path" in error_of({"flows[0]..cc": ["reno"]})
+    assert "the scenario has no links[1].handovers, so there is no links[1].handovers[0]" in msg
+    assert ": not a field path ('' is not a field name)" in error_of({"flows[0]..cc": ["reno"]})
     assert "unknown parameter" in error_of({"colour": ["red"]})
 
 

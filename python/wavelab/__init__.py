@@ -22,6 +22,7 @@ from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
+    from wavelab.paths import PathError
     from wavelab.results import Results
     from wavelab.runner import run
     from wavelab.scenario import (
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "ArgumentError": "wavelab.errors",
+    "PathError": "wavelab.paths",
     "ScenarioFileError": "wavelab.errors",
     "WavelabError": "wavelab.errors",
     "Results": "wavelab.results",
@@ -57,6 +59,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ArgumentError",
+    "PathError",
     "Results",
     "Scenario",
     "ScenarioFileError",

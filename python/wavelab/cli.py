@@ -12,9 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from wavelab import __version__, algorithms
+from wavelab import __version__, algorithms, pipe
 from wavelab.errors import WavelabError
 from wavelab.outputs import commit, default_run_dir, inside, temporary_name
+from wavelab.paths import PathError
 from wavelab.results import Results
 from wavelab.runner import run
 from wavelab.scenario import (
@@ -45,7 +46,10 @@ def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
             )
         path, value = item.split("=", 1)
         changes[path.strip()] = _parse_value(value.strip())
-    return sc.with_changes(changes) if changes else sc
+    try:
+        return sc.with_changes(changes) if changes else sc
+    except PathError as e:
+        raise WavelabError(f"--set {e}") from None
 
 
 def _print_summary(res: Results) -> None:
@@ -471,16 +475,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``wavelab`` command."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    original = sys.stdout
+    quiet = pipe.install()
     try:
-        code: int = args.func(args)
-    except WavelabError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    return code
+        if not argv:
+            # `wavelab` alone: what it can do, not an error
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+        try:
+            code: int = args.func(args)
+        except WavelabError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        return code
+    finally:
+        sys.stdout.flush()
+        if not quiet.closed_by_reader:
+            sys.stdout = original
 
 
 if __name__ == "__main__":

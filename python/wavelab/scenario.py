@@ -25,6 +25,7 @@ from wavelab.errors import (
     check_type,
     read_text_file,
 )
+from wavelab.paths import set_path
 
 MAX_DEPTH = 32
 """How deep tables and arrays may nest in a scenario or sweep file (the
@@ -76,7 +77,7 @@ class Scenario:
             check_type("with_changes(changes)", path, str, 'field paths such as "flows[0].cc"')
         data = copy.deepcopy(self.data)
         for path, value in changes.items():
-            _set_path(data, path, value)
+            set_path(data, path, value)
         return from_dict(data, source=self.source)
 
 
@@ -86,20 +87,6 @@ def _seconds(text: str) -> float:
         if text.endswith(unit):
             return float(text[: -len(unit)]) * units[unit]
     raise ValueError(f"{text!r} is not a duration")
-
-
-def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    node: Any = data
-    parts = path.replace("]", "").replace("[", ".").split(".")
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        key: int | str = int(part) if part.isdigit() else part
-        if last:
-            node[key] = value
-        else:
-            if isinstance(key, str) and key not in node:
-                node[key] = {}
-            node = node[key]
 
 
 def _scan(value: Any) -> tuple[str, str] | None:

@@ -38,12 +38,12 @@ from wavelab.errors import (
     check_type,
     read_text_file,
 )
+from wavelab.paths import PathError, parse_path, set_path
 from wavelab.scenario import Scenario, from_dict, parse_toml
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
 
-_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_]*(\[\d+\])*)*$")
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
 
 
@@ -75,49 +75,6 @@ class Point:
 def _toml(value: Any) -> str:
     """A value as it would be written in the file (for messages)."""
     return json.dumps(value, default=str)
-
-
-def parse_path(path: str) -> list[str | int]:
-    """Splits ``links[1].handovers[0].at`` into ``["links", 1, "handovers", 0, "at"]``."""
-    parts: list[str | int] = []
-    for piece in path.split("."):
-        name, *indices = piece.replace("]", "").split("[")
-        parts.append(name)
-        parts += [int(i) for i in indices]
-    return parts
-
-
-def set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    """Sets ``path`` in ``data`` (a scenario as TOML gives it), creating
-    missing tables but never missing list entries. Raises ``LookupError`` with
-    a message for a path that does not fit the data."""
-    parts = parse_path(path)
-    node: Any = data
-    walked = ""
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if isinstance(part, int):
-            if not isinstance(node, list):
-                raise LookupError(f"{walked} is not a list")
-            if part >= len(node):
-                raise LookupError(
-                    f"{walked} has {len(node)} entries, no [{part}]"
-                    + (f" (indices 0 to {len(node) - 1})" if node else "")
-                )
-            walked += f"[{part}]"
-        else:
-            if not isinstance(node, dict):
-                raise LookupError(f"{walked} is {_toml(node)}, not a table")
-            walked += ("." if walked else "") + part
-        if last:
-            node[part] = value
-        else:
-            if isinstance(part, str) and part not in node:
-                following = parts[i + 1]
-                if isinstance(following, int):
-                    raise LookupError(f"{walked} has 0 entries, no [{following}]")
-                node[part] = {}
-            node = node[part]
 
 
 def _quantity(value: Any) -> tuple[float, str] | None:
@@ -213,11 +170,10 @@ def _axis(where: str, key: str, spec: Any) -> Axis:
     else:
         key_paths = tuple(p.strip() for p in key.split(","))
     for p in key_paths:
-        if not _PATH.match(p):
-            raise SweepError(
-                f'{where}: {p!r} is not a field path; write e.g. "flows[0].cc" or '
-                '"links[1].handovers[0].at"'
-            )
+        try:
+            parse_path(p)
+        except PathError as e:
+            raise SweepError(f"{where}: {e}") from None
     if isinstance(spec, dict):
         if len(key_paths) > 1:
             raise SweepError(f"{where}: paths varied together take a list of value lists")
@@ -309,9 +265,9 @@ def _check_axis(base: dict[str, Any], where: str, axis: Axis) -> None:
         for path, value in zip(axis.paths, row, strict=True):
             try:
                 set_path(data, path, value)
-            except LookupError as e:
+            except PathError as e:
                 raise SweepError(
-                    f'{where}sweep."{axis.key}": {path}: {e}; the scenario must have the '
+                    f'{where}sweep."{axis.key}": {e}; the scenario must have the '
                     "entry the sweep changes"
                 ) from None
         try:

@@ -8,6 +8,7 @@
 //! "8Mbit/s"`.
 
 mod handoff;
+mod plain;
 
 pub(crate) use handoff::link_index;
 pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec};
@@ -509,7 +510,7 @@ fn locate<E>(e: serde_path_to_error::Error<E>, message: impl Fn(&E) -> String) -
     match missing {
         Some(field) if path.is_empty() => ScenarioError::at(field, "missing (it is required)"),
         Some(field) => ScenarioError::at(format!("{path}.{field}"), "missing (it is required)"),
-        None => ScenarioError::at(path, message),
+        None => ScenarioError::at(path, plain::plain(&message)),
     }
 }
 
