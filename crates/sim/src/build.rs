@@ -90,6 +90,7 @@ impl Simulation {
                     started: false,
                     log: f.log_packets,
                     wake: [Wake::default(); 2],
+                    recorded: false,
                 });
             }
         }
@@ -136,6 +137,7 @@ impl Simulation {
             sync_every,
             log_limit: crate::limits::MAX_LOG_ROWS,
             stopped: None,
+            histories: Default::default(),
         })
     }
 

@@ -46,6 +46,8 @@ pub(crate) struct Flow {
     /// Its packets are logged.
     pub log: bool,
     pub wake: [Wake; 2],
+    /// Its session is in its host's history (it completed).
+    pub recorded: bool,
 }
 
 impl Flow {
@@ -72,8 +74,13 @@ pub(crate) const RECEIVER: usize = 1;
 
 impl Simulation {
     pub(crate) fn on_flow_start(&mut self, f: usize) {
+        let now = self.now;
         let flow = &mut self.flows[f];
         flow.started = true;
+        // the host's past sessions on this path (best-start), before the SYN
+        let past = self.histories.get(&(flow.from.clone(), flow.to.clone()));
+        flow.sender
+            .set_path_history(now, past.map_or(&[], |v| v.as_slice()));
         match flow.size {
             Some(n) => {
                 flow.sender.write_virtual(n);
@@ -114,6 +121,13 @@ impl Simulation {
         } else {
             self.rec.capture(TapPoint::SenderIn, p);
             flow.sender.handle_segment(now, &p.seg);
+            if !flow.recorded && flow.sender.stats().completed_at.is_some() {
+                flow.recorded = true;
+                if let Some(r) = flow.sender.session_record() {
+                    let path = (flow.from.clone(), flow.to.clone());
+                    self.histories.entry(path).or_default().push(r);
+                }
+            }
         }
         // the packet is read where it waited; it leaves before anything else
         // enters the network
@@ -126,13 +140,13 @@ impl Simulation {
         let mut notice = self.notices.take(flow, n);
         let f = flow as usize;
         let now = self.now;
-        if let Notification::LinkReport(r) = &mut notice.msg {
+        if let Notification::LinkReport(r) | Notification::LinkDrop(r) = &mut notice.msg {
             r.offset = self.flows[f].sender.offset_of(r.seq);
         }
         self.flows[f].sender.handle_notification(now, &notice.msg);
         if self.flows[f].log {
             let seq = match notice.msg {
-                Notification::LinkReport(r) => r.offset,
+                Notification::LinkReport(r) | Notification::LinkDrop(r) => r.offset,
                 Notification::Handoff(_) => self.flows[f].sender.bytes_acked(),
             };
             self.rec.row(PacketEvent {

@@ -18,8 +18,9 @@ use crate::recorder::Recorder;
 use crate::scenario::Scenario;
 use crate::tables::series::{QueueSeries, Series};
 use crate::topology::{DirId, Topology};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
-use wavelab_tcp::cc::Notification;
+use wavelab_tcp::cc::{Notification, SessionRecord};
 use wavelab_tcp::{Duration, Instant, Receiver, Sender};
 
 /// A simulation in progress.
@@ -53,6 +54,11 @@ pub struct Simulation {
     pub(crate) log_limit: usize,
     /// Why the run stopped before its end, if it did.
     pub(crate) stopped: Option<String>,
+    /// Each sending host's record of its past sessions, per (sender node,
+    /// receiver node) path, oldest first: what an algorithm that keeps one
+    /// (WSC-TCP's best-start) left when its flow completed, offered to the
+    /// next flow on the same path when it starts.
+    pub(crate) histories: BTreeMap<(String, String), Vec<SessionRecord>>,
 }
 
 /// Events between two syncs of the network that nothing asked for, at

@@ -270,12 +270,9 @@ impl Simulation {
         let f64s = |f: &dyn Fn(&Delivered) -> f64| ColumnData::F64(d.iter().map(f).collect());
         let handoff = |x: &Delivered| match x.notice.msg {
             Notification::Handoff(h) => Some(h),
-            Notification::LinkReport(_) => None,
+            Notification::LinkReport(_) | Notification::LinkDrop(_) => None,
         };
-        let report = |x: &Delivered| match x.notice.msg {
-            Notification::LinkReport(r) => Some(r),
-            Notification::Handoff(_) => None,
-        };
+        let report = |x: &Delivered| x.notice.msg.link_report().copied();
         let rate = |p: PathInfo| p.rate.map_or(nan, |r| r.as_bps() as f64);
         let delay = |p: PathInfo| p.delay.map_or(nan, secs);
         let mut t = Table::default();
@@ -285,10 +282,7 @@ impl Simulation {
             "kind",
             ColumnData::Str(
                 d.iter()
-                    .map(|x| match x.notice.msg {
-                        Notification::Handoff(_) => "handoff".to_string(),
-                        Notification::LinkReport(_) => "link-report".to_string(),
-                    })
+                    .map(|x| x.notice.msg.kind_name().to_string())
                     .collect(),
             ),
         );

@@ -27,6 +27,7 @@ pub mod notification;
 mod reno;
 pub mod wave;
 pub mod westwood;
+pub mod wsc;
 
 pub use bbr::{Bbr, BbrParams};
 pub use cubic::{Cubic, CubicParams};
@@ -35,6 +36,7 @@ pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, Pa
 pub use reno::{Reno, RenoParams, RenoVariant};
 pub use wave::{Wave, WaveParams};
 pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
+pub use wsc::{SessionRecord, WscParams, WscTcp};
 
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
@@ -226,6 +228,10 @@ pub enum SenderRequest {
     /// Use this duplicate-ACK threshold (DupThresh of RFC 5681 and RFC 6675,
     /// at least 1) from now on; `None` restores the configured one.
     DupThresh(Option<u32>),
+    /// Use the configured duplicate-ACK threshold plus this many from now
+    /// on (WSC-TCP section 3.2: DEFAULT_DUP_ACK plus the segments the link
+    /// delivered past one still in link-layer retry); 0 restores it.
+    DupThreshAbove(u32),
     /// Re-initialise the RTT estimator as for a new connection (RFC 6298
     /// section 2.1: no SRTT, the initial RTO, no backoff); the next sample
     /// sets SRTT and RTTVAR afresh (section 2.2). The minimum RTT seen is
@@ -320,6 +326,16 @@ pub trait CongestionControl: fmt::Debug {
     fn on_path_change(&mut self, _now: Instant, _path: &PathInfo) {}
     /// A cross-layer notification arrived.
     fn on_notification(&mut self, _now: Instant, _n: &Notification) {}
+    /// The sending host's record of past sessions on this connection's path
+    /// (oldest first), offered once before the connection opens, at `now`
+    /// (WSC-TCP's best-start window, seed 003 section 3.3). A driver that
+    /// keeps no history offers none.
+    fn on_path_history(&mut self, _now: Instant, _past: &[SessionRecord]) {}
+    /// What this session adds to the host's record when it ends; `None`
+    /// (the default) keeps no record.
+    fn session_record(&self) -> Option<SessionRecord> {
+        None
+    }
     /// Names of the algorithm's internal state variables, in [`Self::metrics`] order.
     fn metric_names(&self) -> &'static [&'static str] {
         &[]
@@ -343,6 +359,8 @@ pub enum Cc {
     Wave(Wave),
     /// ETCPv0 and ETCPv1 (Daniel and Kojo, MobiWac 2009).
     Etcp(Etcp),
+    /// WSC-TCP (Srinivasan 2016).
+    Wsc(WscTcp),
     /// A user algorithm.
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -356,6 +374,7 @@ macro_rules! dispatch {
             Cc::Bbr($cc) => $e,
             Cc::Wave($cc) => $e,
             Cc::Etcp($cc) => $e,
+            Cc::Wsc($cc) => $e,
             Cc::Custom($cc) => $e,
         }
     };
@@ -436,6 +455,12 @@ impl CongestionControl for Cc {
     fn on_notification(&mut self, now: Instant, n: &Notification) {
         dispatch!(self, c => c.on_notification(now, n))
     }
+    fn on_path_history(&mut self, now: Instant, past: &[SessionRecord]) {
+        dispatch!(self, c => c.on_path_history(now, past))
+    }
+    fn session_record(&self) -> Option<SessionRecord> {
+        dispatch!(self, c => c.session_record())
+    }
     fn metric_names(&self) -> &'static [&'static str] {
         dispatch!(self, c => c.metric_names())
     }
@@ -468,6 +493,9 @@ pub enum CcConfig {
     Etcpv0(EtcpParams),
     /// ETCPv1: MobiWac 2009's cross-layer TCP for N flows (section 3, Figures 1-3).
     Etcpv1(EtcpParams),
+    /// WSC-TCP (Srinivasan, MS thesis, UC Santa Cruz 2016).
+    #[serde(rename = "wsc-tcp")]
+    WscTcp(WscParams),
 }
 
 impl Default for CcConfig {
@@ -478,7 +506,7 @@ impl Default for CcConfig {
 
 /// Every algorithm name a scenario may use.
 pub const ALGORITHMS: &[&str] = &[
-    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave", "etcpv0", "etcpv1",
+    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave", "etcpv0", "etcpv1", "wsc-tcp",
 ];
 
 impl CcConfig {
@@ -494,6 +522,7 @@ impl CcConfig {
             CcConfig::Wave(_) => "wave",
             CcConfig::Etcpv0(_) => "etcpv0",
             CcConfig::Etcpv1(_) => "etcpv1",
+            CcConfig::WscTcp(_) => "wsc-tcp",
         }
     }
 
@@ -507,6 +536,7 @@ impl CcConfig {
             CcConfig::Bbr(p) => p.validate(),
             CcConfig::Wave(p) => p.validate(),
             CcConfig::Etcpv0(p) | CcConfig::Etcpv1(p) => p.validate(),
+            CcConfig::WscTcp(p) => p.validate(),
         }
     }
 
@@ -535,6 +565,7 @@ impl CcConfig {
             CcConfig::Wave(p) => Cc::Wave(Wave::new(p, &start)),
             CcConfig::Etcpv0(p) => Cc::Etcp(Etcp::new(etcp::Version::V0, p, &start)),
             CcConfig::Etcpv1(p) => Cc::Etcp(Etcp::new(etcp::Version::V1, p, &start)),
+            CcConfig::WscTcp(p) => Cc::Wsc(WscTcp::new(p, &start)),
         }
     }
 
@@ -564,6 +595,7 @@ impl CcConfig {
             "wave" => parse(params).map(CcConfig::Wave),
             "etcpv0" => parse(params).map(CcConfig::Etcpv0),
             "etcpv1" => parse(params).map(CcConfig::Etcpv1),
+            "wsc-tcp" => parse(params).map(CcConfig::WscTcp),
             other => Err(format!(
                 "\"{other}\" is not a congestion-control algorithm, choose one of {}",
                 ALGORITHMS.join(", ")

@@ -76,7 +76,8 @@ impl Reno {
     }
 
     /// Sets both windows (bytes): what a cross-layer algorithm built on this
-    /// window ([`super::etcp`]) does at a handoff.
+    /// window does: ETCP ([`super::etcp`]) at a handoff, WSC-TCP
+    /// ([`super::wsc`]) for its best-start window.
     pub(crate) fn set_window(&mut self, cwnd: u64, ssthresh: u64) {
         self.cwnd = cwnd;
         self.ssthresh = ssthresh;

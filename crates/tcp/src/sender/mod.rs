@@ -363,6 +363,9 @@ impl Sender {
             SenderRequest::DupThresh(n) => {
                 self.dupthresh = n.unwrap_or(self.cfg.dupthresh).max(1);
             }
+            SenderRequest::DupThreshAbove(extra) => {
+                self.dupthresh = self.cfg.dupthresh.saturating_add(extra).max(1);
+            }
             SenderRequest::ResetRtt => self.rtt.reset(),
             SenderRequest::MinRto(d) => self.rtt.set_min_rto(d.max(self.cfg.min_rto)),
             SenderRequest::RestartRtoTimer => {
@@ -421,11 +424,27 @@ impl Sender {
     /// report's `offset` is set from its `seq` first.
     pub fn handle_notification(&mut self, now: Instant, n: &Notification) {
         let mut n = *n;
-        if let Notification::LinkReport(r) = &mut n {
+        if let Notification::LinkReport(r) | Notification::LinkDrop(r) = &mut n {
             r.offset = self.offset_of(r.seq);
         }
         self.cc.on_notification(now, &n);
         self.apply_requests(now);
+    }
+
+    /// The sending host's record of past sessions on this connection's
+    /// path, offered to the algorithm before the connection opens
+    /// ([`crate::CongestionControl::on_path_history`]); its requests are
+    /// then carried out.
+    pub fn set_path_history(&mut self, now: Instant, past: &[crate::cc::SessionRecord]) {
+        self.cc.on_path_history(now, past);
+        self.apply_requests(now);
+    }
+
+    /// What this session adds to the host's record of past sessions on its
+    /// path ([`crate::CongestionControl::session_record`]), if its algorithm
+    /// keeps one.
+    pub fn session_record(&self) -> Option<crate::cc::SessionRecord> {
+        self.cc.session_record()
     }
 
     /// The initial sequence number (its SYN's).
