@@ -117,6 +117,7 @@ def test_algorithms_listed() -> None:
         "wave",
         "etcpv0",
         "etcpv1",
+        "wsc-tcp",
     ]
 
 

@@ -934,7 +934,7 @@ pub(crate) mod tests {
         );
         assert_eq!(
             err(&BASE.replace("to = \"b\"", "to = \"b\"\ncc = \"vegas\"")),
-            "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, bbr, wave, etcpv0, etcpv1"
+            "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, bbr, wave, etcpv0, etcpv1, wsc-tcp"
         );
         assert!(err("duration = ").starts_with("not valid TOML"));
         assert_eq!(
