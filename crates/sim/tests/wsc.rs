@@ -5,7 +5,7 @@
 //! receiver the host never reached falls back to slow start.
 
 mod common;
-use common::run;
+use common::{dumbbell, run};
 
 /// Five 300 kB transfers, 5 s apart, from `sender` to `receiver` on the
 /// standard dumbbell (10 Mbit/s, 50 ms, BDP buffer), then one to `other`
@@ -21,33 +21,10 @@ fn transfers(cc: &str) -> String {
     flows.push_str(&format!(
         "[[flows]]\nfrom = \"sender\"\nto = \"other\"\ncc = \"{cc}\"\nstart = \"25s\"\nsize = \"300kB\"\ntcp = {{ sack = false }}\n"
     ));
-    format!(
-        r#"
-        duration = "40s"
-        [[links]]
-        name = "access"
-        between = ["sender", "r1"]
-        rate = "100Mbit/s"
-        delay = "1ms"
-        [[links]]
-        name = "bottleneck"
-        between = ["r1", "r2"]
-        rate = "10Mbit/s"
-        delay = "50ms"
-        queue = "87pkt"
-        [[links]]
-        name = "egress"
-        between = ["r2", "receiver"]
-        rate = "100Mbit/s"
-        delay = "1ms"
-        [[links]]
-        name = "egress2"
-        between = ["r2", "other"]
-        rate = "100Mbit/s"
-        delay = "1ms"
-        {flows}
-        "#
-    )
+    flows.push_str(
+        "[[links]]\nname = \"egress2\"\nbetween = [\"r2\", \"other\"]\nrate = \"100Mbit/s\"\ndelay = \"1ms\"\n",
+    );
+    dumbbell("87pkt", &flows)
 }
 
 fn completion_times(cc: &str) -> Vec<f64> {

@@ -105,6 +105,20 @@ impl Harness {
         Self::with_algorithm(cfg, &algo, sa, unlimited)
     }
 
+    /// A sender for `algo` with an unlimited stream, MSS `mss`, no SACK and
+    /// no delayed ACKs (the played receiver ACKs every segment): the plain
+    /// exchange the algorithm tests script.
+    pub fn plain(algo: &CcConfig, mss: u32) -> Self {
+        let cfg = TcpConfig {
+            mss,
+            sack: false,
+            delayed_ack: None,
+            ..TcpConfig::default()
+        };
+        let sa = synack(Some(mss as u16), Some(1), false, SYNACK_WINDOW);
+        Self::with_algorithm(cfg, algo, sa, true)
+    }
+
     /// As [`Harness::with_stream`] with an algorithm and its parameters.
     pub fn with_algorithm(cfg: TcpConfig, algo: &CcConfig, sa: Segment, unlimited: bool) -> Self {
         let cc = algo.build(cfg.mss, cfg.initial_cwnd, None, cfg.abc_limit);

@@ -4,25 +4,14 @@
 
 use super::{DispersionFilter, Mode, Variant, WaveParams};
 use crate::cc::{CcConfig, CongestionControl};
-use crate::config::TcpConfig;
-use crate::testing::{ms, synack, Harness, SYNACK_WINDOW};
+use crate::testing::{ms, Harness};
 use crate::time::{Duration, Instant};
 use crate::Cc;
 
 const MSS: u64 = 1000;
 
-fn cfg() -> TcpConfig {
-    TcpConfig {
-        mss: MSS as u32,
-        sack: false,
-        delayed_ack: None,
-        ..TcpConfig::default()
-    }
-}
-
 fn wave(params: WaveParams) -> Harness {
-    let sa = synack(Some(MSS as u16), Some(1), false, SYNACK_WINDOW);
-    Harness::with_algorithm(cfg(), &CcConfig::Wave(params), sa, true)
+    Harness::plain(&CcConfig::Wave(params), MSS as u32)
 }
 
 fn variant(v: Variant) -> Harness {

@@ -8,27 +8,16 @@ use crate::cc::{
     AckEvent, CaState, CcConfig, CongestionControl, LinkReport, Notification, SenderRequest,
     WindowStart,
 };
-use crate::config::TcpConfig;
 use crate::seq::SeqNum;
-use crate::testing::{ms, synack, Harness, ISS, SYNACK_WINDOW};
+use crate::testing::{ms, Harness, ISS};
 use crate::time::{Duration, Instant};
 use crate::Cc;
 
 const MSS: u64 = 1000;
 const LL_RTO: Duration = Duration::from_millis(500);
 
-fn cfg() -> TcpConfig {
-    TcpConfig {
-        mss: MSS as u32,
-        sack: false,
-        delayed_ack: None,
-        ..TcpConfig::default()
-    }
-}
-
 fn harness(cc: CcConfig) -> Harness {
-    let sa = synack(Some(MSS as u16), Some(1), false, SYNACK_WINDOW);
-    Harness::with_algorithm(cfg(), &cc, sa, true)
+    Harness::plain(&cc, MSS as u32)
 }
 
 fn wsc(p: WscParams) -> Harness {
@@ -116,18 +105,24 @@ fn a_corrected_sample_is_floored_at_the_smallest_clean_one() {
     assert_eq!(h.tx.rtt().latest(), Some(Duration::from_millis(100)));
 }
 
-/// The exchange behind section 3.2: segment 1 is in link-layer retry while
-/// the link delivers 2..=6, whose arrival draws five duplicate ACKs. NewReno
-/// retransmits at the third; WSC-TCP's threshold is 3 + 5 and it does not.
-/// When segment 1 arrives the cumulative ACK covers everything, and the
-/// threshold is back to 3.
-fn link_retry_exchange(h: &mut Harness) {
+/// The initial window leaves; the link delivers segment 0, then 2..=6
+/// while segment 1 is in link-layer retry.
+fn overtake_segment_1(h: &mut Harness) {
     h.sent();
     h.at(110);
     report(h, 0, 0);
     for seg in 2..=6 {
         report(h, seg, 0);
     }
+}
+
+/// The exchange behind section 3.2: segment 1 is in link-layer retry while
+/// the link delivers 2..=6, whose arrival draws five duplicate ACKs. NewReno
+/// retransmits at the third; WSC-TCP's threshold is 3 + 5 and it does not.
+/// When segment 1 arrives the cumulative ACK covers everything, and the
+/// threshold is back to 3.
+fn link_retry_exchange(h: &mut Harness) {
+    overtake_segment_1(h);
     h.at(200);
     h.ack(MSS, &[]);
     h.sent();
@@ -176,12 +171,7 @@ fn restoring_at_the_link_report_lets_duplicate_acks_in_flight_through() {
         dupthresh_restore: DupThreshRestore::Link,
         ..WscParams::default()
     });
-    h.sent();
-    h.at(110);
-    report(&mut h, 0, 0);
-    for seg in 2..=6 {
-        report(&mut h, seg, 0);
-    }
+    overtake_segment_1(&mut h);
     h.at(200);
     h.ack(MSS, &[]);
     h.ack(MSS, &[]);
@@ -201,12 +191,7 @@ fn restoring_at_the_link_report_lets_duplicate_acks_in_flight_through() {
 #[test]
 fn a_segment_the_link_dropped_is_fast_retransmitted() {
     let mut h = wsc(WscParams::default());
-    h.sent();
-    h.at(110);
-    report(&mut h, 0, 0);
-    for seg in 2..=6 {
-        report(&mut h, seg, 0);
-    }
+    overtake_segment_1(&mut h);
     assert_eq!(h.tx.dupthresh(), 8);
     drop_report(&mut h, 1);
     assert_eq!(h.tx.dupthresh(), 3);
