@@ -376,6 +376,7 @@ def test_an_index_that_is_a_directory_is_a_one_line_error(sweep_file: Path, tmp_
     # `index.jsonl` replaced by a directory gave a traceback
     out = tmp_path / "out"
     (out / "index.jsonl").mkdir(parents=True)
+    (out / "sweep.toml").write_text(sweep_file.read_text())
     res = wavelab("sweep", str(sweep_file), "--out", str(out), "--jobs", "1")
     assert res.returncode == 2
     assert "Traceback" not in res.stderr

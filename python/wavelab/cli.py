@@ -15,6 +15,7 @@ import pandas as pd
 from wavelab import __version__, algorithms, pipe
 from wavelab.errors import WavelabError
 from wavelab.outputs import commit, default_run_dir, inside, temporary_name
+from wavelab.ownership import claim_run_dir, scenario_digest
 from wavelab.paths import PathError
 from wavelab.results import Results
 from wavelab.runner import run
@@ -58,12 +59,21 @@ def _print_summary(res: Results) -> None:
 
 
 def _run_and_write(
-    sc: Scenario, out: Path, plots: bool, quiet: bool, pcap: Sequence[str] = ()
+    sc: Scenario,
+    out: Path,
+    plots: bool,
+    quiet: bool,
+    pcap: Sequence[str] = (),
+    force: bool = False,
 ) -> Results:
-    """Runs ``sc`` and writes its results into ``out``. Every file appears
+    """Runs ``sc`` and writes its results into ``out``, which must not hold
+    another scenario's results unless ``force`` (checked before the run, so
+    nothing is computed for nothing; see ``ownership``). Every file appears
     whole or not at all (written under a temporary name, renamed when
     complete): a full disk leaves the previous files, never empty ones."""
     from wavelab.backends import capture_file_name
+
+    claim_run_dir(out, sc.normalized, force)
 
     final = {t: inside(out, capture_file_name(t)) for t in dict.fromkeys(pcap)}
     if final:
@@ -135,9 +145,12 @@ def _run_and_write(
 def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
     sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
-    # a scenario's name is a label: results/<a safe directory name made of it>
+    # a scenario's name is a label: results/<a safe directory name made of it>;
+    # a variant (--set) gets a directory of its own, named after its scenario
     out = Path(args.out) if args.out else default_run_dir(sc.name)
-    res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap)
+    if not args.out and args.set:
+        out = out.with_name(f"{out.name}-{scenario_digest(sc.normalized)[:8]}")
+    res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap, args.force)
     return 0 if res.complete else 130
 
 
@@ -164,7 +177,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         DaskCluster(args.cluster, args.cluster_timeout) if args.cluster else LocalPool(args.jobs)
     )
     try:
-        outcome = run_sweep(sweep, Path(args.out), backend, args.pcap, progress=not args.quiet)
+        outcome = run_sweep(
+            sweep, Path(args.out), backend, args.pcap, progress=not args.quiet, force=args.force
+        )
     finally:
         backend.close()
     if not args.quiet and len(outcome.table) <= 40:
@@ -204,7 +219,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return 0
     sc = demo_scenario()
     out = Path(args.out)
-    res = _run_and_write(sc, out, True, args.quiet)
+    res = _run_and_write(sc, out, True, args.quiet, force=args.force)
     return 0 if res.complete else 130
 
 
@@ -359,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH=VALUE",
         help="change a field before running, e.g. --set flows[0].cc=reno (repeatable)",
     )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="write even if the output directory holds another scenario's results "
+        "(wavelab's files there are removed first)",
+    )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     r.add_argument(
@@ -394,6 +415,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FLOW_OR_LINK",
         help="also write this capture for every run (see `wavelab run --pcap`)",
     )
+    sw.add_argument(
+        "--force",
+        action="store_true",
+        help="use --out even if it holds another scenario's results or sweep "
+        "(wavelab's files there are removed first)",
+    )
     sw.add_argument("--list", action="store_true", help="print the points and exit")
     sw.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sw.set_defaults(func=cmd_sweep)
@@ -415,6 +442,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
     d.add_argument("--show", action="store_true", help="print the demo scenario's TOML and exit")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    d.add_argument(
+        "--force",
+        action="store_true",
+        help="write even if --out holds other results (wavelab's files there are removed first)",
+    )
     d.set_defaults(func=cmd_demo)
 
     v = sub.add_parser("validate", help="check scenario files without running them")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wavelab.errors import WavelabError, check_path
+from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.outputs import write_files_atomically
 from wavelab.scenario import Scenario
 
@@ -235,15 +235,23 @@ class Results:
             files[f"{name}.parquet"] = buf.getvalue()
         return {**files, **meta_files(self.scenario, self.flows, self.run, self.complete)}
 
-    def to_parquet(self, directory: str | Path) -> list[Path]:
+    def to_parquet(self, directory: str | Path, force: bool = False) -> list[Path]:
         """Writes every table as Parquet, the summary as CSV, and the normalised
         scenario and run figures as JSON. Returns the files written.
 
-        The files are written as a set: each to a temporary file first, and
-        only once all are on disk are they renamed into place. A write error
-        (a full disk) raises ``OSError`` and leaves the previous files, or
-        none, never an empty or truncated one."""
+        A directory holding another scenario's results (or a sweep's store)
+        is refused with :class:`~wavelab.ownership.MixedResultsError` unless
+        ``force``, which removes wavelab's files from it first; the same
+        scenario's results are replaced. The files are written as a set: each
+        to a temporary file first, and only once all are on disk are they
+        renamed into place. A write error (a full disk) raises ``OSError``
+        and leaves the previous files, or none, never an empty or truncated
+        one."""
+        from wavelab.ownership import claim_run_dir
+
         out = check_path("to_parquet(directory)", directory)
+        check_type("to_parquet(force)", force, bool, "True or False")
+        claim_run_dir(out, self.scenario.normalized, force)
         out.mkdir(parents=True, exist_ok=True)
         return write_files_atomically(out, self.to_files())
 

@@ -233,6 +233,29 @@ def _describes(run_json: Path, key: str, code: str) -> str | None:
     return None
 
 
+def busy_error(root: Path, holder: str) -> StoreError:
+    """The error for a store whose lock ``holder`` holds."""
+    return StoreError(
+        f"{root}: another wavelab sweep is writing here ({holder}); "
+        "wait for it or use another --out"
+    )
+
+
+def check_not_busy(root: Path) -> None:
+    """Raises :func:`busy_error` if another process holds the lock of the
+    store at ``root`` (without creating anything)."""
+    try:
+        lock = open(root / LOCK, encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return
+    with lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            raise busy_error(root, lock.read().strip() or "another process") from None
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
 class Store:
     """A results store directory (see the module description). Open it with
     ``with Store(path) as store:``; the lock keeps a second sweep out."""
@@ -269,10 +292,7 @@ class Store:
             lock.seek(0)
             holder = lock.read().strip() or "another process"
             lock.close()
-            raise StoreError(
-                f"{self.root}: another wavelab sweep is writing here ({holder}); "
-                "wait for it or use another --out"
-            ) from None
+            raise busy_error(self.root, holder) from None
         with contextlib.suppress(OSError):
             lock.seek(0)
             lock.truncate()

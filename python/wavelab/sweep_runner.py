@@ -32,6 +32,7 @@ from wavelab.backends import Backend, Job
 from wavelab.errors import WavelabError
 from wavelab.metrics import VERSION as METRICS_VERSION
 from wavelab.metrics import baseline_scenario, flow_metrics, recovery_metrics
+from wavelab.ownership import claim_sweep_dir
 from wavelab.progress import Progress
 from wavelab.store import INDEX, Store, StoreWriteError, code_version, scenario_key
 from wavelab.sweep import Sweep
@@ -298,8 +299,14 @@ def run_sweep(
     captures: Sequence[str] = (),
     progress: bool = True,
     log: Log | None = None,
+    force: bool = False,
 ) -> SweepOutcome:
     """Runs every point of ``sweep`` not already in the store at ``out``.
+
+    ``out`` must be empty, or the store of a sweep of the same base scenario
+    (the axes may differ: the runs it has are reused); anything else is
+    refused (:class:`~wavelab.ownership.MixedResultsError`) unless
+    ``force``, which removes wavelab's files from it first.
 
     Errors in the sweep file are raised (as :class:`WavelabError`) before
     anything runs. A full disk, a dead worker or Ctrl-C stop the sweep: the
@@ -310,6 +317,7 @@ def run_sweep(
     started = time.monotonic()
     plan = plan_sweep(sweep, say)
     check_captures(sweep, caps)
+    claim_sweep_dir(out, sweep.base.normalized, force)
     with Store(out) as store:
         store.write_file(SOURCE, sweep.text.encode())
         store.write_file(META, (json.dumps(_meta(sweep, plan, caps), indent=1) + "\n").encode())
