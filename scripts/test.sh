@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 echo "== Tools: chromium and tshark (the report's and the pcap files' tests)"
 if ! command -v tshark >/dev/null || ! { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "installing chromium and tshark with apt-get (Debian packages, system-wide)"
         # tshark's package asks whether non-root users may capture: answer no
         if command -v debconf-set-selections >/dev/null; then
             echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
@@ -71,6 +72,19 @@ else
 fi
 
 echo "== Python: build and install wavelab with its test tools"
+# Says where it installs, and what it replaces: a wavelab installed in this
+# Python from elsewhere is replaced by this checkout (editable). Run this in
+# a virtual environment to keep them apart (README: Set-up).
+prefix=$(python3 -c 'import sys; print(sys.prefix)')
+installed=$(python3 -m pip show wavelab 2>/dev/null | sed -n 's/^Editable project location: //p; s/^Location: //p' | tail -1 || true)
+if [ -n "${VIRTUAL_ENV:-}" ] || [ "$prefix" != "$(python3 -c 'import sys; print(sys.base_prefix)')" ]; then
+    echo "installing this checkout (editable, with pytest, ruff, mypy) into the virtual environment $prefix"
+else
+    echo "installing this checkout (editable, with pytest, ruff, mypy) into $prefix, not a virtual environment"
+fi
+if [ -n "$installed" ] && [ "$installed" != "$PWD" ]; then
+    echo "this replaces the wavelab installed there from $installed"
+fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 echo "== Python: lints, types, tests"
