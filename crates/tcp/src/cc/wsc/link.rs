@@ -45,9 +45,14 @@ enum LinkState {
     /// No report yet; `overtaken` is when the link first delivered a later
     /// segment (from then on the segment is in link-layer retry).
     Pending { overtaken: Option<Instant> },
-    /// Delivered after `retries` link-layer retransmissions, past
-    /// `overtaken_by` later segments the link had already delivered.
-    Delivered { retries: u32, overtaken_by: u32 },
+    /// Delivered after `retries` link-layer retransmissions of `link_rto`
+    /// each, past `overtaken_by` later segments the link had already
+    /// delivered.
+    Delivered {
+        retries: u32,
+        link_rto: Duration,
+        overtaken_by: u32,
+    },
     /// The link gave it up.
     Dropped,
 }
@@ -110,6 +115,7 @@ impl LinkLedger {
         };
         let state = LinkState::Delivered {
             retries,
+            link_rto,
             overtaken_by,
         };
         self.segs.insert(offset, Seg { end, state });
@@ -131,20 +137,23 @@ impl LinkLedger {
             .count() as u32
     }
 
-    /// The most link-layer retransmissions any delivered segment in
-    /// `[from, to)` needed.
-    pub fn max_retries(&self, from: u64, to: u64) -> u32 {
+    /// The largest link-layer delay n × LL_RTO of a delivered segment in
+    /// `[from, to)` (each with the LL_RTO its own report announced), and
+    /// its n.
+    pub fn max_link_delay(&self, from: u64, to: u64) -> (Duration, u32) {
         if from >= to {
-            return 0;
+            return (Duration::ZERO, 0);
         }
         self.segs
             .range(from..to)
             .filter_map(|(_, s)| match s.state {
-                LinkState::Delivered { retries, .. } => Some(retries),
+                LinkState::Delivered {
+                    retries, link_rto, ..
+                } => Some((link_rto.saturating_mul(retries as u64), retries)),
                 _ => None,
             })
             .max()
-            .unwrap_or(0)
+            .unwrap_or((Duration::ZERO, 0))
     }
 
     /// Forgets the segments below the cumulative ACK point `snd_una`.
@@ -243,7 +252,7 @@ mod tests {
         l.delivered(t(2), 100, 2, RTO);
         assert_eq!(l.extra(t(2), DupThreshRestore::Link, 8), 0);
         assert_eq!(l.extra(t(2), DupThreshRestore::Ack, 8), 3);
-        assert_eq!(l.max_retries(100, 500), 2);
+        assert_eq!(l.max_link_delay(100, 500), (RTO * 2, 2));
         l.acked(500);
         assert_eq!(l.extra(t(3), DupThreshRestore::Ack, 8), 0);
     }
@@ -272,7 +281,7 @@ mod tests {
         l.delivered(t(0), 0, 0, RTO);
         l.delivered(t(0), 100, 1, RTO);
         assert_eq!(l.extra(t(0), DupThreshRestore::Ack, 8), 0);
-        assert_eq!(l.max_retries(0, 200), 1);
+        assert_eq!(l.max_link_delay(0, 200), (RTO, 1));
         assert_eq!(l.total_retries(), 1);
     }
 }

@@ -6,9 +6,9 @@
 //! * **corrected RTT** (section 3.1): the link reports each delivered
 //!   segment with the link-layer retransmissions n it needed and its
 //!   retransmission timeout LL_RTO ([`crate::cc::LinkReport`]); the RTT
-//!   sample of an ACK becomes observed − n × LL_RTO, n being the most
-//!   retransmissions any segment newly covered by the ACK needed (the ACK
-//!   could not leave before the latest of them arrived). It is floored at
+//!   sample of an ACK becomes observed − n × LL_RTO for the segment newly
+//!   covered by the ACK with the largest n × LL_RTO (the ACK could not
+//!   leave before the latest of them arrived; each report's own LL_RTO). It is floored at
 //!   the smallest clean sample (the handshake's, or one of an ACK covering
 //!   no link-layer retransmission), so an LL_RTO larger than the link's
 //!   real retry delay cannot make it absurd. The corrected sample feeds the
@@ -162,21 +162,18 @@ impl WscTcp {
     /// Section 3.1: the sample of an ACK that moved the cumulative point
     /// from `self.snd_una` to `snd_una`, corrected.
     fn correct(&mut self, raw: Duration, snd_una: u64) -> Duration {
-        let n = if self.p.corrected_rtt {
-            self.ledger.max_retries(self.snd_una, snd_una)
+        let (delay, n) = if self.p.corrected_rtt {
+            self.ledger.max_link_delay(self.snd_una, snd_una)
         } else {
-            0
+            (Duration::ZERO, 0)
         };
-        match self.ledger.link_rto() {
-            Some(rto) if n > 0 => {
-                self.corrected += 1;
-                let floor = self.min_clean.unwrap_or(Duration::ZERO).min(raw);
-                raw.saturating_sub(rto.saturating_mul(n as u64)).max(floor)
-            }
-            _ => {
-                self.min_clean = Some(self.min_clean.map_or(raw, |m| m.min(raw)));
-                raw
-            }
+        if n > 0 {
+            self.corrected += 1;
+            let floor = self.min_clean.unwrap_or(Duration::ZERO).min(raw);
+            raw.saturating_sub(delay).max(floor)
+        } else {
+            self.min_clean = Some(self.min_clean.map_or(raw, |m| m.min(raw)));
+            raw
         }
     }
 }
