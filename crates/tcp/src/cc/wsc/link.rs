@@ -100,8 +100,9 @@ impl LinkLedger {
         let overtaken_by = if late {
             self.delivered_above(offset)
         } else {
-            // everything still pending below it is now overtaken
-            let from = self.max_delivered.map_or(0, |m| m + 1);
+            // everything still pending below it is now overtaken (nothing
+            // when it is the highest again: a retransmission of it)
+            let from = self.max_delivered.map_or(0, |m| m + 1).min(offset);
             for (_, s) in self.segs.range_mut(from..offset) {
                 if let LinkState::Pending {
                     overtaken: o @ None,
@@ -271,6 +272,19 @@ mod tests {
         assert_eq!(l.extra(t(4011), DupThreshRestore::Ack, 8), 0);
         l.dropped(100, RTO);
         assert_eq!(l.extra(t(20), DupThreshRestore::Ack, 8), 0);
+    }
+
+    /// The highest segment delivered again (its retransmission) is no late
+    /// segment and raises nothing.
+    #[test]
+    fn the_highest_segment_delivered_twice() {
+        let mut l = ledger(3);
+        l.delivered(t(0), 0, 0, RTO);
+        l.delivered(t(0), 100, 0, RTO);
+        l.sent(100, 100);
+        l.delivered(t(5), 100, 1, RTO);
+        assert_eq!(l.extra(t(5), DupThreshRestore::Ack, 8), 0);
+        assert_eq!(l.max_link_delay(0, 300), (RTO, 1));
     }
 
     /// Segments still queued at the link (nothing later delivered yet) are

@@ -353,3 +353,58 @@ fn bad_parameters_are_named() {
     assert_eq!(ok.name(), "wsc-tcp");
     assert_eq!(ok.validate(), Ok(()));
 }
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One input of the random exchange.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// An ACK of this many segments (may go back: the sender ignores it).
+        Ack(u64),
+        /// The link delivered this segment after so many retries.
+        Report(u64, u32),
+        /// The link gave this segment up.
+        Drop(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u64..40).prop_map(Op::Ack),
+            (0u64..40, 0u32..8).prop_map(|(s, r)| Op::Report(s, r)),
+            (0u64..40).prop_map(Op::Drop),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::testing::cases("WAVELAB_WSC_CASES", 256),
+            ..ProptestConfig::default()
+        })]
+
+        /// Link reports and ACKs in any order and for any segment (again,
+        /// late, already acknowledged, never sent) never upset the sender:
+        /// the threshold it uses is always the configured one plus what
+        /// WSC-TCP asked, and a raise never exceeds the segments in flight.
+        #[test]
+        fn any_reports_keep_the_threshold_consistent(ops in proptest::collection::vec(op(), 1..80)) {
+            let mut h = wsc(WscParams::default());
+            h.sent();
+            let mut t = 100;
+            for op in ops {
+                t += 3;
+                h.at(t);
+                match op {
+                    Op::Ack(k) => h.ack(k * MSS, &[]),
+                    Op::Report(s, r) => report(&mut h, s, r),
+                    Op::Drop(s) => drop_report(&mut h, s),
+                }
+                h.sent();
+                let extra = state(&h).dupthresh_extra();
+                prop_assert_eq!(h.tx.dupthresh(), 3 + extra);
+                prop_assert!(extra as u64 <= 64, "{}", extra);
+            }
+        }
+    }
+}
