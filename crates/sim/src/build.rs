@@ -5,7 +5,7 @@
 use crate::endpoints::{Flow, Wake};
 use crate::engine::{Event, EventQueue};
 use crate::handover::{at, switch_entry, Change, ChangeKind, Handoff, Handover};
-use crate::link::{Link, LossModel, Outages, Settings, Stepped};
+use crate::link::{outage_windows, Arq, Link, LossModel, Outages, Settings, Stepped};
 use crate::net::{Dir, Net};
 use crate::notices::Notices;
 use crate::recorder::Recorder;
@@ -53,7 +53,11 @@ impl Simulation {
         let dirs: Vec<Dir> = dirs
             .into_iter()
             .enumerate()
-            .map(|(d, (settings, loss, outages))| {
+            .map(|(d, (settings, loss, outages, arq))| {
+                // ARQ runs in the stepped model only
+                if let Some(arq) = arq {
+                    return Dir::stepped(Stepped::new(settings, loss, outages).with_arq(arq));
+                }
                 if reference || decided_live[d / 2] {
                     return Dir::stepped(Stepped::new(settings, loss, outages));
                 }
@@ -169,24 +173,38 @@ impl Simulation {
 /// simulation. This is what a driver on the wall clock runs (with the
 /// routes switching at the handoffs' instants). A handover at `"steady"` is
 /// decided during the run: its direction's model has no change for it.
+///
+/// Link-layer ARQ is not in the clock-free model yet: a scenario with `arq`
+/// on a link is an error naming it.
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     sc.validate()?;
+    for (i, l) in sc.links.iter().enumerate() {
+        let arq = [&l.arq, &l.forward.arq, &l.reverse.arq];
+        if let Some(k) = arq.iter().position(|a| a.is_some()) {
+            let field = ["arq", "forward.arq", "reverse.arq"][k];
+            return Err(ScenarioError::at(
+                format!("links[{i}].{field}"),
+                "link-layer ARQ runs in the simulator's event-driven link model only; \
+                 the clock-free model has no ARQ yet",
+            ));
+        }
+    }
     let (_, handoffs) = compile_routes(sc, &Topology::new(sc));
     let c = compile_links(sc, &handoffs);
     Ok(c.dirs
         .into_iter()
         .enumerate()
-        .map(|(d, (settings, loss, outages))| {
+        .map(|(d, (settings, loss, outages, _))| {
             Link::new(settings, loss, outages, timeline(&c.changes, d))
         })
         .collect())
 }
 
-/// Each link direction's initial settings, loss model and outage windows,
-/// the scheduled changes (the links' and the handoffs', in the engine's
+/// Each link direction's initial settings, loss model, outage windows and
+/// ARQ, the scheduled changes (the links' and the handoffs', in the engine's
 /// order) and the handovers.
 struct Compiled {
-    dirs: Vec<(Settings, LossModel, Outages)>,
+    dirs: Vec<(Settings, LossModel, Outages, Option<Arq>)>,
     changes: Vec<Change>,
     handovers: Vec<Handover>,
 }
@@ -203,6 +221,10 @@ fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
             .map(|o| (at(o.start), at(o.start + o.duration)))
             .collect();
         windows.append(&mut handoff_windows[i]);
+        if let Some(p) = &l.outage_process {
+            let mut rng = Rng::derive(sc.seed, Stream::LinkOutages(i as u32));
+            windows.extend(outage_windows(p, at(sc.duration), &mut rng));
+        }
         for h in &l.handovers {
             let time = match h.at {
                 HandoverTime::At(t) => {
@@ -239,7 +261,8 @@ fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
                 delay: ov.delay.unwrap_or(l.delay),
                 limit: ov.queue.unwrap_or(l.queue),
             };
-            dirs.push((settings, loss, outages.clone()));
+            let arq = ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new);
+            dirs.push((settings, loss, outages.clone(), arq));
         }
         for e in &l.schedule {
             changes.push(Change {

@@ -35,6 +35,7 @@ use crate::packet::{Arena, Packet, PacketId};
 use crate::ring::Ring;
 use crate::scenario::ScheduleEntry;
 use crate::topology::DirId;
+use wavelab_tcp::cc::LinkReport;
 use wavelab_tcp::Instant;
 
 /// Which event something the network reports belongs to.
@@ -158,6 +159,19 @@ pub(crate) struct Net {
     routes: Vec<[Vec<u32>; 2]>,
     /// Per flow: where the routes in use start in `steps`.
     route_at: Vec<[u32; 2]>,
+    /// Link-layer reports made and not yet taken by the simulation
+    /// ([`Net::take_reports`]).
+    reports: Vec<Report>,
+}
+
+/// A link layer's report on a delivered data frame, to reach its flow's
+/// sender at `at`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Report {
+    pub flow: u32,
+    pub dir: DirId,
+    pub at: Instant,
+    pub report: LinkReport,
 }
 
 /// Where a packet handed out for delivery waits until it is released.
@@ -245,6 +259,7 @@ impl Net {
             steps,
             routes: starts,
             route_at,
+            reports: Vec::new(),
         }
     }
 
@@ -445,11 +460,29 @@ impl Net {
                 if let Some((n, at)) = a.next {
                     ctx.q.push(at, Event::Arrive { dir, n });
                 }
+                // (retries, link RTO, report delay) if the ARQ reports it
+                let report = a.retries.and_then(|(k, tx)| {
+                    let arq = r.arq().filter(|q| q.reports(k))?;
+                    Some((k, arq.link_rto(k, tx), arq.report_delay()))
+                });
                 let p = *self.arena.get(a.item);
                 if a.lost {
                     self.arena.free(a.item);
                     self.drop_packet(ctx, &p, dir, DropCause::Outage, now, Row::Current);
                     return None;
+                }
+                if let Some((retries, link_rto, delay)) = report.filter(|_| p.to_receiver) {
+                    self.reports.push(Report {
+                        flow: p.flow,
+                        dir,
+                        at: now + delay,
+                        report: LinkReport {
+                            seq: p.seg.seq,
+                            offset: 0,
+                            retries,
+                            link_rto,
+                        },
+                    });
                 }
                 let next = self.next_step(p.step);
                 if next.dir == Step::END {
@@ -502,6 +535,12 @@ impl Net {
     ) {
         self.live -= 1;
         ctx.obs.dropped(p, dir, cause, at, row);
+    }
+
+    /// Takes the link-layer reports made since the last call.
+    #[inline]
+    pub fn take_reports(&mut self) -> Option<std::vec::Drain<'_, Report>> {
+        (!self.reports.is_empty()).then(|| self.reports.drain(..))
     }
 
     // ----- observation ---------------------------------------------------------

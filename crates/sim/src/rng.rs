@@ -28,6 +28,8 @@ pub enum Stream {
     LinkLoss(u32),
     /// A flow's initial sequence numbers.
     FlowIsn(u32),
+    /// A link's on/off outage process.
+    LinkOutages(u32),
 }
 
 impl Rng {
@@ -36,6 +38,7 @@ impl Rng {
         let (kind, id) = match stream {
             Stream::LinkLoss(i) => (1u64, i),
             Stream::FlowIsn(i) => (2u64, i),
+            Stream::LinkOutages(i) => (3u64, i),
         };
         let mut st = seed ^ (kind << 56) ^ ((id as u64) << 8) ^ 0x5eed;
         let mut s = [0u64; 4];

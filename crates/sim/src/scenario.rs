@@ -9,9 +9,13 @@
 
 mod handoff;
 mod plain;
+mod wireless;
 
 pub(crate) use handoff::link_index;
 pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec};
+pub use wireless::{
+    ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_RETRIES,
+};
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -257,6 +261,9 @@ pub struct DirectionSpec {
     pub queue: Option<QueueLimit>,
     /// Random loss of this direction.
     pub loss: Option<LossSpec>,
+    /// Link-layer ARQ of this direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arq: Option<ArqSpec>,
 }
 
 /// A change applied at a given time.
@@ -452,6 +459,13 @@ pub struct LinkSpec {
     /// Vertical handovers: an outage plus a switch to new link settings.
     #[serde(default)]
     pub handovers: Vec<HandoverSpec>,
+    /// Link-layer ARQ on both directions (the loss model is then the loss
+    /// of one attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arq: Option<ArqSpec>,
+    /// On/off outages drawn from distributions (besides `outages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage_process: Option<OutageProcessSpec>,
 }
 
 /// One flow (or `count` identical flows).
@@ -670,6 +684,17 @@ impl Scenario {
                         ));
                     }
                 }
+            }
+            if let Some(a) = &l.arq {
+                a.check(&format!("{p}.arq"))?;
+            }
+            for (dname, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
+                if let Some(a) = &d.arq {
+                    a.check(&format!("{p}.{dname}.arq"))?;
+                }
+            }
+            if let Some(o) = &l.outage_process {
+                o.check(&format!("{p}.outage_process"), self.duration)?;
             }
             for (k, o) in l.outages.iter().enumerate() {
                 self.check_before_end(&format!("{p}.outages[{k}].start"), o.start)?;

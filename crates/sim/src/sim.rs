@@ -204,7 +204,9 @@ impl Simulation {
             }
             Event::Arrive { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
-                if let Some(d) = net.on_arrive(&mut ctx, dir) {
+                let delivery = net.on_arrive(&mut ctx, dir);
+                self.schedule_reports();
+                if let Some(d) = delivery {
                     self.deliver(d);
                 }
             }
@@ -255,6 +257,24 @@ impl Simulation {
     }
 
     // ----- notifications -----------------------------------------------------
+
+    /// Schedules the link-layer reports the network made (ARQ directions
+    /// with `report` set), each to reach its flow's sender.
+    #[inline]
+    fn schedule_reports(&mut self) {
+        let Some(reports) = self.net.take_reports() else {
+            return;
+        };
+        for r in reports {
+            let notice = Notice {
+                sent: self.now,
+                msg: Notification::LinkReport(r.report),
+                source: Source::Link(r.dir),
+            };
+            self.notices
+                .schedule(&mut self.q, r.flow as usize, r.at, notice);
+        }
+    }
 
     /// Schedules a cross-layer notification `msg` from link direction `dir`
     /// (an index of the `links` table's `dir` column) to reach flow

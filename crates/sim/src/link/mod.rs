@@ -40,14 +40,21 @@
 //!   window: packets queued when an outage starts keep being serialised at
 //!   the link rate and are lost, and so is everything that arrives during the
 //!   outage.
+//!
+//! Link-layer ARQ ([`Arq`]) runs in the stepped model only: a direction
+//! with ARQ is stepped in both engine modes.
 
 mod admission;
+mod arq;
+mod fading;
 mod loss;
 mod outages;
 mod stepped;
 mod timeline;
 
 pub use admission::Link;
+pub use arq::{Arq, Attempts};
+pub use fading::outage_windows;
 pub use loss::LossModel;
 pub use outages::Outages;
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
@@ -90,6 +97,13 @@ pub struct LinkCounters {
     pub max_queue_packets: u64,
     /// Largest number of bytes waiting.
     pub max_queue_bytes: u64,
+    /// Link-layer ARQ: attempts made (first transmissions included).
+    pub arq_attempts: u64,
+    /// Link-layer ARQ: retransmissions made.
+    pub arq_retries: u64,
+    /// Link-layer ARQ: frames lost after all their attempts (also counted
+    /// as random drops).
+    pub arq_residual: u64,
 }
 
 /// A direction's settings at one instant.

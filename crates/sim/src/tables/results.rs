@@ -470,6 +470,9 @@ impl Simulation {
         );
         t.push("max_queue_packets", c(|d| d.counters().max_queue_packets));
         t.push("max_queue_bytes", c(|d| d.counters().max_queue_bytes));
+        t.push("arq_attempts", c(|d| d.counters().arq_attempts));
+        t.push("arq_retries", c(|d| d.counters().arq_retries));
+        t.push("arq_residual", c(|d| d.counters().arq_residual));
         t
     }
 }
