@@ -9,10 +9,12 @@
 
 mod handoff;
 mod plain;
+mod preset;
 mod wireless;
 
 pub(crate) use handoff::link_index;
 pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec};
+pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use wireless::{
     ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_RETRIES,
 };
@@ -422,12 +424,11 @@ pub struct HandoverSpec {
     pub steady: SteadyRule,
 }
 
-/// A duplex point-to-point link.
+/// A duplex point-to-point link. It is read with an optional `preset`
+/// ([`LinkPreset`]) whose settings the fields written beside it override;
+/// it normalises to the resolved fields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a link such as { between = [\"a\", \"b\"], rate = \"10Mbit/s\", delay = \"20ms\" }"
-)]
+#[serde(try_from = "preset::LinkSpecWritten")]
 pub struct LinkSpec {
     /// Name (default `link<i>`).
     #[serde(default)]
