@@ -45,6 +45,9 @@ def test_the_wlan_losses_are_table_iis_after_arq(model: str) -> None:
     outages destroy); the fading channel shares its losses unevenly."""
     m = trial1(model)
     assert list(m["variant"]) == ["NewReno", "NewReno SACK"]
+    # the ARQ's residual loss is the trial's target on both channel models
+    residual = m["residual_loss"].mean()
+    assert residual == pytest.approx(2.915e-3, rel=0.3), residual
     both = m["avg_packet_loss"].mean()
     assert 0.5 * 2.915e-3 < both < 2 * 2.915e-3, both
     assert (m["timeouts"] > 0).all()
@@ -88,34 +91,38 @@ def goodput(t: pd.DataFrame, model: str, trial: str, variant: str) -> float:
     return float(r["goodput_norm_mean"].iloc[0])
 
 
-@pytest.mark.slow
-def test_sack_helps_newreno_and_westwood_under_trial_1_and_2_losses_iid() -> None:
-    t = full()
-    assert goodput(t, "iid", "1", "NewReno SACK") > goodput(t, "iid", "1", "NewReno")
-    assert goodput(t, "iid", "2", "Westwood+ SACK") > goodput(t, "iid", "2", "Westwood+")
+def timeout_share(t: pd.DataFrame, model: str) -> float:
+    """The share of the paper trials' timeouts (entries into the loss state)
+    within 20 s after the WLAN destroyed a packet in an outage."""
+    paper = t[(t["channel"] == model) & t["trial"].isin(["1", "2", "3", "4"])]
+    return float(paper["timeouts_in_outages"].sum() / paper["loss_state_entries"].sum())
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="on the fading channel the two flows do not see the same losses: a fade "
-    "destroys the frames on the air, mostly the larger window's, so in trial 1 "
-    "NewReno's window is twice NewReno SACK's (docs/experiments/satwlan.md)",
-)
-def test_sack_helps_newreno_under_trial_1_fading() -> None:
+def test_on_a_fading_wlan_sack_helps_under_trial_1_and_2_losses() -> None:
     t = full()
     assert goodput(t, "fading", "1", "NewReno SACK") > goodput(t, "fading", "1", "NewReno")
+    assert goodput(t, "fading", "2", "Westwood+ SACK") > goodput(t, "fading", "2", "Westwood+")
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="about 40 % of our timeouts follow residual losses, not outages: a lost "
-    "fast retransmission, or several losses in one window recovered one per RTT "
-    "for longer than the RTO (docs/experiments/satwlan.md)",
+    reason="with independent residual losses a window of ~25 segments rarely holds two "
+    "losses, so SACK has nothing to repair that NewReno cannot (docs/experiments/satwlan.md)",
 )
-def test_timeouts_coincide_with_outages() -> None:
+def test_on_an_iid_wlan_sack_helps_under_trial_1_losses() -> None:
     t = full()
-    paper = t[t["trial"].isin(["1", "2", "3", "4"])]
-    share = paper["timeouts_in_outages"].sum() / paper["loss_state_entries"].sum()
-    assert share >= 0.8, share
+    assert goodput(t, "iid", "1", "NewReno SACK") > goodput(t, "iid", "1", "NewReno")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="about half our timeouts follow residual losses, not outages: a lost fast "
+    "retransmission, or Linux's RTO (srtt + 200 ms on a steady RTT) expiring before a fast "
+    "retransmission's ACK is back (docs/experiments/satwlan.md)",
+)
+@pytest.mark.parametrize("model", study.CHANNELS)
+def test_timeouts_coincide_with_outages(model: str) -> None:
+    assert timeout_share(full(), model) >= 0.8

@@ -75,6 +75,19 @@ CHANNELS = ("iid", "fading")
 WLAN_DATA_DIR = 0
 """The WLAN's forward direction (the flows' data) in the links table."""
 
+LINUX_2_6: dict[str, Any] = {
+    "mss": MSS,
+    "timestamps": True,
+    "rcv_window": "8MB",
+    "rto": "linux",
+    "min_rto": "200ms",
+    "partial_ack_timer": "slow-but-steady",
+}
+"""The senders' TCP settings: Linux 2.6.11's (Table I's 8 MB buffers with
+window scaling; timestamps; Linux's RTO estimator with TCP_RTO_MIN = 200 ms;
+the retransmission timer restarted by every ACK of new data, as
+tcp_ack_packets_out does, which is RFC 6582's slow-but-steady NewReno)."""
+
 VARIANTS: dict[str, tuple[str, bool]] = {
     "NewReno": ("newreno", False),
     "NewReno SACK": ("newreno", True),
@@ -144,15 +157,16 @@ class Channel:
         """The per-attempt loss model: ``iid`` or ``fading``."""
         if model == "iid":
             return {"model": "bernoulli", "p": round(self.attempt_loss, 6)}
-        # a frame is lost when its 8 attempts fall in one fade: with the bad
-        # state's share pi and leaving probability q = 1 / FADE_ATTEMPTS,
-        # residual = pi (1 - q)^7 (approximately: frames after a lost one
-        # start in the fade more often)
+        # outside a fade every attempt succeeds, so a fade starts at a
+        # frame's first attempt, and a fade of L attempts (geometric, mean
+        # 1 / q) loses floor(L / 8) frames back to back: on average
+        # sum_m (1 - q)^(8m - 1) = (1 - q)^7 / (1 - (1 - q)^8). With about
+        # one attempt per frame outside fades, residual = p_good_bad x that.
         q = 1.0 / FADE_ATTEMPTS
-        pi = self.target_loss / (1.0 - q) ** RETRIES
+        per_fade = (1.0 - q) ** RETRIES / (1.0 - (1.0 - q) ** (RETRIES + 1))
         return {
             "model": "gilbert_elliott",
-            "p_good_bad": round(pi * q / (1.0 - pi), 8),
+            "p_good_bad": round(self.target_loss / per_fade, 8),
             "p_bad_good": q,
             "loss_good": 0.0,
             "loss_bad": 1.0,
@@ -185,7 +199,7 @@ def trial_scenario(
                 "from": "manet",
                 "to": "sink",
                 "cc": cc,
-                "tcp": {"mss": MSS, "sack": sack, "timestamps": True, "rcv_window": "8MB"},
+                "tcp": {"sack": sack, **LINUX_2_6},
                 "log_packets": True,
             }
         )
@@ -258,6 +272,8 @@ def flow_metrics(res: Any, duration: float) -> pd.DataFrame:
                 "variant": str(f["name"]),
                 "avg_packet_loss": len(mine) / max(sent, 1),
                 "outage_loss": int((mine["cause"].astype(str) == "outage").sum()) / max(sent, 1),
+                "residual_loss": int((mine["cause"].astype(str) == "random").sum()) / max(sent, 1),
+                "queue_loss": int((mine["cause"].astype(str) == "queue").sum()) / max(sent, 1),
                 "rtt_mean_s": float(rtt.mean()),
                 "rtt_median_s": float(rtt.median()),
                 "cwnd_mean_segments": float(cwnd.mean()),
@@ -354,6 +370,8 @@ def collect(plan: dict[str, tuple[Trial, int, str]], runs_dir: Path) -> pd.DataF
 def table(per_run: pd.DataFrame) -> pd.DataFrame:
     """Per trial and variant, the mean over seeds of each metric."""
     extra = [
+        "residual_loss",
+        "queue_loss",
         "outage_loss",
         "timeouts_in_outages",
         "loss_state_entries",
