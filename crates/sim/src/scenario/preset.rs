@@ -123,14 +123,8 @@ impl TryFrom<LinkSpecWritten> for LinkSpec {
             between: w.between,
             rate: rate.ok_or_else(|| missing("rate"))?,
             delay: delay.ok_or_else(|| missing("delay"))?,
-            queue: w
-                .queue
-                .or(preset.as_ref().map(|p| p.2))
-                .unwrap_or_default(),
-            loss: w
-                .loss
-                .or(preset.as_ref().map(|p| p.3))
-                .unwrap_or_default(),
+            queue: w.queue.or(preset.as_ref().map(|p| p.2)).unwrap_or_default(),
+            loss: w.loss.or(preset.as_ref().map(|p| p.3)).unwrap_or_default(),
             forward: w.forward,
             reverse: w.reverse,
             schedule: w.schedule,
@@ -166,19 +160,29 @@ mod tests {
         let sat = link("preset = \"geo-satellite\"").unwrap();
         let l = &sat.links[0];
         let (rate, delay, queue, loss, arq) = LinkPreset::GeoSatellite.settings();
-        assert_eq!((l.rate, l.delay, l.queue, l.loss, &l.arq), (rate, delay, queue, loss, &arq));
+        assert_eq!(
+            (l.rate, l.delay, l.queue, l.loss, &l.arq),
+            (rate, delay, queue, loss, &arq)
+        );
         assert_eq!(l.rate.as_bps(), 1_200_000);
         // the preset normalises to its fields: written out, the same link
-        let written = link(
-            "rate = \"1.2Mbit/s\"\ndelay = \"273ms\"\nqueue = \"1500000B\"",
-        )
-        .unwrap();
+        let written =
+            link("rate = \"1.2Mbit/s\"\ndelay = \"273ms\"\nqueue = \"1500000B\"").unwrap();
         assert_eq!(sat.to_json(), written.to_json());
         let wlan = link("preset = \"wlan-dcf\"\ndelay = \"2ms\"").unwrap();
         let l = &wlan.links[0];
-        assert_eq!(l.delay.as_nanos(), 2_000_000, "the field beside the preset wins");
+        assert_eq!(
+            l.delay.as_nanos(),
+            2_000_000,
+            "the field beside the preset wins"
+        );
         assert_eq!(l.arq.as_ref().unwrap().retries, 7);
-        assert_eq!(l.loss, crate::scenario::LossSpec::Bernoulli { p: WLAN_ATTEMPT_LOSS });
+        assert_eq!(
+            l.loss,
+            crate::scenario::LossSpec::Bernoulli {
+                p: WLAN_ATTEMPT_LOSS
+            }
+        );
         // p^8 is the mean of Table II's average losses (2.2e-3)
         assert!((WLAN_ATTEMPT_LOSS.powi(8) - 2.2e-3).abs() < 0.1e-3);
     }
