@@ -164,14 +164,15 @@ pub(crate) struct Net {
     reports: Vec<Report>,
 }
 
-/// A link layer's report on a delivered data frame, to reach its flow's
-/// sender at `at`.
+/// A link layer's report on a data frame, delivered or given up after its
+/// retry limit (`dropped`), to reach its flow's sender at `at`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Report {
     pub flow: u32,
     pub dir: DirId,
     pub at: Instant,
     pub report: LinkReport,
+    pub dropped: bool,
 }
 
 /// Where a packet handed out for delivery waits until it is released.
@@ -414,12 +415,20 @@ impl Net {
             unreachable!("serialisation events are for reference-mode directions");
         };
         let f = r.finish(ctx.now);
+        // (retries, link RTO, report delay) of a frame the ARQ gave up
+        let report = f.retries.filter(|_| f.lost).and_then(|(k, tx)| {
+            let arq = r.arq().filter(|q| q.reports_drops())?;
+            Some((k, arq.link_rto(k, tx), arq.report_delay()))
+        });
         if ctx.tx {
             ctx.obs.tx_end(key, dir, self.arena.get(f.item));
         }
         if f.lost {
             let p = *self.arena.get(f.item);
             self.arena.free(f.item);
+            if let Some(r) = report.filter(|_| p.to_receiver) {
+                self.report(&p, dir, ctx.now, r, true);
+            }
             self.drop_packet(ctx, &p, dir, DropCause::Random, ctx.now, Row::Current);
         }
         if let Some((n, at)) = f.arrival {
@@ -471,18 +480,8 @@ impl Net {
                     self.drop_packet(ctx, &p, dir, DropCause::Outage, now, Row::Current);
                     return None;
                 }
-                if let Some((retries, link_rto, delay)) = report.filter(|_| p.to_receiver) {
-                    self.reports.push(Report {
-                        flow: p.flow,
-                        dir,
-                        at: now + delay,
-                        report: LinkReport {
-                            seq: p.seg.seq,
-                            offset: 0,
-                            retries,
-                            link_rto,
-                        },
-                    });
+                if let Some(r) = report.filter(|_| p.to_receiver) {
+                    self.report(&p, dir, now, r, false);
                 }
                 let next = self.next_step(p.step);
                 if next.dir == Step::END {
@@ -535,6 +534,30 @@ impl Net {
     ) {
         self.live -= 1;
         ctx.obs.dropped(p, dir, cause, at, row);
+    }
+
+    /// Queues a link-layer report on data packet `p` at `now`: `(retries,
+    /// link RTO, report delay)`; `dropped` for a frame given up.
+    fn report(
+        &mut self,
+        p: &Packet,
+        dir: DirId,
+        now: Instant,
+        (retries, link_rto, delay): (u32, wavelab_tcp::Duration, wavelab_tcp::Duration),
+        dropped: bool,
+    ) {
+        self.reports.push(Report {
+            flow: p.flow,
+            dir,
+            at: now + delay,
+            report: LinkReport {
+                seq: p.seg.seq,
+                offset: 0,
+                retries,
+                link_rto,
+            },
+            dropped,
+        });
     }
 
     /// Takes the link-layer reports made since the last call.

@@ -201,6 +201,7 @@ impl Simulation {
             Event::TxDone { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
                 net.on_tx_done(&mut ctx, key, dir);
+                self.schedule_reports();
             }
             Event::Arrive { dir, .. } => {
                 let (net, mut ctx) = self.net_ctx();
@@ -259,16 +260,22 @@ impl Simulation {
     // ----- notifications -----------------------------------------------------
 
     /// Schedules the link-layer reports the network made (ARQ directions
-    /// with `report` set), each to reach its flow's sender.
+    /// with `report` set: a `LinkReport` per delivered data frame, a
+    /// `LinkDrop` per frame given up), each to reach its flow's sender.
     #[inline]
     fn schedule_reports(&mut self) {
         let Some(reports) = self.net.take_reports() else {
             return;
         };
         for r in reports {
+            let msg = if r.dropped {
+                Notification::LinkDrop(r.report)
+            } else {
+                Notification::LinkReport(r.report)
+            };
             let notice = Notice {
                 sent: self.now,
-                msg: Notification::LinkReport(r.report),
+                msg,
                 source: Source::Link(r.dir),
             };
             self.notices

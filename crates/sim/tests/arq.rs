@@ -5,7 +5,7 @@
 
 mod common;
 
-use wavelab_sim::{Scenario, Simulation};
+use wavelab_sim::Scenario;
 
 /// A sender on a wired 100 Mbit/s link, then a 10 Mbit/s, 10 ms WLAN hop
 /// with per-attempt loss 0.2 and link-layer ARQ `arq` on its data direction
@@ -112,6 +112,31 @@ fn reports_reach_the_sender_with_the_retries_used() {
     assert_eq!(only.notifications.rows(), retried);
 }
 
+/// A frame given up after its retry limit reaches the sender as a
+/// link-layer drop, with the retries it took (the limit); delivered ones as
+/// reports.
+#[test]
+fn frames_given_up_reach_the_sender_as_link_drops() {
+    let text = wlan("{ retries = 2, report = \"all\" }")
+        .replace("p = 0.2", "p = 0.5")
+        .replace("cc = \"newreno\"", "cc = \"newreno\"\nsize = \"2MB\"");
+    let r = common::run(&text);
+    let n = &r.notifications;
+    let kinds: &[String] = n.col("kind");
+    let retries: &[u32] = n.col("retries");
+    let drops: Vec<u32> = (0..n.rows())
+        .filter(|&i| kinds[i] == "link-drop")
+        .map(|i| retries[i])
+        .collect();
+    let residual = counter(&r, "arq_residual", 2);
+    // 0.5^3 of the frames sent (timeouts keep the flow slow: dozens)
+    assert!(residual > 20, "{residual}");
+    assert_eq!(drops.len() as u64, residual);
+    assert!(drops.iter().all(|&k| k == 2));
+    let reports = kinds.iter().filter(|k| *k == "link-report").count() as u64;
+    assert_eq!(reports, counter(&r, "delivered_packets", 2));
+}
+
 #[test]
 fn both_engine_modes_agree_with_arq_and_outage_processes() {
     let text = wlan(
@@ -121,12 +146,7 @@ fn both_engine_modes_agree_with_arq_and_outage_processes() {
         "queue = \"100000pkt\"",
         "queue = \"50pkt\"\noutage_process = { up = \"5s\", down = \"1s\" }",
     );
-    let sc = Scenario::from_toml_str(&text).unwrap();
-    let mut fast = Simulation::new(sc.clone()).unwrap();
-    fast.run();
-    let mut slow = Simulation::new_reference(sc).unwrap();
-    slow.run();
-    let (a, b) = (fast.results(), slow.results());
+    let (a, b) = common::run_both(&text);
     assert_eq!(a.digest(), b.digest());
     assert!(a.links.u64s("dropped_outage").iter().sum::<u64>() > 0);
     assert!(a.notifications.rows() > 0);

@@ -6,7 +6,7 @@
 mod common;
 
 use common::run;
-use wavelab_sim::{Results, Simulation};
+use wavelab_sim::Results;
 
 /// The topology with access links `old` and `new` (rate in kbit/s, one-way
 /// delay in ms), one flow whose window is capped at 60 kB by the receiver
@@ -225,12 +225,7 @@ fn there_and_back_in_both_engine_modes() {
         "duration = \"8s\"",
         "duration = \"8s\"\n[[handoffs]]\nnode = \"mobile\"\nat = \"5s\"\nfrom = \"new\"\nto = \"old\"\nkind = \"break-before-make\"\ndisconnection = \"500ms\"",
     );
-    let sc = wavelab_sim::Scenario::from_toml_str(&text).unwrap();
-    let mut fast = Simulation::new(sc.clone()).unwrap();
-    fast.run();
-    let mut slow = Simulation::new_reference(sc).unwrap();
-    slow.run();
-    let (a, b) = (fast.results(), slow.results());
+    let (a, b) = common::run_both(&text);
     assert_eq!(a.digest(), b.digest());
     assert_eq!(a.handoffs.f64s("time"), [5.0, 3.0]);
     assert_eq!(a.handoffs.labels("from"), ["new", "old"]);

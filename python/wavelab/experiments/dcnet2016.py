@@ -34,6 +34,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from wavelab import analysis
+from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_all
 from wavelab.results import Results
 from wavelab.scenario import Scenario, builtin_scenario
@@ -325,13 +326,6 @@ def disagreements(table: pd.DataFrame, factor: float = 2.0) -> pd.DataFrame:
 # ----- figures ---------------------------------------------------------------
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def sequence_figure(res: Results, cell: Cell, title: str) -> Figure:
     """Sequence numbers (in segments) of the packets the sender sent and of the
     ACKs it received, around the handover; the outage is shaded."""
@@ -420,10 +414,10 @@ def figures(runs: dict[str, Results], out: Path) -> list[Path]:
     for c in figure_cells():
         name, title = titles[(c.variant, c.direction)]
         fig = sequence_figure(runs[figure_key(c)], c, title + f" (HT = {c.ht:g} s)")
-        files.append(_save(fig, out / name))
+        files.append(save(fig, out / name))
     for num, d in ((6, "L1L2"), (7, "L2L1")):
         fig = rate_figure(runs, d, f"Fig. {num}: sender rate, handover {d[:2]} -> {d[2:]}")
-        files.append(_save(fig, out / f"fig{num}_rate_{d.lower()}.png"))
+        files.append(save(fig, out / f"fig{num}_rate_{d.lower()}.png"))
     return files
 
 

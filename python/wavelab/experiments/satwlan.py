@@ -44,8 +44,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from wavelab.experiments.figures import save
 from wavelab.runner import run
 from wavelab.scenario import Scenario, from_dict
 
@@ -453,38 +453,29 @@ def _shape_checks(ours: pd.DataFrame) -> pd.DataFrame:
 # ----- figures -----------------------------------------------------------------
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def figures(runs_dir: Path, out: Path, seed: int, model: str) -> list[Path]:
     """Figures 2-4 of the paper from the paper trials' runs with ``seed`` on
     channel ``model``."""
 
-    def _series(trial: Trial, seed: int) -> pd.DataFrame:
-        return pd.read_parquet(runs_dir / run_key(trial, seed, model) / "series.parquet")
+    def flows(trial: Trial) -> list[tuple[str, pd.DataFrame]]:
+        """Each flow's name and series in the trial's run."""
+        s = pd.read_parquet(runs_dir / run_key(trial, seed, model) / "series.parquet")
+        return [(name, s[s["flow"] == i]) for i, name in enumerate(trial.variants)]
 
     files = []
     fig, ax = plt.subplots(figsize=(7, 4))
     for trial in PAPER_TRIALS[:2]:
-        s = _series(trial, seed)
-        for flow, name in enumerate(trial.variants):
-            f = s[s["flow"] == flow]
+        for name, f in flows(trial):
             ax.plot(f["time"], f["bytes_delivered"] / 1e6, label=name)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("transferred data (MB)")
     ax.set_title("Fig. 2: transferred data, trials 1 and 2")
     ax.legend()
-    files.append(_save(fig, out / f"fig2_transferred_{model}.png"))
+    files.append(save(fig, out / f"fig2_transferred_{model}.png"))
 
     fig, axes = plt.subplots(4, 1, figsize=(8, 10), sharex=True)
     for ax, trial in zip(axes, PAPER_TRIALS, strict=True):
-        s = _series(trial, seed)
-        for flow, name in enumerate(trial.variants):
-            f = s[s["flow"] == flow]
+        for name, f in flows(trial):
             d = f["bytes_delivered"].to_numpy()[:: int(GOODPUT_WINDOW / INTERVAL)]
             t = f["time"].to_numpy()[:: int(GOODPUT_WINDOW / INTERVAL)]
             ax.plot(t[1:], np.diff(d) * 8 / GOODPUT_WINDOW / 1e3, label=name, lw=0.7)
@@ -493,13 +484,11 @@ def figures(runs_dir: Path, out: Path, seed: int, model: str) -> list[Path]:
         ax.legend(fontsize=8)
     axes[-1].set_xlabel("time (s)")
     fig.suptitle(f"Fig. 3: goodput of the two flows ({GOODPUT_WINDOW:g} s windows)")
-    files.append(_save(fig, out / f"fig3_goodput_{model}.png"))
+    files.append(save(fig, out / f"fig3_goodput_{model}.png"))
 
     fig, axes = plt.subplots(4, 2, figsize=(11, 10), sharex=True)
     for row, trial in zip(axes, PAPER_TRIALS, strict=True):
-        s = _series(trial, seed)
-        for flow, name in enumerate(trial.variants):
-            f = s[s["flow"] == flow]
+        for name, f in flows(trial):
             row[0].plot(f["time"], f["cwnd"] / MSS, label=name, lw=0.7)
             row[1].plot(f["time"], f["rtt"], label=name, lw=0.7)
         row[0].set_ylabel("cwnd (segments)")
@@ -509,7 +498,7 @@ def figures(runs_dir: Path, out: Path, seed: int, model: str) -> list[Path]:
     for ax in axes[-1]:
         ax.set_xlabel("time (s)")
     fig.suptitle("Fig. 4: congestion window and RTT")
-    files.append(_save(fig, out / f"fig4_cwnd_rtt_{model}.png"))
+    files.append(save(fig, out / f"fig4_cwnd_rtt_{model}.png"))
     return files
 
 

@@ -27,8 +27,8 @@ import itertools
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_all
 from wavelab.results import Results
 from wavelab.scenario import Scenario, builtin_scenario
@@ -185,13 +185,6 @@ def measure(runs: dict[str, Results], ph: Phases) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["check", "project page", "wavelab"])
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
     """The page's Figures 1-8, from our runs."""
     files: list[Path] = []
@@ -205,7 +198,7 @@ def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
     ax.plot(sent["time"], sent["seq"] / mss, ".", ms=2)
     ax.set(xlabel="time (s)", ylabel="segment", title="Fig. 1: TCP Wave burst transmission")
     ax.grid(alpha=0.3)
-    files.append(_save(fig, out / "fig1_bursts.png"))
+    files.append(save(fig, out / "fig1_bursts.png"))
     # Figures 2 and 3: TxTime and RTT of the single flow
     s = single.series
     for name, col, title in [
@@ -220,7 +213,7 @@ def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
             ax.set_ylim(0, max(60.0, float(s[s["time"] > 1][col].max()) * 1.2e3))
         ax.set(xlabel="time (s)", ylabel="ms", title=title)
         ax.grid(alpha=0.3)
-        files.append(_save(fig, out / name))
+        files.append(save(fig, out / name))
     # Figure 4: sequence numbers of two Wave connections
     r = runs["fairness-wave"]
     fig, ax = plt.subplots(figsize=(9, 4))
@@ -230,7 +223,7 @@ def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
     ax.set(xlabel="time (s)", ylabel="segment", title="Fig. 4: two TCP Wave connections")
     ax.legend()
     ax.grid(alpha=0.3)
-    files.append(_save(fig, out / "fig4_sequence.png"))
+    files.append(save(fig, out / "fig4_sequence.png"))
     # Figures 5-7: per-connection rates
     for num, algo in zip((5, 6, 7), ALGORITHMS, strict=True):
         r = runs[f"fairness-{algo}"]
@@ -247,7 +240,7 @@ def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
         )
         ax.legend()
         ax.grid(alpha=0.3)
-        files.append(_save(fig, out / f"fig{num}_rates_{algo}.png"))
+        files.append(save(fig, out / f"fig{num}_rates_{algo}.png"))
     # Figure 8: the channel's RTT (propagation + bottleneck queueing) per algorithm
     fig, (ax, box) = plt.subplots(
         1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]}, sharey=True
@@ -267,7 +260,7 @@ def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
     box.boxplot(data, tick_labels=list(ALGORITHMS), showfliers=False)
     box.set_title("while both run", fontsize=10)
     box.grid(alpha=0.3)
-    files.append(_save(fig, out / "fig8_rtt.png"))
+    files.append(save(fig, out / "fig8_rtt.png"))
     return files
 
 

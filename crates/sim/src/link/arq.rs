@@ -106,6 +106,13 @@ impl Arq {
         }
     }
 
+    /// True if a frame given up after its retry limit produces a report
+    /// (a [`wavelab_tcp::cc::Notification::LinkDrop`]): whenever reports
+    /// are on (it always took retransmissions).
+    pub fn reports_drops(&self) -> bool {
+        self.spec.report != ReportWhen::None
+    }
+
     /// True if a delivered data frame that took `retries` retransmissions
     /// produces a report.
     pub fn reports(&self, retries: u32) -> bool {

@@ -76,6 +76,8 @@ pub struct Finished<T> {
     /// The next packet's serialisation started: its admission number and
     /// when it ends.
     pub next: Option<(u64, Instant)>,
+    /// With ARQ: the retransmissions it took and its serialisation time.
+    pub retries: Option<(u32, Duration)>,
 }
 
 /// An arrival at the far end ([`Stepped::arrive`]).
@@ -234,11 +236,16 @@ impl<T: Copy> Stepped<T> {
             self.queued_bytes -= h.size as u64;
             (h.n, self.serve(now, h))
         });
+        let retries = self
+            .arq
+            .as_ref()
+            .map(|_| (held.attempts.retries(), held.tx));
         Finished {
             item: held.item,
             lost,
             arrival,
             next,
+            retries,
         }
     }
 

@@ -34,7 +34,8 @@ pub struct ArqSpec {
     #[serde(default)]
     pub order: ArqOrder,
     /// Which delivered frames of a flow's data produce a link-layer report
-    /// to the flow's sender.
+    /// to the flow's sender (with any setting but `none`, a frame given up
+    /// after its retry limit produces a link-layer drop notice).
     #[serde(default)]
     pub report: ReportWhen,
     /// How long a report takes to reach the sender after the frame's

@@ -12,6 +12,17 @@ pub fn run(toml_text: &str) -> Results {
     sim.results()
 }
 
+/// Runs a scenario file's text to the end in both engine modes: virtual
+/// time, then reference.
+pub fn run_both(toml_text: &str) -> (Results, Results) {
+    let sc = Scenario::from_toml_str(toml_text).unwrap();
+    let mut fast = Simulation::new(sc.clone()).unwrap();
+    fast.run();
+    let mut slow = Simulation::new_reference(sc).unwrap();
+    slow.run();
+    (fast.results(), slow.results())
+}
+
 /// The `flow` column of the time series.
 pub fn flows_col(r: &Results) -> &[u32] {
     r.series.col("flow")
