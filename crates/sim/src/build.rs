@@ -35,6 +35,7 @@ impl Simulation {
 
     fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
         sc.validate()?;
+        sc.check_simulable()?;
         let topo = Topology::new(&sc);
         let (routes, handoffs) = compile_routes(&sc, &topo);
         let handoffs = expand_switches(handoffs, &sc);

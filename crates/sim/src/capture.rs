@@ -335,6 +335,37 @@ impl Capture {
         }
     }
 
+    /// Records a real IPv4 packet `ip` seen at `at` at `point` (an
+    /// emulator's: [`TapPoint::LinkTx`] at the end of its serialisation,
+    /// [`TapPoint::SenderOut`] when the sender's host sent it,
+    /// [`TapPoint::SenderIn`] when it reached it); `flow` is the flow it
+    /// belongs to, if any. The record keeps the first [`SNAPLEN`] bytes and
+    /// is written by [`Capture::flush`] once the clock reaches `at`
+    /// (records of one instant in the order they were made).
+    pub fn record_ip(&mut self, at: Instant, point: TapPoint, flow: Option<u32>, ip: &[u8]) {
+        let wanted = match (&self.tap, point) {
+            (Tap::Links(dirs), TapPoint::LinkTx(d)) => dirs.get(d as usize) == Some(&true),
+            (Tap::Flows(flows), TapPoint::SenderOut | TapPoint::SenderIn) => {
+                flow.is_some_and(|f| flows.get(f as usize) == Some(&true))
+            }
+            _ => false,
+        };
+        if !wanted || self.error.is_some() {
+            return;
+        }
+        let captured = ip.len().min(SNAPLEN as usize);
+        let mut buf = Vec::with_capacity(16 + captured);
+        let nanos = at.as_nanos();
+        buf.extend_from_slice(&((nanos / 1_000_000_000) as u32).to_le_bytes());
+        buf.extend_from_slice(&((nanos % 1_000_000_000) as u32).to_le_bytes());
+        buf.extend_from_slice(&(captured as u32).to_le_bytes());
+        buf.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&ip[..captured]);
+        let key = (nanos as u128) << 64;
+        self.pending.push(Reverse((key, self.recorded, buf)));
+        self.recorded += 1;
+    }
+
     /// Writes, in canonical order, the records of everything seen up to
     /// `now` (every event at `now` processed).
     pub fn flush(&mut self, now: Instant) {

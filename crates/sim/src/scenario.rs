@@ -507,6 +507,15 @@ pub struct FlowSpec {
     /// Record every packet of this flow in the packet log.
     #[serde(default)]
     pub log_packets: bool,
+    /// Emulation only: a shell command run in the sender node's namespace
+    /// at `start` instead of the built-in sender (the simulator refuses
+    /// it). See `docs/emulation.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd: Option<String>,
+    /// Emulation only: a shell command run in the receiver node's namespace
+    /// from the start of the run (a server for `cmd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_cmd: Option<String>,
 }
 
 fn one_u32() -> u32 {
@@ -748,6 +757,17 @@ impl Scenario {
             if f.size.is_some_and(|s| s.0 == 0) {
                 return Err(ScenarioError::at(format!("{p}.size"), "must be above zero"));
             }
+            for (field, c) in [("cmd", &f.cmd), ("receiver_cmd", &f.receiver_cmd)] {
+                if c.as_ref().is_some_and(|c| c.trim().is_empty()) {
+                    return Err(ScenarioError::at(format!("{p}.{field}"), "is empty"));
+                }
+            }
+            if f.receiver_cmd.is_some() && f.cmd.is_none() {
+                return Err(ScenarioError::at(
+                    format!("{p}.receiver_cmd"),
+                    "needs cmd: the built-in sender talks only to the built-in receiver",
+                ));
+            }
             match &f.path {
                 Some(path) => {
                     topo.route_along(path)
@@ -786,6 +806,20 @@ impl Scenario {
             ));
         }
         Ok(())
+    }
+}
+
+impl Scenario {
+    /// Checks what only the emulator can run: flows that run a command
+    /// (`cmd`) have nothing to simulate.
+    pub fn check_simulable(&self) -> Result<(), ScenarioError> {
+        match self.flows.iter().position(|f| f.cmd.is_some()) {
+            Some(i) => Err(ScenarioError::at(
+                format!("flows[{i}].cmd"),
+                "a command runs only under `wavelab emulate`; remove it to simulate the flow",
+            )),
+            None => Ok(()),
+        }
     }
 }
 

@@ -16,6 +16,46 @@ const STATES: [CaState; 5] = [
     CaState::Loss,
 ];
 
+/// One row of the per-flow series: bytes, window and RTT figures as the
+/// sender (simulated, or a kernel's TCP_INFO) reports them. Windows and
+/// sequence figures are bytes, times seconds, rates bit/s; NaN where the
+/// sender has no such figure.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowSample {
+    /// New data bytes sent.
+    pub bytes_sent: u64,
+    /// Bytes retransmitted.
+    pub bytes_retransmitted: u64,
+    /// Bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// Bytes the receiver delivered in order.
+    pub bytes_delivered: u64,
+    /// Congestion window (NaN: not limiting).
+    pub cwnd: f64,
+    /// Slow-start threshold (NaN: unlimited).
+    pub ssthresh: f64,
+    /// Bytes in flight (the pipe).
+    pub in_flight: u64,
+    /// Bytes sent and not cumulatively acknowledged.
+    pub outstanding: u64,
+    /// Bytes SACKed.
+    pub sacked: u64,
+    /// Bytes marked lost.
+    pub lost: u64,
+    /// Smoothed RTT.
+    pub srtt: f64,
+    /// Latest RTT sample.
+    pub rtt: f64,
+    /// Minimum RTT.
+    pub min_rtt: f64,
+    /// Retransmission timeout.
+    pub rto: f64,
+    /// Recovery state ([`CaState::code`]).
+    pub state: u8,
+    /// Pacing rate.
+    pub pacing_rate: f64,
+}
+
 /// The per-flow time series.
 #[derive(Debug, Default)]
 pub struct Series {
@@ -69,45 +109,77 @@ impl Series {
     /// Records one row for flow `flow`.
     pub fn record(&mut self, now: Instant, flow: u32, tx: &Sender, rx: &Receiver) {
         let s = tx.snapshot();
+        let sample = FlowSample {
+            bytes_sent: tx.stats().bytes_sent,
+            bytes_retransmitted: tx.stats().bytes_retransmitted,
+            bytes_acked: s.bytes_acked,
+            bytes_delivered: rx.delivered(),
+            // An algorithm whose window never limits (TCP Wave) reports none.
+            cwnd: if s.cwnd >= UNLIMITED_CWND {
+                f64::NAN
+            } else {
+                s.cwnd as f64
+            },
+            ssthresh: if s.ssthresh == u64::MAX {
+                f64::NAN
+            } else {
+                s.ssthresh as f64
+            },
+            in_flight: s.in_flight,
+            outstanding: s.outstanding,
+            sacked: s.sacked,
+            lost: s.lost,
+            srtt: secs(s.srtt),
+            rtt: secs(s.latest_rtt),
+            min_rtt: secs(s.min_rtt),
+            rto: s.rto.as_secs_f64(),
+            state: s.ca_state.code(),
+            pacing_rate: s.pacing_rate.map_or(f64::NAN, |r| r.as_bps() as f64),
+        };
+        let cc = tx.cc();
+        let names = cc.metric_names();
+        let mut values = std::mem::take(&mut self.scratch);
+        values.clear();
+        values.resize(names.len(), f64::NAN);
+        cc.metrics(&mut values);
+        self.push(now, flow, &sample, names, &values);
+        self.scratch = values;
+    }
+
+    /// Records one row for flow `flow` as a driver measured it, with the
+    /// algorithm variables `names` (each of which must be among those given
+    /// to [`Series::new`]) worth `values`; the other `cc_*` columns get NaN.
+    pub fn push(
+        &mut self,
+        now: Instant,
+        flow: u32,
+        s: &FlowSample,
+        names: &[&'static str],
+        values: &[f64],
+    ) {
         self.time.push(now.as_secs_f64());
         self.flow.push(flow);
-        self.bytes_sent.push(tx.stats().bytes_sent);
-        self.bytes_retransmitted
-            .push(tx.stats().bytes_retransmitted);
+        self.bytes_sent.push(s.bytes_sent);
+        self.bytes_retransmitted.push(s.bytes_retransmitted);
         self.bytes_acked.push(s.bytes_acked);
-        self.bytes_delivered.push(rx.delivered());
-        // An algorithm whose window never limits (TCP Wave) reports none.
-        self.cwnd.push(if s.cwnd >= UNLIMITED_CWND {
-            f64::NAN
-        } else {
-            s.cwnd as f64
-        });
-        self.ssthresh.push(if s.ssthresh == u64::MAX {
-            f64::NAN
-        } else {
-            s.ssthresh as f64
-        });
+        self.bytes_delivered.push(s.bytes_delivered);
+        self.cwnd.push(s.cwnd);
+        self.ssthresh.push(s.ssthresh);
         self.in_flight.push(s.in_flight);
         self.outstanding.push(s.outstanding);
         self.sacked.push(s.sacked);
         self.lost.push(s.lost);
-        self.srtt.push(secs(s.srtt));
-        self.rtt.push(secs(s.latest_rtt));
-        self.min_rtt.push(secs(s.min_rtt));
-        self.rto.push(s.rto.as_secs_f64());
-        self.state.push(s.ca_state.code());
-        self.pacing_rate
-            .push(s.pacing_rate.map_or(f64::NAN, |r| r.as_bps() as f64));
-        let cc = tx.cc();
-        let names = cc.metric_names();
-        self.scratch.clear();
-        self.scratch.resize(names.len(), f64::NAN);
-        cc.metrics(&mut self.scratch);
+        self.srtt.push(s.srtt);
+        self.rtt.push(s.rtt);
+        self.min_rtt.push(s.min_rtt);
+        self.rto.push(s.rto);
+        self.state.push(s.state);
+        self.pacing_rate.push(s.pacing_rate);
         for (col, name) in self.metric_names.iter().enumerate() {
             let v = names
                 .iter()
                 .position(|n| n == name)
-                .map_or(f64::NAN, |k| self.scratch[k]);
+                .map_or(f64::NAN, |k| values[k]);
             self.metrics[col].push(v);
         }
     }

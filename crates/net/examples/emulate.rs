@@ -1,0 +1,55 @@
+//! Emulates a scenario file and prints its figures: the lateness of the
+//! releases, the links' and the flows' tables.
+//!
+//! ```console
+//! $ cargo run --release -p wavelab-net --example emulate -- SCENARIO.toml [--no-realtime] [--spin US]
+//! ```
+
+use wavelab_net::{Emulation, Kernel, Options, Plan};
+use wavelab_tcp::Duration;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .expect("usage: emulate SCENARIO.toml [--no-realtime] [--spin US]");
+    let mut options = Options::default();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--no-realtime" => options.realtime = false,
+            "--spin" => {
+                let us: u64 = args.next().and_then(|v| v.parse().ok()).expect("--spin US");
+                options.spin = Duration::from_micros(us);
+            }
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let text = std::fs::read_to_string(&path).expect("readable scenario");
+    let value: toml::Value = toml::from_str(&text).expect("valid TOML");
+    let json = serde_json::to_string(&value).expect("JSON");
+    let kernel = Kernel::read().expect("the kernel's congestion controls");
+    let plan = match Plan::new(&json, &kernel) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {path}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut emu = Emulation::new(plan, options);
+    if let Err(e) = emu.start() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+    let r = emu.finish().expect("results");
+    let s = &r.stats;
+    let l = &s.lateness;
+    println!(
+        "{} releases; lateness p50 {} p99 {} p99.9 {} max {} (mean {:.0} ns); realtime {:?}; flagged {}; load {}",
+        l.count, l.p50, l.p99, l.p999, l.max, l.mean_ns, s.realtime, s.flagged, s.loadavg
+    );
+    for n in s.notes.iter().chain(&s.errors) {
+        println!("note: {n}");
+    }
+    print!("{}", r.results.links.to_text());
+    print!("{}", r.results.flows.to_text());
+}

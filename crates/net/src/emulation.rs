@@ -1,0 +1,407 @@
+//! An emulation run: sets up the namespaces and devices of a [`Plan`],
+//! starts the wire thread, the flows and the sampler, and gathers the
+//! results. Everything it creates belongs to this process (anonymous
+//! namespaces, non-persistent TUN devices, threads, commands tied to their
+//! spawning thread), so it is gone when the run is dropped or the process
+//! ends, however it ends.
+
+use crate::clock::Clock;
+use crate::driver::{Routing, Wire, WireConfig, WireOutput};
+use crate::flows::{FlowState, Flows};
+use crate::netns::{ip, sysctl, Namespace, SetupError};
+use crate::network::Network;
+use crate::plan::{NodePlan, Plan};
+use crate::tables::{self, EmulationResults};
+use crate::tcpinfo::{bbr_metrics, TcpInfo, BBR_METRICS};
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use wavelab_sim::capture::Capture;
+use wavelab_sim::tables::series::Series;
+use wavelab_sim::topology::DirId;
+use wavelab_sim::CaptureError;
+use wavelab_tcp::{Duration, Instant};
+
+/// Name of the TUN device in every node's namespace.
+pub const DEVICE: &str = "wl0";
+
+/// How a run is driven.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Ask for `SCHED_FIFO` on the wire thread (reported when refused).
+    pub realtime: bool,
+    /// Its priority.
+    pub priority: i32,
+    /// How long before a deadline the wire thread stops sleeping and spins.
+    pub spin: Duration,
+    /// The lateness a run may have at its 99th percentile before it is
+    /// flagged.
+    pub lateness_bound: Duration,
+    /// Where commands' output goes (`cmd-FLOW.log`), if anywhere.
+    pub logs: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            realtime: true,
+            priority: 50,
+            spin: Duration::from_micros(100),
+            lateness_bound: Duration::from_micros(500),
+            logs: None,
+        }
+    }
+}
+
+/// The final figures of one flow, read when the run ends.
+#[derive(Clone, Debug, Default)]
+pub struct FlowEnd {
+    /// The sender's TCP_INFO.
+    pub sender: Option<TcpInfo>,
+    /// The receiver's TCP_INFO.
+    pub receiver: Option<TcpInfo>,
+    /// When the FIN was acknowledged.
+    pub completed_at: Option<Instant>,
+    /// Errors and notes.
+    pub errors: Vec<String>,
+    /// Options the kernel refused.
+    pub notes: Vec<String>,
+}
+
+/// What the sampler thread hands back.
+struct Gathered {
+    wire: WireOutput,
+    series: Series,
+    flows: Vec<FlowEnd>,
+    wall: std::time::Duration,
+}
+
+/// A run in progress.
+pub struct Emulation {
+    plan: Arc<Plan>,
+    options: Options,
+    captures: Vec<Capture>,
+    stop: Arc<AtomicBool>,
+    progress: Arc<AtomicU64>,
+    control: Option<JoinHandle<Result<Gathered, String>>>,
+    done: Arc<AtomicBool>,
+    /// The namespaces, kept until the threads that use them are gone.
+    namespaces: Vec<Namespace>,
+    end: Instant,
+}
+
+impl Emulation {
+    /// A run of `plan` (nothing is created until [`Emulation::start`]).
+    pub fn new(plan: Plan, options: Options) -> Self {
+        let end = Instant::ZERO + plan.scenario.duration;
+        Emulation {
+            plan: Arc::new(plan),
+            options,
+            captures: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(AtomicU64::new(0)),
+            control: None,
+            done: Arc::new(AtomicBool::new(false)),
+            namespaces: Vec::new(),
+            end,
+        }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Captures `target` (as for a simulation: `flow:NAME`, `link:NAME`,
+    /// ...) into `out`; call before [`Emulation::start`].
+    pub fn add_capture(
+        &mut self,
+        target: &str,
+        out: Box<dyn Write + Send>,
+    ) -> Result<(), CaptureError> {
+        let p = &self.plan;
+        let names: Vec<[&str; 3]> = p
+            .flows
+            .iter()
+            .map(|f| {
+                [
+                    f.name.as_str(),
+                    p.nodes[f.from].name.as_str(),
+                    p.nodes[f.to].name.as_str(),
+                ]
+            })
+            .collect();
+        let c = Capture::new(&p.scenario, &names, target, out)?;
+        self.captures.push(c);
+        Ok(())
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// The instant the run reached.
+    pub fn now(&self) -> Instant {
+        Instant::from_nanos(self.progress.load(Ordering::Relaxed))
+    }
+
+    /// True once every thread has finished.
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Asks the run to stop now (its results so far are kept).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Creates the namespaces and devices and starts the run.
+    pub fn start(&mut self) -> Result<(), SetupError> {
+        let plan = self.plan.clone();
+        let commands = plan.flows.iter().any(|f| f.cmd.is_some());
+        crate::preflight::check(commands).map_err(SetupError)?;
+        let mut devices = Vec::new();
+        for node in &plan.nodes {
+            let ns = Namespace::new(&node.name)?;
+            let n = node.clone();
+            devices.push(ns.run(move || configure(&n))?);
+            self.namespaces.push(ns);
+        }
+        let addresses: Vec<[u8; 4]> = plan.nodes.iter().map(|n| n.address).collect();
+        let (routes, routing) = routing(&plan);
+        let network = Network::new(wavelab_sim::link_models(&plan.scenario).expect("validated"), routes);
+        let clock = Clock::start();
+        let sc = &plan.scenario;
+        let config = WireConfig {
+            end: self.end,
+            interval: sc.output.interval,
+            queues: sc.output.queues,
+            spin: self.options.spin,
+            realtime: self.options.realtime.then_some(self.options.priority),
+        };
+        let mtu = plan.nodes.iter().map(|n| n.mtu).max().unwrap_or(1500) as usize;
+        let wire = Wire::new(
+            network,
+            devices,
+            routing,
+            plan.flows.iter().map(|f| f.log).collect(),
+            mtu.min(65535),
+            clock,
+            config,
+            std::mem::take(&mut self.captures),
+            self.progress.clone(),
+        );
+        let flows = Flows::start(
+            &plan.flows,
+            &self.namespaces,
+            &addresses,
+            clock,
+            self.end,
+            self.stop.clone(),
+            self.options.logs.clone(),
+        )?;
+        let stop = self.stop.clone();
+        let wire_thread = std::thread::Builder::new()
+            .name("wavelab-wire".into())
+            .spawn(move || wire.run(&stop))
+            .map_err(|e| SetupError::io("spawning the wire thread", e))?;
+        let (stop, done, end) = (self.stop.clone(), self.done.clone(), self.end);
+        let started = std::time::Instant::now();
+        let control = std::thread::Builder::new()
+            .name("wavelab-sampler".into())
+            .spawn(move || {
+                let r = sample(&plan, flows, wire_thread, clock, end, &stop, started);
+                done.store(true, Ordering::Release);
+                r
+            })
+            .map_err(|e| SetupError::io("spawning the sampler thread", e))?;
+        self.control = Some(control);
+        Ok(())
+    }
+
+    /// Waits for the end of the run (or its stop) and returns its results.
+    pub fn finish(mut self) -> Result<EmulationResults, String> {
+        let control = self.control.take().ok_or("the run was not started")?;
+        let g = control
+            .join()
+            .map_err(|_| "the emulation's sampler thread panicked".to_string())??;
+        self.namespaces.clear();
+        Ok(tables::build(
+            &self.plan,
+            &self.options,
+            g.wire,
+            g.series,
+            g.flows,
+            g.wall,
+        ))
+    }
+}
+
+impl Drop for Emulation {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(c) = self.control.take() {
+            let _ = c.join();
+        }
+    }
+}
+
+/// Sets up a node's namespace (on a thread inside it): loopback up, IPv6
+/// off, the TUN device with the node's address and MTU, the routes with
+/// the flows' attributes, and the sysctls.
+fn configure(node: &NodePlan) -> Result<tun_rs::SyncDevice, SetupError> {
+    // no router solicitations or other IPv6 chatter on the devices
+    let _ = sysctl("net.ipv6.conf.all.disable_ipv6", "1");
+    let _ = sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+    ip(&["link", "set", "lo", "up"])?;
+    let dev = tun_rs::DeviceBuilder::new()
+        .name(DEVICE)
+        .mtu(node.mtu.min(65535) as u16)
+        .build_sync()
+        .map_err(|e| SetupError::io(format!("creating the TUN device of {}", node.name), e))?;
+    let a = node.address;
+    let cidr = format!("{}.{}.{}.{}/16", a[0], a[1], a[2], a[3]);
+    ip(&["addr", "add", &cidr, "dev", DEVICE])?;
+    ip(&["link", "set", DEVICE, "up", "txqueuelen", "1000"])?;
+    for (dst, attrs) in &node.routes {
+        let to = format!("{}.{}.{}.{}/32", dst[0], dst[1], dst[2], dst[3]);
+        let mut args = vec!["route", "add", &to, "dev", DEVICE];
+        args.extend(attrs.iter().map(String::as_str));
+        ip(&args)?;
+    }
+    // the kernel's metrics cache would carry one connection's ssthresh and
+    // RTT to the next; the send buffer may grow to what a long fat path needs
+    sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
+    sysctl("net.ipv4.tcp_wmem", "4096 16384 67108864")?;
+    for (k, v) in &node.sysctls {
+        sysctl(k, v)?;
+    }
+    dev.set_nonblocking(true)
+        .map_err(|e| SetupError::io("the TUN device", e))?;
+    Ok(dev)
+}
+
+/// The network's routes and how packets find theirs: each flow's data and
+/// ACK routes, then the shortest route between every ordered pair of nodes.
+fn routing(plan: &Plan) -> (Vec<Vec<DirId>>, Routing) {
+    let mut routes: Vec<Vec<DirId>> = Vec::new();
+    let mut r = Routing::default();
+    for (n, node) in plan.nodes.iter().enumerate() {
+        r.nodes.insert(node.address, n);
+    }
+    for (i, f) in plan.flows.iter().enumerate() {
+        let (a, b) = (plan.nodes[f.from].address, plan.nodes[f.to].address);
+        r.flow_routes
+            .push([routes.len() as u32, routes.len() as u32 + 1]);
+        routes.push(f.data_route.clone());
+        routes.push(f.ack_route.clone());
+        if f.cmd.is_none() {
+            r.flows.insert((a, b, f.sport, f.dport), (i as u32, true));
+            r.flows.insert((b, a, f.dport, f.sport), (i as u32, false));
+        }
+    }
+    for (x, nx) in plan.nodes.iter().enumerate() {
+        for (y, ny) in plan.nodes.iter().enumerate() {
+            if x == y {
+                continue;
+            }
+            if let Some(route) = plan.topology.shortest_route(&nx.name, &ny.name) {
+                r.pair_routes.insert((x, y), routes.len() as u32);
+                routes.push(route);
+            }
+        }
+    }
+    r.route_hops = routes
+        .iter()
+        .map(|route| route.len().saturating_sub(1).min(255) as u8)
+        .collect();
+    (routes, r)
+}
+
+/// The sampler: reads every flow's TCP_INFO at each sampling instant until
+/// the end, then stops everything and gathers what the threads measured.
+fn sample(
+    plan: &Plan,
+    mut flows: Flows,
+    wire: JoinHandle<WireOutput>,
+    clock: Clock,
+    end: Instant,
+    stop: &AtomicBool,
+    started: std::time::Instant,
+) -> Result<Gathered, String> {
+    let is_bbr: Vec<bool> = plan
+        .flows
+        .iter()
+        .map(|f| f.cc.as_deref() == Some("bbr"))
+        .collect();
+    let mut series = Series::new(
+        is_bbr
+            .iter()
+            .map(|&b| if b { BBR_METRICS } else { &[] as &[&str] }),
+    );
+    let interval = plan.scenario.output.interval;
+    let mut t = Instant::ZERO;
+    while t <= end {
+        while clock.now() < t && !stop.load(Ordering::Relaxed) {
+            let left = t.saturating_since(clock.now()).as_nanos();
+            std::thread::sleep(std::time::Duration::from_nanos(left.min(20_000_000)));
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        for (i, state) in flows.state.iter().enumerate() {
+            record(&mut series, t, i, state, is_bbr[i]);
+        }
+        t += interval;
+    }
+    while clock.now() < end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let wire = wire
+        .join()
+        .map_err(|_| "the emulation's wire thread panicked".to_string())?;
+    let wall = started.elapsed();
+    flows.join();
+    let ends = flows
+        .state
+        .iter()
+        .map(|s| FlowEnd {
+            sender: s.sender_info(),
+            receiver: s.receiver_info(),
+            completed_at: match s.completed_at.load(Ordering::Relaxed) {
+                u64::MAX => None,
+                ns => Some(Instant::from_nanos(ns)),
+            },
+            errors: s.errors.lock().map(|e| e.clone()).unwrap_or_default(),
+            notes: s.notes.lock().map(|e| e.clone()).unwrap_or_default(),
+        })
+        .collect();
+    Ok(Gathered {
+        wire,
+        series,
+        flows: ends,
+        wall,
+    })
+}
+
+/// One series row of flow `i` at `t`, if its sender has a socket.
+fn record(series: &mut Series, t: Instant, i: usize, state: &FlowState, bbr: bool) {
+    let Some(info) = state.sender_info() else {
+        return;
+    };
+    let delivered = state.receiver_info().map_or(0, |r| r.bytes_received);
+    let sample = info.sample(delivered);
+    let cc = match (bbr, state.sender.get()) {
+        (true, Some(s)) => bbr_metrics(s.as_fd()).ok(),
+        _ => None,
+    };
+    match cc {
+        Some(v) => series.push(t, i as u32, &sample, BBR_METRICS, &v),
+        None => series.push(t, i as u32, &sample, &[], &[]),
+    }
+}

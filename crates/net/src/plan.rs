@@ -1,0 +1,693 @@
+//! What an emulation sets up, decided before anything is created: the
+//! namespaces (one per node that ends a flow), their addresses, the kernel
+//! settings each needs, and each flow's congestion control, ports and routes.
+//!
+//! A scenario is validated by the simulator's schema, with one difference:
+//! a flow's `cc` names a congestion control of the **kernel**
+//! (`/proc/sys/net/ipv4/tcp_available_congestion_control`), which may be one
+//! wavelab does not know (`vegas`), and a wavelab algorithm the kernel does
+//! not have (`newreno`, or `wave` until the BPF TCP Wave is loaded) is
+//! refused with a message that says so. TCP settings are mapped to what the
+//! kernel offers (a socket option, a route attribute or a per-namespace
+//! sysctl); what it cannot apply, if the scenario sets it, becomes a note in
+//! the results. Every error names the field and the value.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use wavelab_sim::capture::{flow_ports, node_address};
+use wavelab_sim::scenario::HandoverTime;
+use wavelab_sim::topology::{DirId, Topology};
+use wavelab_sim::{Scenario, ScenarioError};
+use wavelab_tcp::cc::ALGORITHMS;
+use wavelab_tcp::{CcConfig, Duration, LostRetransmissions, TcpConfig};
+
+/// What the running kernel offers, read once per run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// `net.ipv4.tcp_available_congestion_control`, in the kernel's order.
+    pub congestion_controls: Vec<String>,
+}
+
+impl Kernel {
+    /// Reads the kernel's congestion controls.
+    pub fn read() -> std::io::Result<Kernel> {
+        let s = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")?;
+        Ok(Kernel {
+            congestion_controls: s.split_whitespace().map(String::from).collect(),
+        })
+    }
+
+    fn has(&self, cc: &str) -> bool {
+        self.congestion_controls.iter().any(|c| c == cc)
+    }
+
+    fn list(&self) -> String {
+        self.congestion_controls.join(", ")
+    }
+}
+
+/// A node that ends a flow: it gets a namespace, a TUN device and an address.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePlan {
+    /// The node's name in the scenario.
+    pub name: String,
+    /// Its index among the scenario's nodes (order of first appearance).
+    pub index: usize,
+    /// Its address, as in the simulator's packet captures.
+    pub address: [u8; 4],
+    /// MTU of its TUN device.
+    pub mtu: u32,
+    /// Sysctls of its namespace, in the order they are written.
+    pub sysctls: Vec<(String, String)>,
+    /// Routes to other nodes with attributes (`initcwnd`, `rto_min`,
+    /// `quickack`), as `ip route` arguments after the destination.
+    pub routes: Vec<([u8; 4], Vec<String>)>,
+}
+
+/// One flow (replicas expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowPlan {
+    /// Its name (`base#k` for replicas).
+    pub name: String,
+    /// Index of the scenario flow it comes from.
+    pub spec: usize,
+    /// Sending and receiving node (indices into [`Plan::nodes`]).
+    pub from: usize,
+    /// Receiving node.
+    pub to: usize,
+    /// The kernel's congestion control (`None` for a command).
+    pub cc: Option<String>,
+    /// Source and destination ports.
+    pub sport: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// When it starts, stops writing, and how much it sends.
+    pub start: Duration,
+    /// When the application stops writing.
+    pub stop: Option<Duration>,
+    /// Bytes to send (`None`: until the end).
+    pub size: Option<u64>,
+    /// TCP settings as written (normalised).
+    pub tcp: TcpConfig,
+    /// Link directions of the data and of the ACKs.
+    pub data_route: Vec<DirId>,
+    /// Link directions of the ACKs.
+    pub ack_route: Vec<DirId>,
+    /// A command instead of the built-in sender, and its server.
+    pub cmd: Option<String>,
+    /// The command run in the receiver's namespace.
+    pub receiver_cmd: Option<String>,
+    /// Log its packets.
+    pub log: bool,
+}
+
+/// Everything an emulation sets up.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The scenario, validated (kernel-only algorithm names replaced by a
+    /// placeholder the schema knows; the flows' [`FlowPlan::cc`] hold the
+    /// real names).
+    pub scenario: Scenario,
+    /// The scenario as normalised JSON with the flows' kernel algorithm names.
+    pub normalized: Value,
+    /// Nodes and directions.
+    pub topology: Topology,
+    /// The nodes that get a namespace.
+    pub nodes: Vec<NodePlan>,
+    /// The flows.
+    pub flows: Vec<FlowPlan>,
+    /// Settings the scenario sets that the kernel does not apply, one line each.
+    pub notes: Vec<String>,
+}
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// The kernel algorithm of a flow whose `cc` was written as `raw` (`None`
+/// when absent), or the error that names why it cannot be emulated.
+fn kernel_cc(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<String, ScenarioError> {
+    let (name, params) = match raw {
+        None => ("newreno".to_string(), false),
+        Some(Value::String(s)) => (s.clone(), false),
+        Some(Value::Object(m)) => match m.get("algorithm") {
+            Some(Value::String(s)) => (s.clone(), m.len() > 1),
+            _ => (String::new(), true), // the schema explains
+        },
+        Some(_) => (String::new(), false),
+    };
+    if params {
+        // explicit defaults are fine: the kernel's algorithm has its own
+        let same = raw
+            .and_then(|v| serde_json::from_value::<CcConfig>(v.clone()).ok())
+            .is_some_and(|c| CcConfig::named(&name).is_ok_and(|d| d == c));
+        if !same {
+            return Err(err(
+                path,
+                format!(
+                    "the kernel's congestion controls take no per-flow parameters; write cc = \"{name}\""
+                ),
+            ));
+        }
+    }
+    if kernel.has(&name) {
+        return Ok(name);
+    }
+    let what = if raw.is_none() {
+        format!("\"{name}\" (the default)")
+    } else {
+        format!("\"{name}\"")
+    };
+    let message = if name == "wave" {
+        format!(
+            "{what} is not registered with this kernel (tcp_available_congestion_control: {}); \
+             an emulated flow runs the kernel's TCP, so TCP Wave needs the BPF TCP Wave loaded \
+             (`wavelab bpf load`), after which cc = \"wave\" selects it",
+            kernel.list()
+        )
+    } else if ALGORITHMS.contains(&name.as_str()) || name == "westwood+" {
+        format!(
+            "{what} is a wavelab algorithm the kernel does not have (tcp_available_congestion_control: {}); \
+             an emulated flow runs the kernel's TCP: choose one of those (the kernel's \"reno\" is \
+             NewReno with SACK), e.g. --set {path}=cubic",
+            kernel.list()
+        )
+    } else {
+        format!(
+            "{what} is not in the kernel's tcp_available_congestion_control ({})",
+            kernel.list()
+        )
+    };
+    Err(err(path, message))
+}
+
+/// Per-namespace settings (or a route's attributes): the value and the
+/// field that asked for it (for conflicts).
+type Settings = BTreeMap<String, (String, String)>;
+
+/// Each node's routes: destination address to attributes.
+type Routes = BTreeMap<[u8; 4], Settings>;
+
+fn set(
+    node: &mut Settings,
+    node_name: &str,
+    key: &str,
+    value: String,
+    path: &str,
+) -> Result<(), ScenarioError> {
+    match node.get(key) {
+        Some((v, other)) if *v != value => Err(err(
+            path,
+            format!(
+                "needs {key} = {value} in the namespace of \"{node_name}\", where {other} needs {v}; \
+                 the kernel sets it per namespace, not per connection"
+            ),
+        )),
+        _ => {
+            node.insert(key.to_string(), (value, path.to_string()));
+            Ok(())
+        }
+    }
+}
+
+/// True if the scenario as written sets `flows[i].tcp.<field>`.
+fn written(raw: &Value, i: usize, field: &str) -> bool {
+    raw.pointer(&format!("/flows/{i}/tcp/{field}")).is_some()
+}
+
+impl Plan {
+    /// The plan of a scenario given as JSON, on a kernel that offers `kernel`.
+    pub fn new(json: &str, kernel: &Kernel) -> Result<Plan, ScenarioError> {
+        let raw: Value =
+            serde_json::from_str(json).map_err(|e| err("", format!("not valid JSON: {e}")))?;
+        // kernel-only names pass the schema as a placeholder it knows
+        let mut schema = raw.clone();
+        let mut kernel_names = BTreeMap::new();
+        if let Some(flows) = schema.get_mut("flows").and_then(Value::as_array_mut) {
+            for (i, f) in flows.iter_mut().enumerate() {
+                if let Some(Value::String(s)) = f.get("cc") {
+                    if !ALGORITHMS.contains(&s.as_str()) && s != "westwood+" {
+                        kernel_names.insert(i, s.clone());
+                        f["cc"] = Value::String("reno".into());
+                    }
+                }
+            }
+        }
+        let scenario = Scenario::from_json_str(&schema.to_string())?;
+        let mut normalized: Value =
+            serde_json::from_str(&scenario.to_json()).expect("a scenario serialises");
+        for (i, name) in &kernel_names {
+            normalized["flows"][*i]["cc"] = Value::String(name.clone());
+        }
+        Self::check_links(&scenario)?;
+        let topology = Topology::new(&scenario);
+        let all_nodes = scenario.node_names();
+
+        // the nodes that end a flow, in scenario order
+        let mut ends: Vec<usize> = scenario
+            .flows
+            .iter()
+            .flat_map(|f| [&f.from, &f.to])
+            .map(|n| topology.node(n).expect("validated"))
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        let node_of = |name: &str| {
+            let k = topology.node(name).expect("validated");
+            ends.iter().position(|&e| e == k).expect("an end")
+        };
+        let mut settings: Vec<Settings> = vec![Settings::new(); ends.len()];
+        let mut routes: Vec<Routes> = vec![Routes::new(); ends.len()];
+        let mut mtu = vec![1500u32; ends.len()];
+        let mut notes = Vec::new();
+        let mut flows = Vec::new();
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let p = format!("flows[{i}]");
+            let raw_flow = raw.pointer(&format!("/flows/{i}"));
+            let cc = if f.cmd.is_some() {
+                None
+            } else {
+                Some(kernel_cc(
+                    &format!("{p}.cc"),
+                    raw_flow.and_then(|v| v.get("cc")),
+                    kernel,
+                )?)
+            };
+            let (from, to) = (node_of(&f.from), node_of(&f.to));
+            let t = &f.tcp;
+            if f.cmd.is_none() {
+                Self::map_tcp(
+                    &raw,
+                    i,
+                    t,
+                    [(from, &f.from), (to, &f.to)],
+                    &mut settings,
+                    &mut routes,
+                    &mut notes,
+                    ends.iter()
+                        .map(|&k| node_address(k))
+                        .collect::<Vec<_>>()
+                        .as_slice(),
+                )?;
+                let need = t.mss + 40 + if t.timestamps { 12 } else { 0 };
+                mtu[from] = mtu[from].max(need);
+                mtu[to] = mtu[to].max(need);
+            }
+            let (data_route, ack_route) = match &f.path {
+                Some(path) => {
+                    let back: Vec<String> = path.iter().rev().cloned().collect();
+                    (
+                        topology.route_along(path).expect("validated"),
+                        topology.route_along(&back).expect("validated"),
+                    )
+                }
+                None => (
+                    topology.shortest_route(&f.from, &f.to).expect("validated"),
+                    topology.shortest_route(&f.to, &f.from).expect("validated"),
+                ),
+            };
+            let base = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+            for k in 0..f.count {
+                let index = flows.len();
+                let (sport, dport) = flow_ports(index);
+                flows.push(FlowPlan {
+                    name: if f.count > 1 {
+                        format!("{base}#{k}")
+                    } else {
+                        base.clone()
+                    },
+                    spec: i,
+                    from,
+                    to,
+                    cc: cc.clone(),
+                    sport,
+                    dport,
+                    start: f.start,
+                    stop: f.stop,
+                    size: f.size.map(|s| s.0),
+                    tcp: t.clone(),
+                    data_route: data_route.clone(),
+                    ack_route: ack_route.clone(),
+                    cmd: f.cmd.clone(),
+                    receiver_cmd: f.receiver_cmd.clone(),
+                    log: f.log_packets,
+                });
+            }
+        }
+        let nodes = ends
+            .iter()
+            .enumerate()
+            .map(|(n, &k)| NodePlan {
+                name: all_nodes[k].clone(),
+                index: k,
+                address: node_address(k),
+                mtu: mtu[n],
+                sysctls: settings[n]
+                    .iter()
+                    .map(|(k, (v, _))| (k.clone(), v.clone()))
+                    .collect(),
+                routes: routes[n]
+                    .iter()
+                    .map(|(dst, attrs)| {
+                        let args = attrs
+                            .iter()
+                            .flat_map(|(k, (v, _))| [k.clone(), v.clone()])
+                            .collect();
+                        (*dst, args)
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Plan {
+            scenario,
+            normalized,
+            topology,
+            nodes,
+            flows,
+            notes,
+        })
+    }
+
+    /// Refuses what the emulator cannot run yet: a handover decided during
+    /// the run (the link model needs its changes in advance).
+    fn check_links(sc: &Scenario) -> Result<(), ScenarioError> {
+        for (i, l) in sc.links.iter().enumerate() {
+            for (k, h) in l.handovers.iter().enumerate() {
+                if h.at == HandoverTime::Steady {
+                    return Err(err(
+                        format!("links[{i}].handovers[{k}].at"),
+                        "\"steady\" is decided during a run, and the emulator computes each \
+                         packet's fate when it arrives: give the handover a time (e.g. \"30s\")",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Maps flow `i`'s TCP settings onto sysctls of the two namespaces,
+    /// attributes of the routes between them, and notes for what the kernel
+    /// cannot apply.
+    #[allow(clippy::too_many_arguments)]
+    fn map_tcp(
+        raw: &Value,
+        i: usize,
+        t: &TcpConfig,
+        [(from, from_name), (to, to_name)]: [(usize, &String); 2],
+        settings: &mut [Settings],
+        routes: &mut [Routes],
+        notes: &mut Vec<String>,
+        address: &[[u8; 4]],
+    ) -> Result<(), ScenarioError> {
+        let p = format!("flows[{i}].tcp");
+        let on = |b: bool| if b { "1" } else { "0" }.to_string();
+        for (n, name) in [(from, from_name), (to, to_name)] {
+            set(
+                &mut settings[n],
+                name,
+                "net.ipv4.tcp_sack",
+                on(t.sack),
+                &format!("{p}.sack"),
+            )?;
+            set(
+                &mut settings[n],
+                name,
+                "net.ipv4.tcp_timestamps",
+                on(t.timestamps),
+                &format!("{p}.timestamps"),
+            )?;
+            set(
+                &mut settings[n],
+                name,
+                "net.ipv4.tcp_dsack",
+                on(t.dsack),
+                &format!("{p}.dsack"),
+            )?;
+        }
+        set(
+            &mut settings[from],
+            from_name,
+            "net.ipv4.tcp_reordering",
+            t.dupthresh.to_string(),
+            &format!("{p}.dupthresh"),
+        )?;
+        let recovery = match t.lost_retransmissions {
+            LostRetransmissions::Rack => "1",
+            LostRetransmissions::Rto => "0",
+        };
+        set(
+            &mut settings[from],
+            from_name,
+            "net.ipv4.tcp_recovery",
+            recovery.into(),
+            &format!("{p}.lost_retransmissions"),
+        )?;
+        // the receive window: clamp it on the socket, and let the buffer grow that far
+        let rmem = (2 * t.rcv_window.0).max(6 << 20);
+        set(
+            &mut settings[to],
+            to_name,
+            "net.ipv4.tcp_rmem",
+            format!("4096 131072 {rmem}"),
+            &format!("{p}.rcv_window"),
+        )?;
+        let mut route = |n: usize, dst: usize, key: &str, value: String, field: &str| {
+            let attrs = routes[n].entry(address[dst]).or_default();
+            match attrs.get(key) {
+                Some((v, other)) if *v != value => Err(err(
+                    format!("{p}.{field}"),
+                    format!(
+                        "needs {key} {value} on the route from \"{}\" to \"{}\", where {other} needs {v}; \
+                         the kernel sets it per route",
+                        [from_name, to_name][(n == to) as usize],
+                        [from_name, to_name][(dst == to) as usize],
+                    ),
+                )),
+                _ => {
+                    attrs.insert(key.to_string(), (value, format!("{p}.{field}")));
+                    Ok(())
+                }
+            }
+        };
+        route(
+            from,
+            to,
+            "initcwnd",
+            t.initial_cwnd.to_string(),
+            "initial_cwnd",
+        )?;
+        route(
+            from,
+            to,
+            "rto_min",
+            format!("{}ms", t.min_rto.as_millis()),
+            "min_rto",
+        )?;
+        if t.delayed_ack.is_none() {
+            route(to, from, "quickack", "1".into(), "delayed_ack")?;
+        }
+        let note = |notes: &mut Vec<String>, field: &str, why: &str| {
+            if written(raw, i, field) {
+                notes.push(format!("{p}.{field}: {why}"));
+            }
+        };
+        if let Some(d) = t.delayed_ack {
+            if d != Duration::from_millis(200) {
+                note(
+                    notes,
+                    "delayed_ack",
+                    "the kernel's delayed ACKs apply (40-200 ms, adapted to the traffic); only `false` (an ACK per segment) maps, to `quickack`",
+                );
+            }
+        }
+        if t.initial_rto != Duration::from_secs(1) {
+            note(
+                notes,
+                "initial_rto",
+                "the kernel's initial RTO is 1 s, not settable per flow",
+            );
+        }
+        note(
+            notes,
+            "initial_ssthresh",
+            "the kernel starts with an unlimited ssthresh",
+        );
+        note(
+            notes,
+            "abc_limit",
+            "the kernel's slow start applies (no RFC 3465 limit)",
+        );
+        note(
+            notes,
+            "limited_transmit",
+            "the kernel always uses limited transmit (RFC 3042)",
+        );
+        note(
+            notes,
+            "partial_ack_timer",
+            "the kernel's retransmission timer rules apply",
+        );
+        Ok(())
+    }
+
+    /// The normalised scenario as JSON text (what the results keep).
+    pub fn normalized_json(&self) -> String {
+        self.normalized.to_string()
+    }
+
+    /// Index into [`Plan::nodes`] of the node with scenario index `k`.
+    pub fn node_by_index(&self, k: usize) -> Option<usize> {
+        self.nodes.iter().position(|n| n.index == k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel() -> Kernel {
+        Kernel {
+            congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
+        }
+    }
+
+    fn toml_json(extra_flow: &str) -> String {
+        let t = format!(
+            r#"
+            duration = "5s"
+            [[links]]
+            between = ["s", "r"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[links]]
+            between = ["r", "d"]
+            rate = "2Mbit/s"
+            delay = "30ms"
+            [[flows]]
+            from = "s"
+            to = "d"
+            {extra_flow}
+            "#
+        );
+        let v: toml::Value = toml::from_str(&t).unwrap();
+        serde_json::to_string(&v).unwrap()
+    }
+
+    fn plan(extra: &str) -> Result<Plan, String> {
+        Plan::new(&toml_json(extra), &kernel()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn nodes_that_end_flows_get_namespaces_and_capture_addresses() {
+        let p = plan("cc = \"cubic\"").unwrap();
+        let names: Vec<_> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["s", "d"], "the router gets none");
+        assert_eq!(p.nodes[0].address, [10, 0, 0, 1]);
+        assert_eq!(p.nodes[1].address, [10, 0, 0, 3]);
+        let f = &p.flows[0];
+        assert_eq!(
+            (f.cc.as_deref(), f.sport, f.dport),
+            (Some("cubic"), 10000, 5001)
+        );
+        assert_eq!(
+            (f.data_route.clone(), f.ack_route.clone()),
+            (vec![0, 2], vec![3, 1])
+        );
+    }
+
+    #[test]
+    fn kernel_algorithms_pass_and_wavelab_only_ones_are_refused() {
+        let p = plan("cc = \"vegas\"").unwrap();
+        assert_eq!(p.flows[0].cc.as_deref(), Some("vegas"));
+        assert_eq!(p.normalized["flows"][0]["cc"], "vegas");
+        let e = plan("").unwrap_err();
+        assert!(
+            e.starts_with("flows[0].cc: \"newreno\" (the default) is a wavelab algorithm"),
+            "{e}"
+        );
+        let e = plan("cc = \"wave\"").unwrap_err();
+        assert!(e.contains("BPF TCP Wave"), "{e}");
+        let e = plan("cc = \"htcp\"").unwrap_err();
+        assert_eq!(
+            e,
+            "flows[0].cc: \"htcp\" is not in the kernel's tcp_available_congestion_control (reno, bbr, cubic, vegas)"
+        );
+        let e = plan("cc = { algorithm = \"cubic\", beta = 0.5 }").unwrap_err();
+        assert!(e.contains("take no per-flow parameters"), "{e}");
+        // written defaults are the bare name
+        plan("cc = { algorithm = \"cubic\" }").unwrap();
+    }
+
+    #[test]
+    fn wave_is_accepted_once_the_kernel_lists_it() {
+        let mut k = kernel();
+        k.congestion_controls.push("wave".into());
+        let p = Plan::new(&toml_json("cc = \"wave\""), &k).unwrap();
+        assert_eq!(p.flows[0].cc.as_deref(), Some("wave"));
+    }
+
+    #[test]
+    fn tcp_settings_map_to_sysctls_and_routes() {
+        let p = plan(
+            "cc = \"reno\"\ntcp = { mss = 960, initial_cwnd = 1, sack = false, delayed_ack = false, abc_limit = 1 }",
+        )
+        .unwrap();
+        let s = &p.nodes[0];
+        assert!(s
+            .sysctls
+            .contains(&("net.ipv4.tcp_sack".into(), "0".into())));
+        assert!(s
+            .sysctls
+            .contains(&("net.ipv4.tcp_recovery".into(), "0".into())));
+        assert_eq!(
+            s.routes,
+            [(
+                [10, 0, 0, 3],
+                vec![
+                    "initcwnd".into(),
+                    "1".into(),
+                    "rto_min".into(),
+                    "1000ms".into()
+                ]
+            )]
+        );
+        assert_eq!(
+            p.nodes[1].routes,
+            [([10, 0, 0, 1], vec!["quickack".into(), "1".into()])]
+        );
+        assert_eq!(
+            p.notes,
+            ["flows[0].tcp.abc_limit: the kernel's slow start applies (no RFC 3465 limit)"]
+        );
+    }
+
+    #[test]
+    fn per_namespace_conflicts_name_both_flows() {
+        let t = toml_json("cc = \"reno\"\ntcp = { sack = false }");
+        let mut v: Value = serde_json::from_str(&t).unwrap();
+        let mut second = v["flows"][0].clone();
+        second["tcp"] = serde_json::json!({ "sack": true });
+        v["flows"].as_array_mut().unwrap().push(second);
+        let e = Plan::new(&v.to_string(), &kernel())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("flows[1].tcp.sack: needs net.ipv4.tcp_sack = 1 in the namespace of \"s\", where flows[0].tcp.sack needs 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn steady_handovers_are_refused_with_their_field() {
+        let t = toml_json("cc = \"reno\"");
+        let mut v: Value = serde_json::from_str(&t).unwrap();
+        v["links"][1]["handovers"] = serde_json::json!([{ "at": "steady", "outage": "1s" }]);
+        let e = Plan::new(&v.to_string(), &kernel())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("links[1].handovers[0].at: \"steady\""), "{e}");
+    }
+}

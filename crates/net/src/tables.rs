@@ -1,0 +1,422 @@
+//! The results of an emulation as the simulator's tables (same names, same
+//! columns), plus what only an emulation has: every release with its
+//! lateness, and the run's figures (lateness percentiles, whether real-time
+//! priority was granted, what the kernel could not apply).
+//!
+//! Per-flow counters come from the kernel (`TCP_INFO` of the sender and the
+//! receiver): a counter the kernel does not keep (fast retransmits, spurious
+//! retransmissions, duplicate ACKs and segments) is NaN, so the counters are
+//! floats here where the simulator's are integers.
+
+use crate::driver::{Release, WireOutput, NO_FLOW};
+use crate::emulation::{FlowEnd, Options};
+use crate::plan::Plan;
+use wavelab_sim::capture::Capture;
+use wavelab_sim::link::DropCause;
+use wavelab_sim::scenario::{link_name, HandoverTime};
+use wavelab_sim::tables::series::Series;
+use wavelab_sim::topology::DirId;
+use wavelab_sim::{ColumnData, Results, RunStats, Table};
+use wavelab_tcp::{Duration, Instant};
+
+/// Percentiles of the releases' lateness (actual minus planned instant).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Lateness {
+    /// Releases measured.
+    pub count: u64,
+    /// Median.
+    pub p50: Duration,
+    /// 99th percentile.
+    pub p99: Duration,
+    /// 99.9th percentile.
+    pub p999: Duration,
+    /// The latest.
+    pub max: Duration,
+    /// Mean (ns).
+    pub mean_ns: f64,
+}
+
+impl Lateness {
+    /// The percentiles of these releases (nearest rank).
+    pub fn of(releases: &[Release]) -> Lateness {
+        let mut late: Vec<u64> = releases
+            .iter()
+            .map(|r| r.actual.as_nanos().saturating_sub(r.planned.as_nanos()))
+            .collect();
+        if late.is_empty() {
+            return Lateness::default();
+        }
+        late.sort_unstable();
+        let n = late.len();
+        // the smallest value with at least `permille` / 1000 of them at or below it
+        let rank = |permille: usize| {
+            let k = (permille * n).div_ceil(1000);
+            Duration::from_nanos(late[k.clamp(1, n) - 1])
+        };
+        Lateness {
+            count: n as u64,
+            p50: rank(500),
+            p99: rank(990),
+            p999: rank(999),
+            max: Duration::from_nanos(late[n - 1]),
+            mean_ns: late.iter().map(|&x| x as f64).sum::<f64>() / n as f64,
+        }
+    }
+}
+
+/// Figures about an emulation run.
+#[derive(Clone, Debug)]
+pub struct EmulationStats {
+    /// Wall seconds from the start of the flows to the end of the threads.
+    pub wall_seconds: f64,
+    /// The instant the run reached (its duration, unless stopped early).
+    pub emulated: Duration,
+    /// Lateness of every release.
+    pub lateness: Lateness,
+    /// The bound on the 99th percentile, and whether it was exceeded.
+    pub lateness_bound: Duration,
+    /// True if the run's lateness exceeded its bound: its timings are not
+    /// the scenario's.
+    pub flagged: bool,
+    /// Packets read from the devices, packets that went nowhere, failed
+    /// reads and writes.
+    pub read: u64,
+    /// Packets of no emulated node.
+    pub stray: u64,
+    /// Failed reads.
+    pub read_errors: u64,
+    /// Failed writes.
+    pub write_errors: u64,
+    /// `SCHED_FIFO` priority granted, or why not.
+    pub realtime: Result<i32, String>,
+    /// Settings the kernel did not apply, and other notes.
+    pub notes: Vec<String>,
+    /// Errors of flows (a connection that never opened, ...).
+    pub errors: Vec<String>,
+    /// The kernel's release (`uname -r`).
+    pub kernel: String,
+    /// `/proc/loadavg` when the run ended: the machine's load, which the
+    /// lateness depends on.
+    pub loadavg: String,
+}
+
+/// Everything an emulation produced.
+pub struct EmulationResults {
+    /// The tables a simulation has (`run.events` counts packets read).
+    pub results: Results,
+    /// Every release: planned instant, lateness, direction, flow, size.
+    pub releases: Table,
+    /// Figures about the run.
+    pub stats: EmulationStats,
+    /// The packet captures, flushed (call `finish` for their figures).
+    pub captures: Vec<Capture>,
+}
+
+fn secs(i: Instant) -> f64 {
+    i.as_secs_f64()
+}
+
+/// Builds the results of a run.
+pub fn build(
+    plan: &Plan,
+    options: &Options,
+    wire: WireOutput,
+    series: Series,
+    flows: Vec<FlowEnd>,
+    wall: std::time::Duration,
+) -> EmulationResults {
+    let end = wire.stopped_at;
+    let lateness = Lateness::of(&wire.releases);
+    let mut notes = plan.notes.clone();
+    let mut errors = Vec::new();
+    for (f, e) in plan.flows.iter().zip(&flows) {
+        notes.extend(e.notes.iter().map(|n| format!("{}: {n}", f.name)));
+        errors.extend(e.errors.iter().map(|n| format!("{}: {n}", f.name)));
+        if f.cmd.is_some() {
+            notes.push(format!(
+                "{}: runs a command, whose sockets the emulator does not see: no series, NaN counters",
+                f.name
+            ));
+        }
+    }
+    let packet_hops = wire.links.iter().map(|(c, _)| c.sent_packets).sum();
+    let results = Results {
+        series: series.to_table(),
+        queues: wire.queues.to_table(),
+        flows: flow_table(plan, &flows, end),
+        links: link_table(plan, &wire),
+        packets: wire.log.to_table(u128::MAX),
+        handovers: handover_table(plan),
+        run: RunStats {
+            simulated: end - Instant::ZERO,
+            events: wire.read,
+            packet_hops,
+            peak_packets: wire.peak_packets,
+        },
+    };
+    let stats = EmulationStats {
+        wall_seconds: wall.as_secs_f64(),
+        emulated: end - Instant::ZERO,
+        lateness,
+        lateness_bound: options.lateness_bound,
+        flagged: lateness.p99 > options.lateness_bound,
+        read: wire.read,
+        stray: wire.stray,
+        read_errors: wire.read_errors,
+        write_errors: wire.write_errors,
+        realtime: wire.realtime.clone(),
+        notes,
+        errors,
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+        loadavg: std::fs::read_to_string("/proc/loadavg")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+    };
+    EmulationResults {
+        results,
+        releases: release_table(&wire.releases),
+        stats,
+        captures: wire.captures,
+    }
+}
+
+fn release_table(r: &[Release]) -> Table {
+    let mut t = Table::default();
+    t.push(
+        "time",
+        ColumnData::F64(r.iter().map(|x| secs(x.planned)).collect()),
+    );
+    t.push(
+        "lateness",
+        ColumnData::F64(
+            r.iter()
+                .map(|x| (x.actual.as_nanos() as f64 - x.planned.as_nanos() as f64) * 1e-9)
+                .collect(),
+        ),
+    );
+    t.push("dir", ColumnData::U32(r.iter().map(|x| x.dir).collect()));
+    t.push(
+        "flow",
+        ColumnData::I64(
+            r.iter()
+                .map(|x| if x.flow == NO_FLOW { -1 } else { x.flow as i64 })
+                .collect(),
+        ),
+    );
+    t.push("size", ColumnData::U32(r.iter().map(|x| x.size).collect()));
+    t
+}
+
+fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
+    let nan = f64::NAN;
+    let fl = &plan.flows;
+    let mut t = Table::default();
+    let str_col = |g: &dyn Fn(usize) -> String| ColumnData::Str((0..fl.len()).map(g).collect());
+    t.push("flow", ColumnData::U32((0..fl.len() as u32).collect()));
+    t.push("name", str_col(&|i| fl[i].name.clone()));
+    t.push(
+        "algorithm",
+        str_col(&|i| fl[i].cc.clone().unwrap_or_else(|| "cmd".into())),
+    );
+    t.push("from", str_col(&|i| plan.nodes[fl[i].from].name.clone()));
+    t.push("to", str_col(&|i| plan.nodes[fl[i].to].name.clone()));
+    t.push(
+        "start",
+        ColumnData::F64(fl.iter().map(|f| f.start.as_secs_f64()).collect()),
+    );
+    t.push(
+        "stop",
+        ColumnData::F64(
+            fl.iter()
+                .map(|f| f.stop.map_or(nan, |s| s.as_secs_f64()))
+                .collect(),
+        ),
+    );
+    t.push(
+        "size",
+        ColumnData::F64(
+            fl.iter()
+                .map(|f| f.size.map_or(nan, |s| s as f64))
+                .collect(),
+        ),
+    );
+    t.push(
+        "completion_time",
+        ColumnData::F64(
+            fl.iter()
+                .zip(ends)
+                .map(|(f, e)| {
+                    e.completed_at
+                        .map_or(nan, |c| (c - (Instant::ZERO + f.start)).as_secs_f64())
+                })
+                .collect(),
+        ),
+    );
+    // a counter: NaN where the kernel keeps none (or the flow is a command)
+    let col = |g: &dyn Fn(&FlowEnd) -> Option<f64>| {
+        ColumnData::F64(ends.iter().map(|e| g(e).unwrap_or(nan)).collect())
+    };
+    let tx = |g: fn(&crate::tcpinfo::TcpInfo) -> f64| move |e: &FlowEnd| e.sender.as_ref().map(g);
+    let rx = |g: fn(&crate::tcpinfo::TcpInfo) -> f64| move |e: &FlowEnd| e.receiver.as_ref().map(g);
+    let none = |_: &FlowEnd| None;
+    t.push(
+        "bytes_sent",
+        col(&tx(|i| i.bytes_sent.saturating_sub(i.bytes_retrans) as f64)),
+    );
+    t.push("bytes_retransmitted", col(&tx(|i| i.bytes_retrans as f64)));
+    t.push("bytes_acked", col(&tx(|i| i.bytes_acked as f64)));
+    t.push("bytes_delivered", col(&rx(|i| i.bytes_received as f64)));
+    t.push("segments_sent", col(&tx(|i| i.data_segs_out as f64)));
+    t.push("retransmissions", col(&tx(|i| i.total_retrans as f64)));
+    t.push("fast_retransmits", col(&none));
+    t.push(
+        "rto_expiries",
+        col(&|e: &FlowEnd| e.sender.and_then(|i| i.total_rto).map(|x| x as f64)),
+    );
+    t.push("spurious_retransmissions", col(&none));
+    t.push("dsacks_received", col(&tx(|i| i.dsack_dups as f64)));
+    t.push("dupacks_received", col(&none));
+    t.push("acks_received", col(&tx(|i| i.segs_in as f64)));
+    t.push("acks_sent", col(&rx(|i| i.segs_out as f64)));
+    t.push("duplicate_segments", col(&none));
+    t.push("out_of_order_segments", col(&rx(|i| i.rcv_ooopack as f64)));
+    t.push(
+        "goodput",
+        ColumnData::F64(
+            fl.iter()
+                .zip(ends)
+                .map(|(f, e)| {
+                    let start = Instant::ZERO + f.start;
+                    let end = e.completed_at.unwrap_or(now);
+                    let active = end.saturating_since(start).as_secs_f64();
+                    match e.receiver {
+                        Some(r) if active > 0.0 => r.bytes_received as f64 * 8.0 / active,
+                        _ => nan,
+                    }
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "min_rtt",
+        col(&|e: &FlowEnd| {
+            e.sender
+                .filter(|i| i.min_rtt != 0 && i.min_rtt != u32::MAX)
+                .map(|i| i.min_rtt as f64 * 1e-6)
+        }),
+    );
+    t
+}
+
+fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
+    let sc = &plan.scenario;
+    let n = wire.links.len();
+    let node = |d: usize, end: usize| {
+        let (a, b) = plan.topology.ends(d as DirId);
+        plan.topology.nodes()[if end == 0 { a } else { b }].clone()
+    };
+    let mut t = Table::default();
+    t.push("dir", ColumnData::U32((0..n as u32).collect()));
+    t.push(
+        "link",
+        ColumnData::Str((0..n).map(|d| link_name(&sc.links[d / 2], d / 2)).collect()),
+    );
+    t.push(
+        "direction",
+        ColumnData::Str(
+            (0..n)
+                .map(|d| if d % 2 == 0 { "forward" } else { "reverse" }.to_string())
+                .collect(),
+        ),
+    );
+    t.push(
+        "from",
+        ColumnData::Str((0..n).map(|d| node(d, 0)).collect()),
+    );
+    t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
+    let l = &wire.links;
+    t.push(
+        "rate",
+        ColumnData::U64(l.iter().map(|(_, s)| s.rate.as_bps()).collect()),
+    );
+    t.push(
+        "delay",
+        ColumnData::F64(l.iter().map(|(_, s)| s.delay.as_secs_f64()).collect()),
+    );
+    let c = |g: fn(&wavelab_sim::link::LinkCounters) -> u64| {
+        ColumnData::U64(l.iter().map(|(c, _)| g(c)).collect())
+    };
+    t.push("arrived", c(|c| c.arrived));
+    t.push("sent_packets", c(|c| c.sent_packets));
+    t.push("sent_bytes", c(|c| c.sent_bytes));
+    t.push("delivered_packets", c(|c| c.delivered_packets));
+    t.push("delivered_bytes", c(|c| c.delivered_bytes));
+    t.push("dropped_queue", c(|c| c.dropped[DropCause::Queue as usize]));
+    t.push(
+        "dropped_random",
+        c(|c| c.dropped[DropCause::Random as usize]),
+    );
+    t.push(
+        "dropped_outage",
+        c(|c| c.dropped[DropCause::Outage as usize]),
+    );
+    t.push("max_queue_packets", c(|c| c.max_queue_packets));
+    t.push("max_queue_bytes", c(|c| c.max_queue_bytes));
+    t
+}
+
+fn handover_table(plan: &Plan) -> Table {
+    let sc = &plan.scenario;
+    let mut rows = Vec::new();
+    for (i, l) in sc.links.iter().enumerate() {
+        for h in &l.handovers {
+            if let HandoverTime::At(d) = h.at {
+                rows.push((link_name(l, i), d, h.outage));
+            }
+        }
+    }
+    let mut t = Table::default();
+    t.push(
+        "link",
+        ColumnData::Str(rows.iter().map(|r| r.0.clone()).collect()),
+    );
+    t.push(
+        "planned",
+        ColumnData::Str(rows.iter().map(|r| r.1.to_string()).collect()),
+    );
+    t.push(
+        "time",
+        ColumnData::F64(rows.iter().map(|r| r.1.as_secs_f64()).collect()),
+    );
+    t.push(
+        "outage",
+        ColumnData::F64(rows.iter().map(|r| r.2.as_secs_f64()).collect()),
+    );
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_percentiles_by_nearest_rank() {
+        let r: Vec<Release> = (1..=1000u64)
+            .map(|k| Release {
+                planned: Instant::from_nanos(1_000_000),
+                actual: Instant::from_nanos(1_000_000 + k * 1000),
+                dir: 0,
+                flow: 0,
+                size: 1500,
+            })
+            .collect();
+        let l = Lateness::of(&r);
+        assert_eq!(l.count, 1000);
+        assert_eq!(l.p50, Duration::from_micros(500));
+        assert_eq!(l.p99, Duration::from_micros(990));
+        assert_eq!(l.p999, Duration::from_micros(999));
+        assert_eq!(l.max, Duration::from_micros(1000));
+    }
+}
