@@ -320,21 +320,8 @@ fn compile_routes(sc: &Scenario, topo: &Topology) -> (Vec<Routes>, Vec<Handoff>)
         let mut r: Routes = Default::default();
         let mut numbers = Vec::with_capacity(states.len());
         for detached in &states {
-            let pair = match &f.path {
-                Some(p) => {
-                    let back: Vec<String> = p.iter().rev().cloned().collect();
-                    [
-                        topo.route_along(p).expect("validated"),
-                        topo.route_along(&back).expect("validated"),
-                    ]
-                }
-                None => [
-                    topo.shortest_route_avoiding(&f.from, &f.to, detached)
-                        .expect("validated"),
-                    topo.shortest_route_avoiding(&f.to, &f.from, detached)
-                        .expect("validated"),
-                ],
-            };
+            let (data, acks) = topo.flow_routes(f, detached);
+            let pair = [data, acks];
             let mut n = [0; 2];
             for (side, route) in pair.into_iter().enumerate() {
                 n[side] = match r[side].iter().position(|x| *x == route) {

@@ -1094,6 +1094,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn commands_are_for_the_emulator_only() {
+        let with = |f: &str| BASE.replace("to = \"b\"", &format!("to = \"b\"\n{f}"));
+        let sc = Scenario::from_toml_str(&with("cmd = \"iperf3 -c $WAVELAB_TO\"")).unwrap();
+        assert_eq!(
+            crate::Simulation::new(sc).unwrap_err().to_string(),
+            "flows[0].cmd: a command runs only under `wavelab emulate`; remove it to simulate the flow"
+        );
+        assert_eq!(err(&with("cmd = \" \"")), "flows[0].cmd: is empty");
+        assert_eq!(
+            err(&with("receiver_cmd = \"iperf3 -s\"")),
+            "flows[0].receiver_cmd: needs cmd: the built-in sender talks only to the built-in receiver"
+        );
+        // absent, they stay out of the normalised form (and of store keys)
+        let plain = Scenario::from_toml_str(BASE).unwrap();
+        assert!(!plain.to_json().contains("cmd"));
+    }
+
+    #[test]
     fn absurd_sampling_is_refused() {
         let t = BASE.replace(
             "duration = \"10s\"",

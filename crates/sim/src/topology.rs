@@ -9,7 +9,7 @@
 //! of the nodes (over the links they are attached to), and the simulation
 //! switches between them at each handoff.
 
-use crate::scenario::Scenario;
+use crate::scenario::{FlowSpec, Scenario};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Index of a link direction.
@@ -116,6 +116,28 @@ impl Topology {
         }
         route.reverse();
         Some(route)
+    }
+
+    /// The routes of a (validated) flow: its data's and its ACKs', along its
+    /// `path` (the ACKs along the reverse) or the shortest ones over the
+    /// links `i` for which `avoid[i]` is not true (the links a multi-homed
+    /// node is not attached to; `&[]`: every link).
+    pub fn flow_routes(&self, f: &FlowSpec, avoid: &[bool]) -> (Vec<DirId>, Vec<DirId>) {
+        match &f.path {
+            Some(p) => {
+                let back: Vec<String> = p.iter().rev().cloned().collect();
+                (
+                    self.route_along(p).expect("validated"),
+                    self.route_along(&back).expect("validated"),
+                )
+            }
+            None => (
+                self.shortest_route_avoiding(&f.from, &f.to, avoid)
+                    .expect("validated"),
+                self.shortest_route_avoiding(&f.to, &f.from, avoid)
+                    .expect("validated"),
+            ),
+        }
     }
 
     /// The route through the given nodes, crossing the first link (in link

@@ -5,12 +5,11 @@ use super::{ColumnData, Fnv, Table};
 use crate::endpoints::Flow;
 use crate::engine::{key, Event};
 use crate::handover::Handoff;
-use crate::link::DropCause;
-use crate::net::Dir;
+use crate::link::{DropCause, LinkCounters, Settings};
 use crate::notices::{Delivered, Source};
-use crate::scenario::{link_name, HandoverTime};
+use crate::scenario::{link_name, HandoverSpec, HandoverTime, Scenario};
 use crate::sim::Simulation;
-use crate::topology::DirId;
+use crate::topology::{DirId, Topology};
 use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
 
@@ -372,107 +371,115 @@ impl Simulation {
     }
 
     fn handover_table(&self) -> Table {
-        let h = &self.handovers;
-        let mut t = Table::default();
-        t.push(
-            "link",
-            ColumnData::Str(
-                h.iter()
-                    .map(|x| link_name(&self.sc.links[x.link], x.link))
-                    .collect(),
-            ),
-        );
-        t.push(
-            "planned",
-            ColumnData::Str(
-                h.iter()
-                    .map(|x| match x.spec.at {
-                        HandoverTime::At(d) => d.to_string(),
-                        HandoverTime::Steady => "steady".to_string(),
-                    })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "time",
-            ColumnData::F64(
-                h.iter()
-                    .map(|x| x.time.map_or(f64::NAN, |t| t.as_secs_f64()))
-                    .collect(),
-            ),
-        );
-        t.push(
-            "outage",
-            ColumnData::F64(h.iter().map(|x| x.spec.outage.as_secs_f64()).collect()),
-        );
-        t
+        handover_table(
+            self.handovers
+                .iter()
+                .map(|h| (link_name(&self.sc.links[h.link], h.link), &h.spec, h.time)),
+        )
     }
 
     fn link_table(&self) -> Table {
-        let dirs = &self.net.dirs;
-        let n = dirs.len();
-        let names: Vec<String> = (0..n)
-            .map(|d| link_name(&self.sc.links[d / 2], d / 2))
+        let dirs: Vec<(&LinkCounters, Settings)> = self
+            .net
+            .dirs
+            .iter()
+            .map(|d| (d.counters(), d.settings_at(self.now)))
             .collect();
-        let node = |d: usize, end: usize| {
-            let (a, b) = self.topo.ends(d as DirId);
-            self.topo.nodes()[if end == 0 { a } else { b }].clone()
-        };
-        let mut t = Table::default();
-        t.push("dir", ColumnData::U32((0..n as u32).collect()));
-        t.push("link", ColumnData::Str(names));
-        t.push(
-            "direction",
-            ColumnData::Str(
-                (0..n)
-                    .map(|d| if d % 2 == 0 { "forward" } else { "reverse" }.to_string())
-                    .collect(),
-            ),
-        );
-        t.push(
-            "from",
-            ColumnData::Str((0..n).map(|d| node(d, 0)).collect()),
-        );
-        t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
-        t.push(
-            "rate",
-            ColumnData::U64(
-                dirs.iter()
-                    .map(|d| d.settings_at(self.now).rate.as_bps())
-                    .collect(),
-            ),
-        );
-        t.push(
-            "delay",
-            ColumnData::F64(
-                dirs.iter()
-                    .map(|d| d.settings_at(self.now).delay.as_secs_f64())
-                    .collect(),
-            ),
-        );
-        let c = |g: fn(&Dir) -> u64| ColumnData::U64(dirs.iter().map(g).collect());
-        t.push("arrived", c(|d| d.counters().arrived));
-        t.push("sent_packets", c(|d| d.counters().sent_packets));
-        t.push("sent_bytes", c(|d| d.counters().sent_bytes));
-        t.push("delivered_packets", c(|d| d.counters().delivered_packets));
-        t.push("delivered_bytes", c(|d| d.counters().delivered_bytes));
-        t.push(
-            "dropped_queue",
-            c(|d| d.counters().dropped[DropCause::Queue as usize]),
-        );
-        t.push(
-            "dropped_random",
-            c(|d| d.counters().dropped[DropCause::Random as usize]),
-        );
-        t.push(
-            "dropped_outage",
-            c(|d| d.counters().dropped[DropCause::Outage as usize]),
-        );
-        t.push("max_queue_packets", c(|d| d.counters().max_queue_packets));
-        t.push("max_queue_bytes", c(|d| d.counters().max_queue_bytes));
-        t.push("arq_attempts", c(|d| d.counters().arq_attempts));
-        t.push("arq_retries", c(|d| d.counters().arq_retries));
-        t.push("arq_residual", c(|d| d.counters().arq_residual));
-        t
+        link_table(&self.sc, &self.topo, &dirs)
     }
+}
+
+/// The per-handover table: each handover's link name, its planned time as
+/// written (`"30s"` or `"steady"`), when it happened (NaN: not yet) and its
+/// outage.
+pub fn handover_table<'a>(
+    rows: impl Iterator<Item = (String, &'a HandoverSpec, Option<Instant>)>,
+) -> Table {
+    let rows: Vec<_> = rows.collect();
+    let mut t = Table::default();
+    t.push(
+        "link",
+        ColumnData::Str(rows.iter().map(|r| r.0.clone()).collect()),
+    );
+    t.push(
+        "planned",
+        ColumnData::Str(
+            rows.iter()
+                .map(|r| match r.1.at {
+                    HandoverTime::At(d) => d.to_string(),
+                    HandoverTime::Steady => "steady".to_string(),
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "time",
+        ColumnData::F64(
+            rows.iter()
+                .map(|r| r.2.map_or(f64::NAN, |t| t.as_secs_f64()))
+                .collect(),
+        ),
+    );
+    t.push(
+        "outage",
+        ColumnData::F64(rows.iter().map(|r| r.1.outage.as_secs_f64()).collect()),
+    );
+    t
+}
+
+/// The per-link-direction table of a scenario: each direction's ends, its
+/// settings at the end of the run and its counters (`dirs` indexed like the
+/// directions, `2 i` forward and `2 i + 1` reverse of link `i`).
+pub fn link_table(sc: &Scenario, topo: &Topology, dirs: &[(&LinkCounters, Settings)]) -> Table {
+    let n = dirs.len();
+    let names: Vec<String> = (0..n).map(|d| link_name(&sc.links[d / 2], d / 2)).collect();
+    let node = |d: usize, end: usize| {
+        let (a, b) = topo.ends(d as DirId);
+        topo.nodes()[if end == 0 { a } else { b }].clone()
+    };
+    let mut t = Table::default();
+    t.push("dir", ColumnData::U32((0..n as u32).collect()));
+    t.push("link", ColumnData::Str(names));
+    t.push(
+        "direction",
+        ColumnData::Str(
+            (0..n)
+                .map(|d| if d % 2 == 0 { "forward" } else { "reverse" }.to_string())
+                .collect(),
+        ),
+    );
+    t.push(
+        "from",
+        ColumnData::Str((0..n).map(|d| node(d, 0)).collect()),
+    );
+    t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
+    t.push(
+        "rate",
+        ColumnData::U64(dirs.iter().map(|d| d.1.rate.as_bps()).collect()),
+    );
+    t.push(
+        "delay",
+        ColumnData::F64(dirs.iter().map(|d| d.1.delay.as_secs_f64()).collect()),
+    );
+    let c = |g: fn(&LinkCounters) -> u64| ColumnData::U64(dirs.iter().map(|d| g(d.0)).collect());
+    t.push("arrived", c(|c| c.arrived));
+    t.push("sent_packets", c(|c| c.sent_packets));
+    t.push("sent_bytes", c(|c| c.sent_bytes));
+    t.push("delivered_packets", c(|c| c.delivered_packets));
+    t.push("delivered_bytes", c(|c| c.delivered_bytes));
+    t.push("dropped_queue", c(|c| c.dropped[DropCause::Queue as usize]));
+    t.push(
+        "dropped_random",
+        c(|c| c.dropped[DropCause::Random as usize]),
+    );
+    t.push(
+        "dropped_outage",
+        c(|c| c.dropped[DropCause::Outage as usize]),
+    );
+    t.push("max_queue_packets", c(|c| c.max_queue_packets));
+    t.push("max_queue_bytes", c(|c| c.max_queue_bytes));
+    t.push("arq_attempts", c(|c| c.arq_attempts));
+    t.push("arq_retries", c(|c| c.arq_retries));
+    t.push("arq_residual", c(|c| c.arq_residual));
+    t
 }
