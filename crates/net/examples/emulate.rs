@@ -17,6 +17,8 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--no-realtime" => options.realtime = false,
+            "--no-offload" => options.offload = false,
+            "--no-steer" => options.steer = false,
             "--spin" => {
                 let us: u64 = args.next().and_then(|v| v.parse().ok()).expect("--spin US");
                 options.spin = Duration::from_micros(us);
@@ -47,6 +49,33 @@ fn main() {
         "{} releases; lateness p50 {} p99 {} p99.9 {} max {} (mean {:.0} ns); realtime {:?}; flagged {}; load {}",
         l.count, l.p50, l.p99, l.p999, l.max, l.mean_ns, s.realtime, s.flagged, s.loadavg
     );
+    println!(
+        "read {} stray {} read errors {} write errors {} wall {:.2} s, real-time demotions {}",
+        s.read, s.stray, s.read_errors, s.write_errors, s.wall_seconds, s.realtime_demotions
+    );
+    // goodput of each flow over the second half of the run
+    let series = &r.results.series;
+    let (t, f, d) = (
+        series.f64s("time"),
+        series.column("flow"),
+        series.u64s("bytes_delivered"),
+    );
+    if let Some(wavelab_sim::ColumnData::U32(f)) = f {
+        let half = s.emulated.as_secs_f64() / 2.0;
+        for flow in 0..r.results.flows.rows() as u32 {
+            let rows: Vec<usize> = (0..t.len()).filter(|&i| f[i] == flow).collect();
+            let first = rows.iter().find(|&&i| t[i] >= half);
+            if let (Some(&a), Some(&b)) = (first, rows.last()) {
+                let rate = (d[b] - d[a]) as f64 * 8.0 / (t[b] - t[a]);
+                println!(
+                    "flow {flow}: goodput {:.2} Mbit/s from {:.1} s to {:.1} s",
+                    rate / 1e6,
+                    t[a],
+                    t[b]
+                );
+            }
+        }
+    }
     for n in s.notes.iter().chain(&s.errors) {
         println!("note: {n}");
     }

@@ -82,13 +82,63 @@ pub struct WireConfig {
     pub spin: Duration,
     /// `SCHED_FIFO` priority to ask for, if any.
     pub realtime: Option<i32>,
+    /// Whether the devices were made with segmentation offload.
+    pub offload: bool,
+    /// The CPU to pin the thread to, if any.
+    pub cpu: Option<usize>,
+}
+
+/// A growing list in fixed-size chunks: appending never moves what is
+/// stored (a doubling `Vec` copies megabytes at once, which would stall
+/// the wire thread for a millisecond).
+#[derive(Debug)]
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new() }
+    }
+}
+
+impl<T> Chunked<T> {
+    const CHUNK: usize = 1 << 14;
+
+    /// Appends `x`.
+    #[inline]
+    pub fn push(&mut self, x: T) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < Self::CHUNK => c.push(x),
+            _ => {
+                let mut c = Vec::with_capacity(Self::CHUNK);
+                c.push(x);
+                self.chunks.push(c);
+            }
+        }
+    }
+
+    /// Everything, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.chunks.iter().flatten()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// True if empty.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
 }
 
 /// What the wire thread measured.
 #[derive(Debug)]
 pub struct WireOutput {
     /// Every release, in order.
-    pub releases: Vec<Release>,
+    pub releases: Chunked<Release>,
     /// The queue series.
     pub queues: QueueSeries,
     /// The packet log of the logged flows.
@@ -108,22 +158,128 @@ pub struct WireOutput {
     pub peak_packets: u64,
     /// Whether real-time priority was granted, or why not.
     pub realtime: Result<i32, String>,
+    /// Windows of 100 ms in which the thread gave up real-time priority to
+    /// stay under the kernel's limit.
+    pub demotions: u64,
     /// When the thread stopped.
     pub stopped_at: Instant,
     /// The captures, flushed.
     pub captures: Vec<Capture>,
 }
 
-/// A packet's buffer and what the thread knows of it.
+/// A packet's buffer and what the thread knows of it. With offload the
+/// packet starts [`HEADROOM`] bytes into the buffer (room for the virtio-net
+/// header the device reads and writes before each packet).
 #[derive(Clone, Debug, Default)]
 struct Slot {
     buf: Vec<u8>,
     len: usize,
+    /// When it is due at its destination, and the last direction it crossed.
+    planned: Instant,
+    dir: DirId,
     flow: u32,
     to_receiver: bool,
     /// The destination node.
     to: usize,
     placed: Placed,
+}
+
+/// Keeps the wire thread's use of real-time priority under the kernel's
+/// limit. Linux lets real-time threads use `sched_rt_runtime_us` of every
+/// `sched_rt_period_us` (950 ms of each second by default) and then stops
+/// them until the period ends: a 50 ms stall. A thread that spins before
+/// each deadline and does the packets' kernel work in its own system calls
+/// can reach that at high rates, so the guard measures the thread's CPU
+/// time in windows of 100 ms and, past 90 % of the limit's share, returns
+/// it to normal priority (and stops it spinning) for the rest of the
+/// window. Each such demotion is counted in the run's figures.
+struct RtGuard {
+    /// The granted priority (`None`: no real-time priority, no guard).
+    priority: Option<i32>,
+    /// CPU time the thread may use in a window under real-time priority.
+    budget: u64,
+    window_start: Instant,
+    cpu_start: u64,
+    next_check: Instant,
+    demoted: bool,
+    demotions: u64,
+}
+
+impl RtGuard {
+    const WINDOW: u64 = 100_000_000;
+    const CHECK_EVERY: u64 = 1_000_000;
+
+    fn new(priority: Option<i32>) -> Self {
+        let read = |k: &str| crate::netns::read_sysctl(k).ok()?.parse::<i64>().ok();
+        let share = match (
+            read("kernel.sched_rt_runtime_us"),
+            read("kernel.sched_rt_period_us"),
+        ) {
+            (Some(r), Some(p)) if r >= 0 && p > 0 => r as f64 / p as f64,
+            _ => 1.0, // no limit
+        };
+        RtGuard {
+            priority,
+            budget: (0.9 * share * Self::WINDOW as f64) as u64,
+            window_start: Instant::ZERO,
+            cpu_start: thread_cpu(),
+            next_check: Instant::ZERO,
+            demoted: false,
+            demotions: 0,
+        }
+    }
+
+    /// True while the thread runs at real-time priority (and may spin).
+    fn check(&mut self, now: Instant) -> bool {
+        if self.priority.is_none() || now < self.next_check {
+            return !self.demoted && self.priority.is_some();
+        }
+        self.next_check = now + Duration::from_nanos(Self::CHECK_EVERY);
+        let cpu = thread_cpu();
+        if now.as_nanos() - self.window_start.as_nanos() >= Self::WINDOW {
+            self.window_start = now;
+            self.cpu_start = cpu;
+            if self.demoted && crate::sys::set_fifo_priority(self.priority).is_ok() {
+                self.demoted = false;
+            }
+        } else if !self.demoted
+            && cpu - self.cpu_start > self.budget
+            && crate::sys::set_fifo_priority(None).is_ok()
+        {
+            self.demoted = true;
+            self.demotions += 1;
+        }
+        !self.demoted
+    }
+}
+
+/// The calling thread's CPU time (ns).
+fn thread_cpu() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// Buffers for reading a device with segmentation offload: the kernel hands
+/// over up to 64 KB of one TCP connection at once (one read instead of one
+/// per segment, and no segmentation in the sender's stack), which
+/// [`tun_rs::SyncDevice::recv_multiple`] splits into MSS-sized segments with
+/// their checksums. The link model still sees every segment.
+struct Gso {
+    input: Vec<u8>,
+    segments: Vec<Vec<u8>>,
+    sizes: Vec<usize>,
+}
+
+/// Room before each packet of a device with offload for its virtio-net
+/// header (all zeros: no segmentation, no checksum to complete).
+const HEADROOM: usize = tun_rs::VIRTIO_NET_HDR_LEN;
+
+impl Slot {
+    /// The packet, after the headroom `h`.
+    fn data(&self, h: usize) -> &[u8] {
+        &self.buf[h..h + self.len]
+    }
 }
 
 /// The wire thread's state.
@@ -136,6 +292,16 @@ pub struct Wire {
     slots: Vec<Slot>,
     free: Vec<PacketId>,
     mtu: usize,
+    /// Offload buffers (`None`: the devices hand over one packet per read).
+    gso: Option<Gso>,
+    /// Bytes before each packet in its buffer ([`HEADROOM`] with offload).
+    headroom: usize,
+    /// Packets due, per destination device, written together at the end of
+    /// [`Wire::due`]; with offload, consecutive segments of one connection
+    /// go in one write (the receive side of segmentation offload).
+    to_release: Vec<Vec<PacketId>>,
+    gro: tun_rs::GROTable,
+    batch: Vec<Vec<u8>>,
     clock: Clock,
     config: WireConfig,
     out: WireOutput,
@@ -160,6 +326,13 @@ impl Wire {
         progress: Arc<AtomicU64>,
     ) -> Self {
         let flows = logged.len();
+        let headroom = if config.offload { HEADROOM } else { 0 };
+        let gso = config.offload.then(|| Gso {
+            input: vec![0; tun_rs::VIRTIO_NET_HDR_LEN + 65_535],
+            segments: vec![vec![0; headroom + mtu]; 64],
+            sizes: vec![0; 64],
+        });
+        let devs = devices.len();
         Wire {
             network,
             devices,
@@ -169,10 +342,15 @@ impl Wire {
             slots: Vec::new(),
             free: Vec::new(),
             mtu,
+            gso,
+            headroom,
+            to_release: vec![Vec::new(); devs],
+            gro: tun_rs::GROTable::default(),
+            batch: Vec::new(),
             clock,
             config,
             out: WireOutput {
-                releases: Vec::new(),
+                releases: Chunked::default(),
                 queues: QueueSeries::default(),
                 log: PacketLog::default(),
                 links: Vec::new(),
@@ -182,6 +360,7 @@ impl Wire {
                 read_errors: 0,
                 peak_packets: 0,
                 realtime: Err("not asked for".into()),
+                demotions: 0,
                 stopped_at: Instant::ZERO,
                 captures,
             },
@@ -192,14 +371,27 @@ impl Wire {
 
     /// Runs until the end of the run or until `stop` is set.
     pub fn run(mut self, stop: &AtomicBool) -> WireOutput {
+        // For the tests that check a panic leaves nothing behind: the
+        // variable makes the wire thread panic once the run is set up.
+        if std::env::var_os("WAVELAB_NET_TEST_PANIC").is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            panic!("WAVELAB_NET_TEST_PANIC is set");
+        }
         self.out.realtime = match self.config.realtime {
             None => Err("not asked for (--no-realtime)".into()),
-            Some(p) => crate::sys::set_fifo_priority(p)
+            Some(p) => crate::sys::set_fifo_priority(Some(p))
                 .map(|_| p)
                 .map_err(|e| format!("SCHED_FIFO {p} refused: {e}")),
         };
+        let mut guard = RtGuard::new(self.out.realtime.clone().ok());
         // failure leaves the default slack (50 us), which the spin margin covers
         let _ = nix::sys::prctl::set_timerslack(1);
+        if let Some(cpu) = self.config.cpu {
+            let mut set = nix::sched::CpuSet::new();
+            if set.set(cpu).is_ok() {
+                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+            }
+        }
         let end = self.config.end;
         let mut next_sample = Instant::ZERO;
         loop {
@@ -213,27 +405,31 @@ impl Wire {
                 self.sample(next_sample);
                 next_sample += self.config.interval;
             }
-            let mut busy = false;
-            for d in 0..self.devices.len() {
-                for _ in 0..BATCH {
-                    if !self.read(d) {
-                        break;
-                    }
-                    busy = true;
-                }
-            }
-            if busy {
-                continue;
-            }
             let next = [self.network.next_due(), Some(next_sample), Some(end)]
                 .into_iter()
                 .flatten()
                 .min()
                 .expect("the end is a deadline");
             let now = self.clock.now();
-            let sleep = next.saturating_since(now).saturating_sub(self.config.spin);
-            self.wait(sleep);
+            // spinning is for a thread at real-time priority: within the
+            // margin the loop polls without sleeping
+            let spin = if guard.check(now) {
+                self.config.spin
+            } else {
+                Duration::ZERO
+            };
+            let ready = self.wait(next.saturating_since(now).saturating_sub(spin));
+            for (d, r) in ready.into_iter().enumerate() {
+                if r {
+                    for _ in 0..BATCH {
+                        if !self.read(d) {
+                            break;
+                        }
+                    }
+                }
+            }
         }
+        self.out.demotions = guard.demotions;
         let stopped = self.clock.now().min(end);
         self.out.stopped_at = stopped;
         self.due(stopped);
@@ -248,15 +444,17 @@ impl Wire {
                 (l.counters().clone(), l.settings_at(stopped))
             })
             .collect();
+        // as a simulation's: what the links serialise after the end is not in
         for c in &mut self.out.captures {
-            c.flush(Instant::MAX);
+            c.flush(stopped);
         }
         self.out.peak_packets = self.network.peak;
         self.out
     }
 
-    /// Sleeps up to `d` (nothing: polls once) or until a device is readable.
-    fn wait(&self, d: Duration) {
+    /// Sleeps up to `d` (nothing: one look) or until a device is readable;
+    /// which devices are.
+    fn wait(&self, d: Duration) -> Vec<bool> {
         let mut fds: Vec<PollFd> = self
             .devices
             .iter()
@@ -265,9 +463,12 @@ impl Wire {
         let ns = d.as_nanos();
         let ts = TimeSpec::new((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64);
         let _ = ppoll(&mut fds, Some(ts), None);
+        fds.iter()
+            .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
+            .collect()
     }
 
-    /// Does everything due at or before `now`.
+    /// Does everything due at or before `now`, and releases the packets due.
     fn due(&mut self, now: Instant) {
         let mut reports = std::mem::take(&mut self.reports);
         while self.network.pop_due(now, &mut reports) {
@@ -276,6 +477,11 @@ impl Wire {
             }
         }
         self.reports = reports;
+        for d in 0..self.devices.len() {
+            if !self.to_release[d].is_empty() {
+                self.release(d);
+            }
+        }
     }
 
     fn alloc(&mut self) -> PacketId {
@@ -283,7 +489,7 @@ impl Wire {
             Some(id) => id,
             None => {
                 self.slots.push(Slot {
-                    buf: vec![0; self.mtu],
+                    buf: vec![0; self.headroom + self.mtu],
                     ..Slot::default()
                 });
                 (self.slots.len() - 1) as PacketId
@@ -291,18 +497,40 @@ impl Wire {
         }
     }
 
-    /// Reads one packet from device `d`; false if there was none.
+    /// Reads one packet from device `d` (with offload, one segmentation
+    /// offload packet, split into the segments it carries); false if there
+    /// was none.
     fn read(&mut self, d: usize) -> bool {
+        if let Some(gso) = &mut self.gso {
+            let got = self.devices[d].recv_multiple(
+                &mut gso.input,
+                &mut gso.segments,
+                &mut gso.sizes,
+                HEADROOM,
+            );
+            let n = match got {
+                Ok(n) => n,
+                Err(e) => return self.read_failed(&e),
+            };
+            let at = self.clock.now();
+            self.due(at);
+            for i in 0..n {
+                let id = self.alloc();
+                let gso = self.gso.as_mut().expect("offload");
+                std::mem::swap(&mut self.slots[id as usize].buf, &mut gso.segments[i]);
+                let len = gso.sizes[i];
+                self.out.read += 1;
+                self.ingress(at, d, id, len);
+            }
+            return true;
+        }
         let id = self.alloc();
         let slot = &mut self.slots[id as usize];
-        let n = match self.devices[d].recv(&mut slot.buf) {
+        let n = match self.devices[d].recv(&mut slot.buf[self.headroom..]) {
             Ok(n) => n,
             Err(e) => {
                 self.free.push(id);
-                if e.kind() != ErrorKind::WouldBlock && e.kind() != ErrorKind::Interrupted {
-                    self.out.read_errors += 1;
-                }
-                return false;
+                return self.read_failed(&e);
             }
         };
         let at = self.clock.now();
@@ -312,12 +540,22 @@ impl Wire {
         true
     }
 
+    /// Counts a failed read (finding nothing is not a failure); false.
+    fn read_failed(&mut self, e: &std::io::Error) -> bool {
+        if e.kind() != ErrorKind::WouldBlock && e.kind() != ErrorKind::Interrupted {
+            self.out.read_errors += 1;
+        }
+        false
+    }
+
     /// Routes the packet in slot `id` (`n` bytes, read from node `from` at
     /// `at`) into the network.
     fn ingress(&mut self, at: Instant, from: usize, id: PacketId, n: usize) {
+        let h = self.headroom;
         let slot = &mut self.slots[id as usize];
         slot.len = n;
-        let Some(ip) = Ipv4::parse(&slot.buf[..n]) else {
+        let packet = &slot.buf[h..h + n];
+        let Some(ip) = Ipv4::parse(packet) else {
             self.out.stray += 1;
             self.free.push(id);
             return;
@@ -328,7 +566,7 @@ impl Wire {
             return;
         };
         let (flow, to_receiver) = ip
-            .ports(&slot.buf[..n])
+            .ports(packet)
             .and_then(|(sp, dp)| self.routing.flows.get(&(ip.src, ip.dst, sp, dp)))
             .copied()
             .unwrap_or((NO_FLOW, true));
@@ -344,42 +582,36 @@ impl Wire {
         } else {
             self.routing.flow_routes[flow as usize][!to_receiver as usize]
         };
-        slot.flow = flow;
-        slot.to_receiver = to_receiver;
-        slot.to = to;
         if flow != NO_FLOW && self.logged[flow as usize] {
-            if let Ok((_, _, seg, _)) = Segment::decode(&slot.buf[ip.header_len..n]) {
+            if let Ok((_, _, seg, _)) = Segment::decode(&packet[ip.header_len..]) {
                 let stream = &mut self.streams[flow as usize];
                 slot.placed = if to_receiver {
                     stream.sent(&seg)
                 } else {
                     stream.acked(&seg)
                 };
-                use wavelab_sim::tables::kind_code;
-                use wavelab_tcp::TxKind;
-                let k = slot.placed.kind;
-                if to_receiver
-                    && (k == kind_code(TxKind::Data) || k == kind_code(TxKind::Retransmission))
-                {
-                    let e = row(
-                        at,
-                        flow,
-                        slot,
-                        if k == kind_code(TxKind::Data) {
-                            event::SEND
-                        } else {
-                            event::RETRANSMIT
-                        },
-                    );
-                    self.out.log.push(key(at), 0, e);
-                }
             }
         }
-        decrement_ttl(&mut slot.buf[..n], self.routing.route_hops[route as usize]);
+        slot.flow = flow;
+        slot.to_receiver = to_receiver;
+        slot.to = to;
+        decrement_ttl(
+            &mut slot.buf[h..h + n],
+            self.routing.route_hops[route as usize],
+        );
         if flow != NO_FLOW && to_receiver {
             let slot = &self.slots[id as usize];
+            let k = slot.placed.kind;
+            if self.logged[flow as usize] && (k == DATA || k == RETRANSMISSION) {
+                let ev = if k == DATA {
+                    event::SEND
+                } else {
+                    event::RETRANSMIT
+                };
+                self.out.log.push(key(at), 0, row(at, flow, slot, ev));
+            }
             for c in &mut self.out.captures {
-                c.record_ip(at, TapPoint::SenderOut, Some(flow), &slot.buf[..slot.len]);
+                c.record_ip(at, TapPoint::SenderOut, Some(flow), slot.data(h));
             }
         }
         let mut reports = std::mem::take(&mut self.reports);
@@ -401,7 +633,7 @@ impl Wire {
                     let s = &self.slots[packet as usize];
                     let flow = (s.flow != NO_FLOW).then_some(s.flow);
                     for c in &mut self.out.captures {
-                        c.record_ip(finish, TapPoint::LinkTx(dir), flow, &s.buf[..s.len]);
+                        c.record_ip(finish, TapPoint::LinkTx(dir), flow, s.data(self.headroom));
                     }
                 }
             }
@@ -420,46 +652,82 @@ impl Wire {
                 }
                 self.free.push(packet);
             }
-            Report::Deliver { packet, dir, at } => self.release(packet, dir, at),
+            Report::Deliver { packet, dir, at } => {
+                let s = &mut self.slots[packet as usize];
+                s.planned = at;
+                s.dir = dir;
+                self.to_release[s.to].push(packet);
+            }
         }
     }
 
-    /// Writes packet `id` to its destination's device now (it was due at
-    /// `planned`).
-    fn release(&mut self, id: PacketId, dir: DirId, planned: Instant) {
-        let s = &self.slots[id as usize];
+    /// Writes the packets due at device `d` now, and records each release.
+    /// With offload, consecutive segments of one connection are coalesced
+    /// into one write ([`tun_rs::SyncDevice::send_multiple`]), as a
+    /// receiving NIC's GRO would; packets are only ever due together when
+    /// the thread is behind, so this costs no lateness and lets it catch up.
+    fn release(&mut self, d: usize) {
+        let ids = std::mem::take(&mut self.to_release[d]);
+        let h = self.headroom;
         let actual = self.clock.now();
-        if self.devices[s.to].send(&s.buf[..s.len]).is_err() {
-            self.out.write_errors += 1;
-        }
-        self.out.releases.push(Release {
-            planned,
-            actual,
-            dir,
-            flow: s.flow,
-            size: s.len as u32,
-        });
-        if s.flow != NO_FLOW {
-            if self.logged[s.flow as usize] {
-                let e = row(
-                    actual,
-                    s.flow,
-                    s,
-                    if s.to_receiver {
+        // recorded first: a coalescing write rewrites the first packet's header
+        for &id in &ids {
+            let s = &self.slots[id as usize];
+            self.out.releases.push(Release {
+                planned: s.planned,
+                actual,
+                dir: s.dir,
+                flow: s.flow,
+                size: s.len as u32,
+            });
+            if s.flow != NO_FLOW {
+                if self.logged[s.flow as usize] {
+                    let ev = if s.to_receiver {
                         event::DELIVER
                     } else {
                         event::ACK
-                    },
-                );
-                self.out.log.push(key(actual), 0, e);
-            }
-            if !s.to_receiver {
-                for c in &mut self.out.captures {
-                    c.record_ip(actual, TapPoint::SenderIn, Some(s.flow), &s.buf[..s.len]);
+                    };
+                    self.out
+                        .log
+                        .push(key(actual), 0, row(actual, s.flow, s, ev));
+                }
+                if !s.to_receiver {
+                    for c in &mut self.out.captures {
+                        c.record_ip(actual, TapPoint::SenderIn, Some(s.flow), s.data(h));
+                    }
                 }
             }
         }
-        self.free.push(id);
+        let failed = if h == 0 {
+            ids.iter()
+                .filter(|&&id| {
+                    self.devices[d]
+                        .send(self.slots[id as usize].data(0))
+                        .is_err()
+                })
+                .count()
+        } else {
+            // the buffers move out of their slots for the write and back
+            for &id in &ids {
+                let s = &mut self.slots[id as usize];
+                let mut buf = std::mem::take(&mut s.buf);
+                buf.truncate(h + s.len);
+                buf[..h].fill(0);
+                self.batch.push(buf);
+            }
+            let failed = self.devices[d]
+                .send_multiple(&mut self.gro, &mut self.batch, h)
+                .is_err() as usize;
+            for (&id, mut buf) in ids.iter().zip(self.batch.drain(..)) {
+                buf.resize(h + self.mtu, 0);
+                self.slots[id as usize].buf = buf;
+            }
+            failed
+        };
+        self.out.write_errors += failed as u64;
+        self.free.extend_from_slice(&ids);
+        self.to_release[d] = ids;
+        self.to_release[d].clear();
     }
 
     /// The queue series row of every direction at `t`; the captures write
@@ -484,6 +752,11 @@ impl Wire {
     }
 }
 
+/// Packet-log kind codes of new data and of retransmissions
+/// ([`wavelab_sim::tables::kind_code`]).
+const DATA: u8 = 3;
+const RETRANSMISSION: u8 = 4;
+
 /// The canonical key of a packet-log row at `t` (rows of one instant keep
 /// the order they were written in).
 fn key(t: Instant) -> u128 {
@@ -502,5 +775,28 @@ fn row(t: Instant, flow: u32, s: &Slot, ev: u8) -> PacketEvent {
         kind: s.placed.kind,
         link: -1,
         cause: 255,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavelab_sim::tables::kind_code;
+    use wavelab_tcp::TxKind;
+
+    #[test]
+    fn kind_codes_are_the_packet_logs() {
+        assert_eq!(DATA, kind_code(TxKind::Data));
+        assert_eq!(RETRANSMISSION, kind_code(TxKind::Retransmission));
+    }
+
+    #[test]
+    fn chunks_keep_order_and_count() {
+        let mut c = Chunked::default();
+        for i in 0..40_000u32 {
+            c.push(i);
+        }
+        assert_eq!(c.len(), 40_000);
+        assert!(c.iter().copied().eq(0..40_000));
     }
 }

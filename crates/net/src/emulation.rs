@@ -42,6 +42,12 @@ pub struct Options {
     pub lateness_bound: Duration,
     /// Where commands' output goes (`cmd-FLOW.log`), if anywhere.
     pub logs: Option<PathBuf>,
+    /// Make the devices with segmentation offload (TSO): the senders' stacks
+    /// hand over up to 64 KB at once, which the emulator splits.
+    pub offload: bool,
+    /// Pin the wire thread to one CPU and steer the kernel's processing of
+    /// the packets it writes to the others (receive packet steering).
+    pub steer: bool,
 }
 
 impl Default for Options {
@@ -49,9 +55,11 @@ impl Default for Options {
         Options {
             realtime: true,
             priority: 50,
-            spin: Duration::from_micros(100),
+            spin: Duration::from_micros(50),
             lateness_bound: Duration::from_micros(500),
             logs: None,
+            offload: true,
+            steer: true,
         }
     }
 }
@@ -90,6 +98,8 @@ pub struct Emulation {
     done: Arc<AtomicBool>,
     /// The namespaces, kept until the threads that use them are gone.
     namespaces: Vec<Namespace>,
+    /// Where the wire thread and the kernel's work run (`None`: anywhere).
+    cpus: Option<Cpus>,
     end: Instant,
 }
 
@@ -106,6 +116,7 @@ impl Emulation {
             control: None,
             done: Arc::new(AtomicBool::new(false)),
             namespaces: Vec::new(),
+            cpus: None,
             end,
         }
     }
@@ -154,6 +165,11 @@ impl Emulation {
         self.done.load(Ordering::Acquire)
     }
 
+    /// The flag [`Emulation::is_done`] reads, for a waiter on another thread.
+    pub fn done_flag(&self) -> Arc<AtomicBool> {
+        self.done.clone()
+    }
+
     /// Asks the run to stop now (its results so far are kept).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -164,16 +180,22 @@ impl Emulation {
         let plan = self.plan.clone();
         let commands = plan.flows.iter().any(|f| f.cmd.is_some());
         crate::preflight::check(commands).map_err(SetupError)?;
+        self.cpus = self.options.steer.then(Cpus::choose).flatten();
         let mut devices = Vec::new();
         for node in &plan.nodes {
             let ns = Namespace::new(&node.name)?;
             let n = node.clone();
-            devices.push(ns.run(move || configure(&n))?);
+            let offload = self.options.offload;
+            let rps = self.cpus.as_ref().map(|c| c.rps_mask.clone());
+            devices.push(ns.run(move || configure(&n, offload, rps.as_deref()))?);
             self.namespaces.push(ns);
         }
         let addresses: Vec<[u8; 4]> = plan.nodes.iter().map(|n| n.address).collect();
         let (routes, routing) = routing(&plan);
-        let network = Network::new(wavelab_sim::link_models(&plan.scenario).expect("validated"), routes);
+        let network = Network::new(
+            wavelab_sim::link_models(&plan.scenario).expect("validated"),
+            routes,
+        );
         let clock = Clock::start();
         let sc = &plan.scenario;
         let config = WireConfig {
@@ -182,6 +204,8 @@ impl Emulation {
             queues: sc.output.queues,
             spin: self.options.spin,
             realtime: self.options.realtime.then_some(self.options.priority),
+            offload: self.options.offload,
+            cpu: self.cpus.as_ref().map(|c| c.wire),
         };
         let mtu = plan.nodes.iter().map(|n| n.mtu).max().unwrap_or(1500) as usize;
         let wire = Wire::new(
@@ -253,7 +277,11 @@ impl Drop for Emulation {
 /// Sets up a node's namespace (on a thread inside it): loopback up, IPv6
 /// off, the TUN device with the node's address and MTU, the routes with
 /// the flows' attributes, and the sysctls.
-fn configure(node: &NodePlan) -> Result<tun_rs::SyncDevice, SetupError> {
+fn configure(
+    node: &NodePlan,
+    offload: bool,
+    rps: Option<&str>,
+) -> Result<tun_rs::SyncDevice, SetupError> {
     // no router solicitations or other IPv6 chatter on the devices
     let _ = sysctl("net.ipv6.conf.all.disable_ipv6", "1");
     let _ = sysctl("net.ipv6.conf.default.disable_ipv6", "1");
@@ -261,12 +289,16 @@ fn configure(node: &NodePlan) -> Result<tun_rs::SyncDevice, SetupError> {
     let dev = tun_rs::DeviceBuilder::new()
         .name(DEVICE)
         .mtu(node.mtu.min(65535) as u16)
+        .offload(offload)
         .build_sync()
         .map_err(|e| SetupError::io(format!("creating the TUN device of {}", node.name), e))?;
     let a = node.address;
     let cidr = format!("{}.{}.{}.{}/16", a[0], a[1], a[2], a[3]);
     ip(&["addr", "add", &cidr, "dev", DEVICE])?;
     ip(&["link", "set", DEVICE, "up", "txqueuelen", "1000"])?;
+    if let Some(mask) = rps {
+        steer(mask)?;
+    }
     for (dst, attrs) in &node.routes {
         let to = format!("{}.{}.{}.{}/32", dst[0], dst[1], dst[2], dst[3]);
         let mut args = vec!["route", "add", &to, "dev", DEVICE];
@@ -283,6 +315,74 @@ fn configure(node: &NodePlan) -> Result<tun_rs::SyncDevice, SetupError> {
     dev.set_nonblocking(true)
         .map_err(|e| SetupError::io("the TUN device", e))?;
     Ok(dev)
+}
+
+/// Receive packet steering of the node's device onto the CPUs of `mask`
+/// (hexadecimal, as in `rps_cpus`): what the wire thread writes to the
+/// device is then processed by the kernel (the receiving TCP stack, its
+/// ACKs, the sender's next segments) on those CPUs instead of inside the
+/// wire thread's write. The setting lives in sysfs, which shows a
+/// namespace's devices only when mounted from inside it, so this thread
+/// takes a private mount namespace and mounts one there (both go when it
+/// ends).
+fn steer(mask: &str) -> Result<(), SetupError> {
+    use nix::mount::{mount, MsFlags};
+    let fail =
+        |what: &str, e: nix::Error| SetupError::io(format!("steering the device: {what}"), e);
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)
+        .map_err(|e| fail("unshare(CLONE_NEWNS)", e))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| fail("making / private", e))?;
+    mount(
+        Some("sysfs"),
+        "/sys",
+        Some("sysfs"),
+        MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| fail("mounting sysfs", e))?;
+    let path = format!("/sys/class/net/{DEVICE}/queues/rx-0/rps_cpus");
+    std::fs::write(&path, mask).map_err(|e| SetupError::io(format!("writing {path}"), e))
+}
+
+/// The CPU the wire thread runs on, and the others, which process what it
+/// writes.
+#[derive(Clone, Debug)]
+struct Cpus {
+    wire: usize,
+    rps_mask: String,
+}
+
+impl Cpus {
+    /// With at least two CPUs: the wire thread on the last one this process
+    /// may use, the kernel's work on the others.
+    fn choose() -> Option<Cpus> {
+        let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+        let cpus: Vec<usize> = (0..nix::sched::CpuSet::count())
+            .filter(|&c| allowed.is_set(c).unwrap_or(false))
+            .collect();
+        let (&wire, others) = cpus.split_last()?;
+        if others.is_empty() {
+            return None;
+        }
+        let mut mask = vec![0u32; wire / 32 + 1];
+        for &c in others {
+            mask[c / 32] |= 1 << (c % 32);
+        }
+        let rps_mask = mask
+            .iter()
+            .rev()
+            .map(|w| format!("{w:08x}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        Some(Cpus { wire, rps_mask })
+    }
 }
 
 /// The network's routes and how packets find theirs: each flow's data and
@@ -345,12 +445,19 @@ fn sample(
     );
     let interval = plan.scenario.output.interval;
     let mut t = Instant::ZERO;
+    // a wire thread that ended early (it panicked) ends the run
+    let halted = |stop: &AtomicBool| {
+        if wire.is_finished() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        stop.load(Ordering::Relaxed)
+    };
     while t <= end {
-        while clock.now() < t && !stop.load(Ordering::Relaxed) {
+        while clock.now() < t && !halted(stop) {
             let left = t.saturating_since(clock.now()).as_nanos();
             std::thread::sleep(std::time::Duration::from_nanos(left.min(20_000_000)));
         }
-        if stop.load(Ordering::Relaxed) {
+        if halted(stop) {
             break;
         }
         for (i, state) in flows.state.iter().enumerate() {
@@ -358,15 +465,21 @@ fn sample(
         }
         t += interval;
     }
-    while clock.now() < end && !stop.load(Ordering::Relaxed) {
+    while clock.now() < end && !halted(stop) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     stop.store(true, Ordering::Relaxed);
-    let wire = wire
-        .join()
-        .map_err(|_| "the emulation's wire thread panicked".to_string())?;
-    let wall = started.elapsed();
+    let wire = wire.join();
     flows.join();
+    let wire = wire.map_err(|e| {
+        let what = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        format!("the emulation's wire thread panicked: {what}")
+    })?;
+    let wall = started.elapsed();
     let ends = flows
         .state
         .iter()

@@ -227,6 +227,15 @@ fn accept_loop(
                     clamp,
                 );
                 let _ = conn.set_read_timeout(Some(TICK));
+                // the reader wakes per 64 KB (or at the FIN), not per segment:
+                // at high rates a wake-up per packet costs the thread that
+                // releases them more than the packet itself
+                let _ = crate::sys::setsockopt_int(
+                    conn.as_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVLOWAT,
+                    64 << 10,
+                );
                 let reader = match conn.try_clone() {
                     Ok(r) => r,
                     Err(e) => {

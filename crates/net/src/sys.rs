@@ -8,14 +8,17 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// Puts the calling thread under `SCHED_FIFO` at `priority` (1-99).
-pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
+/// Puts the calling thread under `SCHED_FIFO` at `priority` (1-99), or
+/// back under `SCHED_OTHER` with `None`.
+pub fn set_fifo_priority(priority: Option<i32>) -> io::Result<()> {
+    let (policy, p) = match priority {
+        Some(p) => (libc::SCHED_FIFO, p),
+        None => (libc::SCHED_OTHER, 0),
     };
+    let param = libc::sched_param { sched_priority: p };
     // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
     // is the calling thread.
-    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    let r = unsafe { libc::sched_setscheduler(0, policy, &param) };
     if r == 0 {
         Ok(())
     } else {

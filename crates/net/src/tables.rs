@@ -8,14 +8,12 @@
 //! retransmissions, duplicate ACKs and segments) is NaN, so the counters are
 //! floats here where the simulator's are integers.
 
-use crate::driver::{Release, WireOutput, NO_FLOW};
+use crate::driver::{Chunked, Release, WireOutput, NO_FLOW};
 use crate::emulation::{FlowEnd, Options};
 use crate::plan::Plan;
 use wavelab_sim::capture::Capture;
-use wavelab_sim::link::DropCause;
 use wavelab_sim::scenario::{link_name, HandoverTime};
 use wavelab_sim::tables::series::Series;
-use wavelab_sim::topology::DirId;
 use wavelab_sim::{ColumnData, Results, RunStats, Table};
 use wavelab_tcp::{Duration, Instant};
 
@@ -38,9 +36,8 @@ pub struct Lateness {
 
 impl Lateness {
     /// The percentiles of these releases (nearest rank).
-    pub fn of(releases: &[Release]) -> Lateness {
+    pub fn of<'a>(releases: impl Iterator<Item = &'a Release>) -> Lateness {
         let mut late: Vec<u64> = releases
-            .iter()
             .map(|r| r.actual.as_nanos().saturating_sub(r.planned.as_nanos()))
             .collect();
         if late.is_empty() {
@@ -89,6 +86,9 @@ pub struct EmulationStats {
     pub write_errors: u64,
     /// `SCHED_FIFO` priority granted, or why not.
     pub realtime: Result<i32, String>,
+    /// Windows of 100 ms in which the wire thread gave up real-time
+    /// priority to stay under the kernel's real-time limit.
+    pub realtime_demotions: u64,
     /// Settings the kernel did not apply, and other notes.
     pub notes: Vec<String>,
     /// Errors of flows (a connection that never opened, ...).
@@ -126,7 +126,7 @@ pub fn build(
     wall: std::time::Duration,
 ) -> EmulationResults {
     let end = wire.stopped_at;
-    let lateness = Lateness::of(&wire.releases);
+    let lateness = Lateness::of(wire.releases.iter());
     let mut notes = plan.notes.clone();
     let mut errors = Vec::new();
     for (f, e) in plan.flows.iter().zip(&flows) {
@@ -147,6 +147,10 @@ pub fn build(
         links: link_table(plan, &wire),
         packets: wire.log.to_table(u128::MAX),
         handovers: handover_table(plan),
+        // the plan refuses handoffs of multi-homed nodes (and with them
+        // the notifications they send)
+        handoffs: Table::default(),
+        notifications: Table::default(),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,
@@ -165,6 +169,7 @@ pub fn build(
         read_errors: wire.read_errors,
         write_errors: wire.write_errors,
         realtime: wire.realtime.clone(),
+        realtime_demotions: wire.demotions,
         notes,
         errors,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -182,7 +187,8 @@ pub fn build(
     }
 }
 
-fn release_table(r: &[Release]) -> Table {
+fn release_table(r: &Chunked<Release>) -> Table {
+    let r: Vec<&Release> = r.iter().collect();
     let mut t = Table::default();
     t.push(
         "time",
@@ -275,6 +281,10 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
         "rto_expiries",
         col(&|e: &FlowEnd| e.sender.and_then(|i| i.total_rto).map(|x| x as f64)),
     );
+    // the kernel counts tail loss probes per namespace (TCPLossProbes),
+    // not per connection
+    t.push("loss_probes", col(&none));
+    t.push("tlp_recoveries", col(&none));
     t.push("spurious_retransmissions", col(&none));
     t.push("dsacks_received", col(&tx(|i| i.dsack_dups as f64)));
     t.push("dupacks_received", col(&none));
@@ -311,90 +321,22 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
 }
 
 fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
-    let sc = &plan.scenario;
-    let n = wire.links.len();
-    let node = |d: usize, end: usize| {
-        let (a, b) = plan.topology.ends(d as DirId);
-        plan.topology.nodes()[if end == 0 { a } else { b }].clone()
-    };
-    let mut t = Table::default();
-    t.push("dir", ColumnData::U32((0..n as u32).collect()));
-    t.push(
-        "link",
-        ColumnData::Str((0..n).map(|d| link_name(&sc.links[d / 2], d / 2)).collect()),
-    );
-    t.push(
-        "direction",
-        ColumnData::Str(
-            (0..n)
-                .map(|d| if d % 2 == 0 { "forward" } else { "reverse" }.to_string())
-                .collect(),
-        ),
-    );
-    t.push(
-        "from",
-        ColumnData::Str((0..n).map(|d| node(d, 0)).collect()),
-    );
-    t.push("to", ColumnData::Str((0..n).map(|d| node(d, 1)).collect()));
-    let l = &wire.links;
-    t.push(
-        "rate",
-        ColumnData::U64(l.iter().map(|(_, s)| s.rate.as_bps()).collect()),
-    );
-    t.push(
-        "delay",
-        ColumnData::F64(l.iter().map(|(_, s)| s.delay.as_secs_f64()).collect()),
-    );
-    let c = |g: fn(&wavelab_sim::link::LinkCounters) -> u64| {
-        ColumnData::U64(l.iter().map(|(c, _)| g(c)).collect())
-    };
-    t.push("arrived", c(|c| c.arrived));
-    t.push("sent_packets", c(|c| c.sent_packets));
-    t.push("sent_bytes", c(|c| c.sent_bytes));
-    t.push("delivered_packets", c(|c| c.delivered_packets));
-    t.push("delivered_bytes", c(|c| c.delivered_bytes));
-    t.push("dropped_queue", c(|c| c.dropped[DropCause::Queue as usize]));
-    t.push(
-        "dropped_random",
-        c(|c| c.dropped[DropCause::Random as usize]),
-    );
-    t.push(
-        "dropped_outage",
-        c(|c| c.dropped[DropCause::Outage as usize]),
-    );
-    t.push("max_queue_packets", c(|c| c.max_queue_packets));
-    t.push("max_queue_bytes", c(|c| c.max_queue_bytes));
-    t
+    let dirs: Vec<_> = wire.links.iter().map(|(c, s)| (c, *s)).collect();
+    wavelab_sim::tables::link_table(&plan.scenario, &plan.topology, &dirs)
 }
 
+/// The handovers, each at its time (the emulator has no `"steady"` ones).
 fn handover_table(plan: &Plan) -> Table {
     let sc = &plan.scenario;
-    let mut rows = Vec::new();
-    for (i, l) in sc.links.iter().enumerate() {
-        for h in &l.handovers {
-            if let HandoverTime::At(d) = h.at {
-                rows.push((link_name(l, i), d, h.outage));
-            }
-        }
-    }
-    let mut t = Table::default();
-    t.push(
-        "link",
-        ColumnData::Str(rows.iter().map(|r| r.0.clone()).collect()),
-    );
-    t.push(
-        "planned",
-        ColumnData::Str(rows.iter().map(|r| r.1.to_string()).collect()),
-    );
-    t.push(
-        "time",
-        ColumnData::F64(rows.iter().map(|r| r.1.as_secs_f64()).collect()),
-    );
-    t.push(
-        "outage",
-        ColumnData::F64(rows.iter().map(|r| r.2.as_secs_f64()).collect()),
-    );
-    t
+    wavelab_sim::tables::handover_table(sc.links.iter().enumerate().flat_map(|(i, l)| {
+        l.handovers.iter().map(move |h| {
+            let at = match h.at {
+                HandoverTime::At(d) => Some(Instant::ZERO + d),
+                HandoverTime::Steady => None,
+            };
+            (link_name(l, i), h, at)
+        })
+    }))
 }
 
 #[cfg(test)]
@@ -412,7 +354,7 @@ mod tests {
                 size: 1500,
             })
             .collect();
-        let l = Lateness::of(&r);
+        let l = Lateness::of(r.iter());
         assert_eq!(l.count, 1000);
         assert_eq!(l.p50, Duration::from_micros(500));
         assert_eq!(l.p99, Duration::from_micros(990));
