@@ -3,13 +3,14 @@
 # workspace, then TCP Wave's BPF program in crates/bpf); then the Python
 # package (built from source by maturin), its lints, types and tests; a
 # short run of each fuzz target where cargo-fuzz is installed. As root
-# on Debian it first installs chromium and tshark if they are missing (the
-# report is tested in a headless browser, the pcap files with tshark).
+# on Debian it first installs chromium, tshark and iproute2 if they are
+# missing (the report is tested in a headless browser, the pcap files with
+# tshark, the emulator sets up its namespaces with `ip`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== Tools: chromium and tshark (the report's and the pcap files' tests)"
-if ! command -v tshark >/dev/null || ! { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }; then
+echo "== Tools: chromium, tshark and iproute2 (the report's, the pcap files' and the emulator's tests)"
+if ! command -v tshark >/dev/null || ! command -v ip >/dev/null || ! { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "installing chromium and tshark with apt-get (Debian packages, system-wide)"
         # tshark's package asks whether non-root users may capture: answer no
@@ -17,9 +18,9 @@ if ! command -v tshark >/dev/null || ! { command -v chromium >/dev/null || comma
             echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
         fi
         apt-get update -q
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium tshark
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium tshark iproute2
     else
-        echo "chromium or tshark is missing and this is not root with apt-get:"
+        echo "chromium, tshark or ip is missing and this is not root with apt-get:"
         echo "their tests skip (and fail under CI=true)"
     fi
 fi

@@ -26,6 +26,8 @@ def test_help_lists_every_command() -> None:
         "sweep",
         "report",
         "bpf",
+        "emulate",
+        "compare",
     }
     for c in commands:
         assert c in out.stdout

@@ -129,7 +129,8 @@ def test_frames_are_built_when_first_read_and_travel_as_buffers(small_toml: str)
     sc = wavelab.from_toml(small_toml)
     fresh = wavelab.run(sc)
     # nothing built yet: a copy for another process carries only buffers
-    assert fresh.pending == list(TABLES)
+    # (every table but an emulation's releases)
+    assert fresh.pending == [t for t in TABLES if t != "releases"]
     light = pickle.dumps(fresh)
     built = wavelab.run(sc)
     # queues first: its `link` column needs the links table, built on the way

@@ -35,3 +35,43 @@ class Simulation:
     def add_capture(self, target: str, path: str) -> None: ...
     def finish_captures(self) -> list[dict[str, Any]]: ...
     def results(self) -> dict[str, list[Column]]: ...
+
+def normalize_emulation(json: str, check_kernel: bool = True) -> str:
+    """Validate a scenario for the emulator (the kernel's congestion controls
+    unless ``check_kernel`` is false); return it normalised."""
+
+def emulation_unavailable() -> str | None:
+    """``None`` if this process can emulate, else what is missing."""
+
+def kernel_congestion_controls() -> list[str]:
+    """The kernel's tcp_available_congestion_control."""
+
+def emulation_cleanup(all: bool = False) -> list[tuple[int, str, int]]:
+    """Kill processes earlier emulations left; (pid, command line, owner) of each."""
+
+def terminate_with_parent() -> None:
+    """Receive SIGTERM when the parent process dies."""
+
+class Emulation:
+    """A scenario on real packets between network namespaces."""
+
+    def __init__(
+        self,
+        json: str,
+        realtime: bool = True,
+        spin_us: float = 50.0,
+        lateness_bound_us: float = 500.0,
+        logs: str | None = None,
+    ) -> None: ...
+    def add_capture(self, target: str, path: str) -> None: ...
+    def start(self) -> None: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def end(self) -> float: ...
+    def wait(self, timeout: float) -> bool: ...
+    def stop(self) -> None: ...
+    def finish(
+        self,
+    ) -> tuple[dict[str, list[Column]], dict[str, float], dict[str, Any]]: ...
+    def finish_captures(self) -> list[dict[str, Any]]: ...

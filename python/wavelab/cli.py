@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
+def _parse_sets(sets: Sequence[str]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for item in sets:
         if "=" not in item:
@@ -47,6 +47,11 @@ def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
             )
         path, value = item.split("=", 1)
         changes[path.strip()] = _parse_value(value.strip())
+    return changes
+
+
+def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
+    changes = _parse_sets(sets)
     try:
         return sc.with_changes(changes) if changes else sc
     except PathError as e:
@@ -58,6 +63,14 @@ def _print_summary(res: Results) -> None:
         print(res.summary().to_string(index=False))
 
 
+Runner = Callable[[Scenario, bool, dict[str, Path]], Results]
+"""Runs a scenario with a progress bar (or not) and captures."""
+
+
+def _simulate(sc: Scenario, progress: bool, captures: dict[str, Path]) -> Results:
+    return run(sc, progress=progress, captures=captures)
+
+
 def _run_and_write(
     sc: Scenario,
     out: Path,
@@ -65,6 +78,7 @@ def _run_and_write(
     quiet: bool,
     pcap: Sequence[str] = (),
     force: bool = False,
+    runner: Runner = _simulate,
 ) -> Results:
     """Runs ``sc`` and writes its results into ``out``, which must not hold
     another scenario's results unless ``force`` (checked before the run, so
@@ -80,7 +94,7 @@ def _run_and_write(
         out.mkdir(parents=True, exist_ok=True)
     pending = {t: temporary_name(p) for t, p in final.items()}
     try:
-        res = run(sc, progress=not quiet, captures=pending)
+        res = runner(sc, not quiet, pending)
         try:
             files = res.to_parquet(out)
         except OSError as e:
@@ -127,10 +141,15 @@ def _run_and_write(
         )
     if not quiet:
         _print_summary(res)
-        print(
-            f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
-            f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
-        )
+        if res.emulated:
+            print(f"\n{_emulation_line(res)}; wrote {len(files)} files to {out}/")
+        else:
+            print(
+                f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
+                f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
+            )
+    if res.emulated:
+        _emulation_warnings(res)
     if failed_captures:
         c = failed_captures[0]
         raise WavelabError(
@@ -140,6 +159,131 @@ def _run_and_write(
     if stopped:
         raise WavelabError(f"{stopped}; the partial results were written to {out}/")
     return res
+
+
+def _emulation_line(res: Results) -> str:
+    """An emulation's figures in one line."""
+    e = res.run["emulation"]
+    rt = (
+        f"real-time priority {e['realtime']}"
+        if e.get("realtime") is not None
+        else f"no real-time priority ({e.get('realtime_refused', '')})"
+    )
+    return (
+        f"{res.run['packet_hops']:,} packet hops on the emulated links in "
+        f"{e['wall_seconds']:.1f} s; release lateness p50 {e['lateness_p50'] * 1e6:.1f} us, "
+        f"p99 {e['lateness_p99'] * 1e6:.1f} us, p99.9 {e['lateness_p999'] * 1e6:.1f} us, "
+        f"max {e['lateness_max'] * 1e6:.0f} us ({rt}; load {' '.join(e['loadavg'].split()[:3])})"
+    )
+
+
+def _emulation_warnings(res: Results) -> None:
+    """Notes, flow errors and the lateness flag of an emulation, on stderr."""
+    e = res.run["emulation"]
+    for n in e.get("notes", []):
+        print(f"note: {n}", file=sys.stderr)
+    for n in e.get("errors", []):
+        print(f"error: {n}", file=sys.stderr)
+    if e.get("realtime_demotions"):
+        print(
+            f"note: real-time priority was given up in {e['realtime_demotions']} windows of "
+            "100 ms to stay under the kernel's real-time limit (docs/emulation.md)",
+            file=sys.stderr,
+        )
+    if e.get("flagged"):
+        print(
+            f"warning: the release lateness exceeded its bound (p99 "
+            f"{e['lateness_p99'] * 1e6:.0f} us > {e['lateness_bound'] * 1e6:.0f} us): this "
+            "run's timings are not the scenario's; it is flagged in run.json",
+            file=sys.stderr,
+        )
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    """``wavelab emulate``."""
+    from wavelab import emulator
+
+    if args.cleanup:
+        found = emulator.cleanup(all_runs=False)
+        for pid, cmdline, owner in found:
+            print(f"killed {pid} ({cmdline}), left by emulation {owner}")
+        print(
+            f"{len(found)} process{'es' if len(found) != 1 else ''} left by earlier emulations; "
+            "their namespaces and devices go with them"
+        )
+        return 0
+    if not args.scenario:
+        raise WavelabError("give a scenario (file or built-in name), or --cleanup")
+    for name, value in (("--spin", args.spin), ("--lateness-bound", args.lateness_bound)):
+        if not value >= 0:
+            raise WavelabError(f"{name} {value:g}: give microseconds, at least 0")
+    # the changes apply before validation: a shipped scenario's default
+    # algorithm (NewReno) is one the kernel does not have
+    try:
+        sc = load_scenario_or_builtin(args.scenario, emulation=True, changes=_parse_sets(args.set))
+    except PathError as e:
+        raise WavelabError(f"--set {e}") from None
+    out = Path(args.out) if args.out else Path("results") / f"{sc.name}-emulated"
+    why = emulator.unavailable()
+    if why:
+        raise WavelabError(why)
+    sim = None
+    if args.compare:
+        from wavelab.compare import simulation_of
+
+        sim = simulation_of(sc)  # refused before the emulation runs, not after
+
+    def runner(sc: Scenario, progress: bool, captures: dict[str, Path]) -> Results:
+        with emulator.stop_on_termination():
+            return emulator.emulate(
+                sc,
+                progress=progress,
+                captures=captures,
+                realtime=not args.no_realtime,
+                spin=args.spin * 1e-6,
+                lateness_bound=args.lateness_bound * 1e-6,
+                logs=out,
+            )
+
+    res = _run_and_write(
+        sc, out, not args.no_plots, args.quiet, args.pcap, force=args.force, runner=runner
+    )
+    if sim is not None and res.complete:
+        sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
+        _write_comparison(sim_res, res, out / "compare")
+    return 0 if res.complete else 130
+
+
+def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
+    from wavelab.compare import write
+
+    c, files = write(sim, emu, out)
+    with pd.option_context("display.width", 160, "display.max_rows", 200):
+        print(c.table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    if c.flagged:
+        print(f"warning: {c.flagged}", file=sys.stderr)
+    print(f"wrote {len(files)} files to {out}/")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``wavelab compare``."""
+    runs = []
+    for d in (Path(args.simulation), Path(args.emulation)):
+        if not (d / "run.json").exists():
+            raise WavelabError(f"{d}: no results here (expected run.json)")
+        runs.append(Results.read_parquet(d))
+    sim, emu = runs
+    if sim.emulated or not emu.emulated:
+        raise WavelabError(
+            "give a simulation's results first and an emulation's second "
+            f"({args.simulation} is {'an emulation' if sim.emulated else 'a simulation'}, "
+            f"{args.emulation} is {'an emulation' if emu.emulated else 'a simulation'})"
+        )
+    if sim.scenario.normalized["links"] != emu.scenario.normalized["links"]:
+        print("warning: the two runs' links differ", file=sys.stderr)
+    out = Path(args.out) if args.out else Path(args.emulation) / "compare"
+    _write_comparison(sim, emu, out)
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -354,35 +498,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    p = argparse.ArgumentParser(
-        prog="wavelab",
-        description="Simulate TCP over changing links: run scenarios and sweeps, plot, "
-        "report and benchmark.",
-    )
-    p.add_argument("--version", action="version", version=f"wavelab {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    r = sub.add_parser("run", help="run a scenario file; write results and plots")
-    r.add_argument("scenario", help="scenario file (TOML), or a built-in scenario's name")
-    r.add_argument("--out", help="output directory (default results/NAME)")
-    r.add_argument(
+def _run_options(p: argparse.ArgumentParser, cc: str) -> None:
+    """The options `run` and `emulate` share."""
+    p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="PATH=VALUE",
-        help="change a field before running, e.g. --set flows[0].cc=reno (repeatable)",
+        help=f"change a field before running, e.g. --set flows[0].cc={cc} (repeatable)",
     )
-    r.add_argument(
+    p.add_argument(
         "--force",
         action="store_true",
         help="write even if the output directory holds another scenario's results "
         "(wavelab's files there are removed first)",
     )
-    r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    r.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    r.add_argument(
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument(
         "--pcap",
         action="append",
         default=[],
@@ -390,7 +523,71 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a pcap of a flow's sender (flow:NAME) or of a link (link:NAME, "
         "link:NAME:forward); a bare name works when unambiguous (repeatable)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    p = argparse.ArgumentParser(
+        prog="wavelab",
+        description="Simulate TCP over changing links: run scenarios and sweeps, emulate "
+        "them on real packets, plot, report and benchmark.",
+    )
+    p.add_argument("--version", action="version", version=f"wavelab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    r = sub.add_parser("run", help="run a scenario file; write results and plots")
+    r.add_argument("scenario", help="scenario file (TOML), or a built-in scenario's name")
+    r.add_argument("--out", help="output directory (default results/NAME)")
+    _run_options(r, "reno")
     r.set_defaults(func=cmd_run)
+
+    em = sub.add_parser(
+        "emulate",
+        help="run a scenario on real packets: kernel TCP between network namespaces, "
+        "the links on the wall clock (root)",
+    )
+    em.add_argument("scenario", nargs="?", help="scenario file (TOML), or a built-in's name")
+    em.add_argument("--out", help="output directory (default results/NAME-emulated)")
+    _run_options(em, "cubic")
+    em.add_argument(
+        "--no-realtime",
+        action="store_true",
+        help="do not ask for real-time priority for the thread that releases packets",
+    )
+    em.add_argument(
+        "--spin",
+        type=float,
+        default=50.0,
+        metavar="US",
+        help="microseconds before each release the thread stops sleeping and spins (default 50)",
+    )
+    em.add_argument(
+        "--lateness-bound",
+        type=float,
+        default=500.0,
+        metavar="US",
+        help="flag the run if the 99th percentile of release lateness exceeds this "
+        "(microseconds, default 500)",
+    )
+    em.add_argument(
+        "--compare",
+        action="store_true",
+        help="also simulate the scenario and compare (OUT/simulation, OUT/compare)",
+    )
+    em.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="kill what earlier runs left behind (see docs/emulation.md) and exit",
+    )
+    em.set_defaults(func=cmd_emulate)
+
+    cmp = sub.add_parser(
+        "compare", help="put a simulation and an emulation of one scenario side by side"
+    )
+    cmp.add_argument("simulation", help="results directory of `wavelab run`")
+    cmp.add_argument("emulation", help="results directory of `wavelab emulate`")
+    cmp.add_argument("--out", help="where to write the comparison (default EMULATION/compare)")
+    cmp.set_defaults(func=cmd_compare)
 
     sw = sub.add_parser(
         "sweep", help="run every point of a sweep file; store each run, write a table"

@@ -113,7 +113,7 @@ def parquet_files(tables: dict[str, NativeTable]) -> dict[str, bytes]:
         cols = (
             queues_with_link(tables)
             if name == "queues" and _rows(tables["queues"])
-            else tables[name]
+            else tables.get(name, [])
         )
         if name in OPTIONAL_TABLES and _rows(cols) == 0:
             continue

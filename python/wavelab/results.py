@@ -24,10 +24,34 @@ TABLES = (
     "handovers",
     "handoffs",
     "notifications",
+    "releases",
 )
+"""The tables of a run; ``releases`` only an emulation has."""
 
-OPTIONAL_TABLES = ("packets", "handovers", "handoffs", "notifications")
+OPTIONAL_TABLES = ("packets", "handovers", "handoffs", "notifications", "releases")
 """Tables written to files only when they have rows."""
+
+COUNTERS = (
+    "bytes_sent",
+    "bytes_retransmitted",
+    "bytes_acked",
+    "bytes_delivered",
+    "segments_sent",
+    "retransmissions",
+    "fast_retransmits",
+    "rto_expiries",
+    "loss_probes",
+    "tlp_recoveries",
+    "spurious_retransmissions",
+    "dsacks_received",
+    "dupacks_received",
+    "acks_received",
+    "acks_sent",
+    "duplicate_segments",
+    "out_of_order_segments",
+)
+"""The per-flow counters; an emulation reports those the kernel does not
+keep as missing (``<NA>``)."""
 
 
 def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
@@ -68,7 +92,12 @@ class Results:
     * ``notifications``: the cross-layer notifications delivered to senders
       (when, to which flow, and what they said: a handoff's old and new
       access link rate and delay and the flows on the new link, or a
-      link-layer report's segment and retransmissions).
+      link-layer report's segment and retransmissions);
+    * ``releases`` (an emulation's only): every packet handed to its
+      destination, its planned instant and its lateness.
+
+    ``run`` holds the run's figures; an emulation's has ``mode =
+    "emulation"`` and its lateness and settings under ``emulation``.
 
     Times are in seconds, sizes in bytes, rates in bit/s.
 
@@ -89,6 +118,7 @@ class Results:
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
+        releases: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
         complete: bool = True,
         native: Mapping[str, NativeTable] | None = None,
@@ -105,6 +135,7 @@ class Results:
             "handovers": handovers,
             "handoffs": handoffs,
             "notifications": notifications,
+            "releases": releases,
         }
         self._frames = {name: f for name, f in given.items() if f is not None}
         # the native module's column buffers of the tables not built yet
@@ -140,6 +171,10 @@ class Results:
                     dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
                 )
                 frame.insert(2, "link", pd.Series(link))
+            if name == "flows" and self.emulated:
+                for c in COUNTERS:
+                    if c in frame and frame[c].dtype.kind == "f":
+                        frame[c] = frame[c].round().astype("UInt64")
         self._frames[name] = frame
         return frame
 
@@ -189,6 +224,17 @@ class Results:
         """The cross-layer notifications delivered to senders, with what
         they said."""
         return self._table("notifications")
+
+    @property
+    def releases(self) -> pd.DataFrame:
+        """An emulation's releases: ``time`` (planned, s), ``lateness`` (s),
+        ``dir`` (the last link direction), ``flow`` (-1: none), ``size``."""
+        return self._table("releases")
+
+    @property
+    def emulated(self) -> bool:
+        """True for the results of an emulation."""
+        return self.run.get("mode") == "emulation"
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"
@@ -272,8 +318,9 @@ class Results:
         for name in TABLES:
             p = d / f"{name}.parquet"
             frames[name] = pd.read_parquet(p) if p.exists() else pd.DataFrame()
+        emulated = meta["run"].get("mode") == "emulation"
         return cls(
-            from_dict(meta["scenario"]),
+            from_dict(meta["scenario"], emulation=emulated, check_kernel=False),
             series=frames["series"],
             flows=frames["flows"],
             links=frames["links"],
@@ -282,6 +329,7 @@ class Results:
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
+            releases=frames["releases"],
             run=meta["run"],
             complete=meta["complete"],
         )

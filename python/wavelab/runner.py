@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from wavelab import _native
 from wavelab.errors import ScenarioFileError, WavelabError, check_path, check_type
@@ -56,23 +56,13 @@ def run(
     check_type("run(steps)", steps, int, "a whole number of steps")
     if steps < 1:
         raise WavelabError(f"run(steps): {steps} must be at least 1")
-    if captures is not None:
-        check_type("run(captures)", captures, Mapping, 'a dict such as {"flow:first": "f.pcap"}')
-        for target, path in captures.items():
-            check_type("run(captures)", target, str, "capture targets (str) as keys")
-            check_path("run(captures)", path)
+    check_captures("run(captures)", captures)
     try:
         sim = _native.Simulation(scenario.to_json())
     except _native.ScenarioError as e:
         where = f"{scenario.source}: " if scenario.source else f"{scenario.name}: "
         raise ScenarioFileError(f"{where}{e}") from None
-    for target, path in (captures or {}).items():
-        try:
-            sim.add_capture(target, str(path))
-        except ValueError as e:
-            raise WavelabError(f"{scenario.name}: {e}") from None
-        except OSError as e:
-            raise WavelabError(f"{path}: cannot be created: {e.strerror or e}") from None
+    add_captures(sim, scenario.name, captures)
     end = sim.end
     callback: Progress | None
     bar = None
@@ -113,6 +103,32 @@ def run(
     if captures:
         stats["captures"] = _finish_captures(sim, captures)
     return Results.from_native(scenario, sim.results(), stats, complete)
+
+
+class _Captures(Protocol):
+    def add_capture(self, target: str, path: str) -> None: ...
+
+
+def check_captures(where: str, captures: Mapping[str, str | Path] | None) -> None:
+    """Checks the types of a ``captures`` argument (``{target: path}``)."""
+    if captures is not None:
+        check_type(where, captures, Mapping, 'a dict such as {"flow:first": "f.pcap"}')
+        for target, path in captures.items():
+            check_type(where, target, str, "capture targets (str) as keys")
+            check_path(where, path)
+
+
+def add_captures(run: _Captures, name: str, captures: Mapping[str, str | Path] | None) -> None:
+    """Attaches the captures to a simulation or an emulation of scenario
+    ``name``; a target that names nothing, or a file that cannot be created,
+    is a :class:`WavelabError`."""
+    for target, path in (captures or {}).items():
+        try:
+            run.add_capture(target, str(path))
+        except ValueError as e:
+            raise WavelabError(f"{name}: {e}") from None
+        except OSError as e:
+            raise WavelabError(f"{path}: cannot be created: {e.strerror or e}") from None
 
 
 def _finish_captures(

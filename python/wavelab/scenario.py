@@ -39,12 +39,16 @@ class Scenario:
 
     ``data`` is the scenario as written; ``normalized`` has every default filled
     in (what the simulator runs). ``source`` is the file it came from, if any.
+    ``emulation`` is true for a scenario validated for the emulator, whose
+    flows' ``cc`` name congestion controls of the kernel (see
+    ``docs/emulation.md``).
     """
 
     data: dict[str, Any]
     normalized: dict[str, Any]
     source: Path | None = None
     _json: str = field(default="", repr=False, compare=False)
+    emulation: bool = False
 
     def __post_init__(self) -> None:
         check_type("Scenario(data)", self.data, dict, "a dict (use wavelab.from_dict)")
@@ -78,7 +82,7 @@ class Scenario:
         data = copy.deepcopy(self.data)
         for path, value in changes.items():
             set_path(data, path, value)
-        return from_dict(data, source=self.source)
+        return from_dict(data, source=self.source, emulation=self.emulation)
 
 
 def _seconds(text: str) -> float:
@@ -167,8 +171,15 @@ def parse_toml(text: Any, where: str, error: type[WavelabError]) -> dict[str, An
         raise error(f"{where}not valid TOML: {e}") from None
 
 
-def from_dict(data: Mapping[str, Any], source: str | Path | None = None) -> Scenario:
-    """Validates a scenario given as a dict (as TOML would give it)."""
+def from_dict(
+    data: Mapping[str, Any],
+    source: str | Path | None = None,
+    emulation: bool = False,
+    check_kernel: bool = True,
+) -> Scenario:
+    """Validates a scenario given as a dict (as TOML would give it): for the
+    simulator, or with ``emulation`` for the emulator (against the running
+    kernel's congestion controls, unless ``check_kernel`` is false)."""
     check_type("from_dict(data)", data, Mapping, "a dict (a scenario as TOML gives it)")
     if source is not None:
         source = check_path("from_dict(source)", source)
@@ -181,15 +192,27 @@ def from_dict(data: Mapping[str, Any], source: str | Path | None = None) -> Scen
     except (TypeError, ValueError) as e:
         raise ScenarioFileError(f"{where}cannot be represented: {e}") from None
     try:
-        normalized_json = _native.normalize_scenario(text)
+        if emulation:
+            normalized_json = _native.normalize_emulation(text, check_kernel)
+        else:
+            normalized_json = _native.normalize_scenario(text)
     except _native.ScenarioError as e:
         raise ScenarioFileError(f"{where}{e}") from None
+    except OSError as e:
+        raise ScenarioFileError(f"{where}{e}") from None
     normalized = json.loads(normalized_json)
-    return Scenario(dict(data), normalized, source, normalized_json)
+    return Scenario(dict(data), normalized, source, normalized_json, emulation)
 
 
-def from_toml(text: str | bytes, source: str | Path | None = None) -> Scenario:
-    """Validates a scenario given as TOML text (``str``, or UTF-8 ``bytes``)."""
+def from_toml(
+    text: str | bytes,
+    source: str | Path | None = None,
+    emulation: bool = False,
+    changes: Mapping[str, Any] | None = None,
+) -> Scenario:
+    """Validates a scenario given as TOML text (``str``, or UTF-8 ``bytes``;
+    for the emulator with ``emulation``), after replacing the fields in
+    ``changes`` (as :meth:`Scenario.with_changes`)."""
     if source is not None:
         source = check_path("from_toml(source)", source)
     where = f"{source}: " if source else ""
@@ -199,17 +222,21 @@ def from_toml(text: str | bytes, source: str | Path | None = None) -> Scenario:
             f"{where}has a [sweep] table: it is a sweep file; run it with "
             f"`wavelab sweep {source or 'FILE'} --out DIR`"
         )
-    return from_dict(data, source)
+    for path, value in (changes or {}).items():
+        set_path(data, path, value)
+    return from_dict(data, source, emulation)
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(
+    path: str | Path, emulation: bool = False, changes: Mapping[str, Any] | None = None
+) -> Scenario:
     """Reads and validates a scenario file.
 
     Raises :class:`ScenarioFileError` with a message that names the file, the
     field path and the bad value.
     """
     p = check_path("load_scenario(path)", path)
-    return from_toml(read_text_file(p, ScenarioFileError), p)
+    return from_toml(read_text_file(p, ScenarioFileError), p, emulation, changes)
 
 
 def builtin_names() -> list[str]:
@@ -230,21 +257,25 @@ def builtin_toml(name: str) -> str:
     return f.read_text(encoding="utf-8")
 
 
-def builtin_scenario(name: str) -> Scenario:
+def builtin_scenario(
+    name: str, emulation: bool = False, changes: Mapping[str, Any] | None = None
+) -> Scenario:
     """A shipped scenario by name (e.g. ``"wave-page-single"``)."""
-    return from_toml(builtin_toml(name), Path(f"{name}.toml"))
+    return from_toml(builtin_toml(name), Path(f"{name}.toml"), emulation, changes)
 
 
-def load_scenario_or_builtin(ref: str | Path) -> Scenario:
+def load_scenario_or_builtin(
+    ref: str | Path, emulation: bool = False, changes: Mapping[str, Any] | None = None
+) -> Scenario:
     """A scenario file, or a built-in scenario's name if no such file exists
     (a directory of that name, such as a results directory called ``demo``,
     does not hide the built-in scenario)."""
     p = Path(ref)
     if p.is_file() or p.suffix == ".toml":
-        return load_scenario(p)
+        return load_scenario(p, emulation, changes)
     if p.exists() and str(ref) not in builtin_names():
-        return load_scenario(p)  # reports what it is
-    return builtin_scenario(str(ref))
+        return load_scenario(p, emulation, changes)  # reports what it is
+    return builtin_scenario(str(ref), emulation, changes)
 
 
 def demo_scenario() -> Scenario:

@@ -10,6 +10,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use wavelab_sim::{ColumnData, Scenario, Table};
 use wavelab_tcp::Instant;
 
+mod emulation;
+
 create_exception!(
     _native,
     ScenarioError,
@@ -116,23 +118,7 @@ impl Simulation {
     /// were added: `target`, `packets`, `bytes`, or `target`, `errno`,
     /// `error` for a capture a write error (a full disk) stopped.
     fn finish_captures<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let mut out = Vec::new();
-        for (label, r) in self.inner.finish_captures() {
-            let d = PyDict::new(py);
-            d.set_item("target", label)?;
-            match r {
-                Ok(s) => {
-                    d.set_item("packets", s.packets)?;
-                    d.set_item("bytes", s.bytes)?;
-                }
-                Err(e) => {
-                    d.set_item("errno", e.raw_os_error().unwrap_or(0))?;
-                    d.set_item("error", e.to_string())?;
-                }
-            }
-            out.push(d);
-        }
-        Ok(out)
+        capture_results(py, self.inner.finish_captures())
     }
 
     /// Figures about the run: simulated seconds, events, packet hops, peak packets.
@@ -169,8 +155,33 @@ impl Simulation {
     }
 }
 
+/// What each finished capture wrote, or the error that stopped it, as dicts
+/// (`target`, `packets`, `bytes`, or `target`, `errno`, `error`).
+pub(crate) fn capture_results<'py>(
+    py: Python<'py>,
+    done: impl IntoIterator<Item = (String, std::io::Result<wavelab_sim::CaptureStats>)>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut out = Vec::new();
+    for (label, r) in done {
+        let d = PyDict::new(py);
+        d.set_item("target", label)?;
+        match r {
+            Ok(s) => {
+                d.set_item("packets", s.packets)?;
+                d.set_item("bytes", s.bytes)?;
+            }
+            Err(e) => {
+                d.set_item("errno", e.raw_os_error().unwrap_or(0))?;
+                d.set_item("error", e.to_string())?;
+            }
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
 /// An `OSError(errno, message, filename)` from an I/O error.
-fn os_error(e: &std::io::Error, what: &str) -> PyErr {
+pub(crate) fn os_error(e: &std::io::Error, what: &str) -> PyErr {
     let errno = e.raw_os_error().unwrap_or(0);
     PyOSError::new_err((errno, e.to_string(), what.to_string()))
 }
@@ -183,7 +194,7 @@ fn le_bytes<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
     out
 }
 
-fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
     let cols = PyList::empty(py);
     for c in &t.columns {
         let none = py.None().into_bound(py);
@@ -237,6 +248,12 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<emulation::Emulation>()?;
+    m.add_function(wrap_pyfunction!(emulation::normalize_emulation, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation::emulation_unavailable, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation::kernel_congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation::emulation_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation::terminate_with_parent, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
