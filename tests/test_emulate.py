@@ -487,3 +487,32 @@ def test_linux_cubic_recovers_from_the_dcnet_handover_like_the_simulation(
     assert not np.isnan(rec["simulation"])
     # the same range: within a factor of three of the simulated CUBIC
     assert rec["simulation"] / 3 <= rec["emulation"] <= 3 * rec["simulation"], rec
+
+
+def test_reproduce_dcnet2016_emulated_writes_the_kernels_rows(
+    machine: None, tmp_path: Path
+) -> None:
+    from wavelab.experiments.dcnet2016_emulated import Plan, reproduce, scenarios
+
+    plan = Plan(hts=(0.5,), directions=("L1L2",), variants=("CUBIC",), handover_at=2.0, after=4.0)
+    sc = scenarios(plan)
+    assert list(sc) == ["cubic-L1L2-ht0.5", "baseline-cubic-L2"]
+    cell = sc["cubic-L1L2-ht0.5"].normalized
+    assert cell["flows"][0]["cc"] == "cubic" and cell["flows"][0]["tcp"]["sack"] is True
+    assert cell["links"][1]["handovers"][0]["outage"] in ("500ms", 0.5)
+    reproduce(tmp_path, False, 2, plan)
+    table = pd.read_csv(tmp_path / "recovery-emulated.csv")
+    assert list(table["kernel_cc"]) == ["cubic"]
+    # R_ss of the emulated baseline on L2 cannot exceed L2's payload capacity
+    capacity = 8e6 * 960 / 1000 / 1e6
+    assert 0 < table["emu_r_ss_mbps"].iloc[0] <= capacity * 1.01, table.iloc[0]
+    assert (tmp_path / "figures-emulated" / "cubic-L1L2-ht0.5.png").stat().st_size > 0
+    assert (tmp_path / "runs" / "emulated" / "baseline-cubic-L2" / "run.json").exists()
+    assert "CUBIC (cubic)" in (tmp_path / "table1-emulated.md").read_text()
+
+
+def test_reproduce_emulate_names_the_experiments_it_has() -> None:
+    out = wavelab("reproduce", "wave-page", "--emulate")
+    assert out.returncode == 2
+    assert "'wave-page' has no emulated form; --emulate runs: dcnet2016" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -422,8 +422,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for name, (_, what) in EXPERIMENTS.items():
             print(f"{name:12} {what}")
         return 0
-    reproduce = experiment(args.experiment)
     out = Path(args.out) if args.out else Path("results") / args.experiment
+    if args.emulate:
+        from wavelab.emulator import unavailable
+        from wavelab.experiments import emulated_experiment
+
+        reproduce = emulated_experiment(args.experiment)
+        why = unavailable()
+        if why is not None:
+            raise WavelabError(f"--emulate: {why}")
+    else:
+        reproduce = experiment(args.experiment)
     reproduce(out, args.quick, args.jobs)
     print(f"\nwrote the comparison, the figures and every run's results to {out}/")
     return 0
@@ -670,6 +679,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="a shorter version, for demos")
     rp.add_argument("--jobs", type=int, help="parallel runs (default: all cores)")
     rp.add_argument("--list", action="store_true", help="list the experiments")
+    rp.add_argument(
+        "--emulate",
+        action="store_true",
+        help="run the rows the kernel has on real packets (root; dcnet2016; "
+        "--jobs default: one emulation per two cores)",
+    )
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")

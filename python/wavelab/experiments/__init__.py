@@ -28,6 +28,23 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
 }
 
 
+EMULATED: dict[str, str] = {"dcnet2016": "wavelab.experiments.dcnet2016_emulated"}
+"""Experiments with an emulated form (``wavelab reproduce NAME --emulate``):
+the rows the kernel's congestion controls can run, on real packets."""
+
+
+def emulated_experiment(name: str) -> Callable[[Path, bool, int | None], Path]:
+    """The ``reproduce`` function of experiment ``name``'s emulated form."""
+    from wavelab.errors import WavelabError
+
+    if name not in EMULATED:
+        known = "is not an experiment" if name not in EXPERIMENTS else "has no emulated form"
+        raise WavelabError(f"{name!r} {known}; --emulate runs: {', '.join(EMULATED)}")
+    module = importlib.import_module(EMULATED[name])
+    fn: Callable[[Path, bool, int | None], Path] = module.reproduce
+    return fn
+
+
 def experiment(name: str) -> Callable[[Path, bool, int | None], Path]:
     """The ``reproduce`` function of experiment ``name``."""
     from wavelab.errors import WavelabError
