@@ -141,6 +141,13 @@ def scenarios(plan: Plan) -> dict[str, Scenario]:
     return out
 
 
+LOW_R_SS = 0.5
+"""A baseline whose R_ss is below this share of the new link's payload
+capacity had not reached a steady rate within the run (Reno without SACK
+on L2 repairs the losses of its slow-start overshoot one hole per round
+trip for minutes): its cells are marked "?"."""
+
+
 def default_jobs() -> int:
     """Emulations at once: one per two CPUs (each has a wire thread that
     spins before its deadlines, and the kernel's TCP work of its flows)."""
@@ -185,6 +192,7 @@ def measure(
                 "horizon_s": horizon,
                 "sim_r_ss_mbps": sim_rss,
                 "emu_r_ss_mbps": emu_rss,
+                "new_capacity_mbps": study._capacity(c.new) / 1e6,
                 "lateness_p99_us": float(e.get("lateness_p99", np.nan)) * 1e6,
                 "flagged": bool(e.get("flagged", False) or base_e.get("flagged", False)),
             }
@@ -195,13 +203,18 @@ def measure(
 def side_by_side(table: pd.DataFrame) -> pd.DataFrame:
     """A row per variant, a column per (HT, direction), each cell
     "emulated / simulated / paper" in seconds (">N": not recovered within N
-    s; "!": the emulation was flagged)."""
+    s; "!": the emulation was flagged; "?": that run's R_ss is below
+    :data:`LOW_R_SS` of the new link's capacity, so its baseline had not
+    reached a steady rate within the run and "recovered" means little)."""
     out: dict[str, dict[str, str]] = {}
     for _, r in table.iterrows():
         col = f"HT={r['ht_s']:g} {r['direction']}"
         paper = "-" if np.isnan(r["paper_s"]) else f"{r['paper_s']:g}"
+        low = LOW_R_SS * r["new_capacity_mbps"]
         emu = study._fmt(r["emulated_s"], r["horizon_s"]) + ("!" if r["flagged"] else "")
+        emu += "?" if r["emu_r_ss_mbps"] < low else ""
         sim = study._fmt(r["simulated_s"], r["horizon_s"])
+        sim += "?" if r["sim_r_ss_mbps"] < low else ""
         out.setdefault(f"{r['variant']} ({r['kernel_cc']})", {})[col] = f"{emu} / {sim} / {paper}"
     frame = pd.DataFrame.from_dict(out, orient="index")
     order = [f"HT={ht:g} {d}" for ht in study.HTS for d in study.DIRECTIONS]
@@ -239,7 +252,9 @@ def reproduce(out: Path, quick: bool, jobs: int | None, plan: Plan | None = None
         f"Handover at T = {plan.handover_at:g} s for every row, {plan.after:g} s run after it;",
         "receiver goodput over a 1 s window first reaching 0.9 R_ss after T + HT;",
         "'>N': not recovered within N s; '!': the emulation's release lateness exceeded",
-        "its bound (its timings are not the scenario's).",
+        "its bound (its timings are not the scenario's); '?': that run's R_ss (its",
+        f"baseline's rate) is below {LOW_R_SS:g} of the new link's capacity, so it had not",
+        "reached a steady rate within the run and the recovery time means little.",
         "",
         wide.to_markdown(),
         "",
