@@ -98,38 +98,34 @@ def _changes(cell: study.Cell, plan: Plan) -> dict[str, Any]:
     return changes
 
 
-def cell_scenario(cell: study.Cell, plan: Plan) -> Scenario:
-    """The emulation scenario of a cell: the link starts as the old one and
-    hands over to the new one at T with an outage of HT."""
-    old, new = study.LINKS[cell.old], study.LINKS[cell.new]
-    handover = {"at": f"{plan.handover_at:g}s", "outage": f"{cell.ht:g}s", **new}
+def _scenario(
+    cell: study.Cell, plan: Plan, name: str, link: str, handovers: list[dict[str, str]]
+) -> Scenario:
+    """The study's scenario for emulation: its bottleneck starts as ``link``
+    with ``handovers``, its flow runs the cell's kernel algorithm."""
     return builtin_scenario(
         "dcnet2016-handover",
         emulation=True,
         changes={
-            "name": f"dcnet2016-emulated-{key(cell)}",
-            "links[1].rate": old["rate"],
-            "links[1].delay": old["delay"],
-            "links[1].handovers": [handover],
+            "name": f"dcnet2016-emulated-{name}",
+            "links[1].rate": study.LINKS[link]["rate"],
+            "links[1].delay": study.LINKS[link]["delay"],
+            "links[1].handovers": handovers,
             **_changes(cell, plan),
         },
     )
+
+
+def cell_scenario(cell: study.Cell, plan: Plan) -> Scenario:
+    """The emulation scenario of a cell: the link starts as the old one and
+    hands over to the new one at T with an outage of HT."""
+    handover = {"at": f"{plan.handover_at:g}s", "outage": f"{cell.ht:g}s", **study.LINKS[cell.new]}
+    return _scenario(cell, plan, key(cell), cell.old, [handover])
 
 
 def baseline_scenario(cell: study.Cell, plan: Plan) -> Scenario:
     """The emulation scenario on the new link alone (gives R_ss)."""
-    new = study.LINKS[cell.new]
-    return builtin_scenario(
-        "dcnet2016-handover",
-        emulation=True,
-        changes={
-            "name": f"dcnet2016-emulated-{baseline_key(cell)}",
-            "links[1].rate": new["rate"],
-            "links[1].delay": new["delay"],
-            "links[1].handovers": [],
-            **_changes(cell, plan),
-        },
-    )
+    return _scenario(cell, plan, baseline_key(cell), cell.new, [])
 
 
 def scenarios(plan: Plan) -> dict[str, Scenario]:
