@@ -140,6 +140,10 @@ def _commands(tmp: Path) -> dict[str, list[str]]:
         "reproduce": ["reproduce", "--list"],
         "bench": ["bench", "--case", "dcnet-newreno", "--repeat", "1"],
         "bpf": ["bpf", "--help"],
+        # an emulation needs root and wall time; its output path is the
+        # run's (_run_and_write), exercised above
+        "emulate": ["emulate", "--help"],
+        "compare": ["compare", "--help"],
     }
 
 
