@@ -27,7 +27,7 @@ from wavelab import _native
 from wavelab.emulator import emulate, unavailable
 from wavelab.errors import ScenarioFileError
 from wavelab.results import Results
-from wavelab.scenario import from_toml
+from wavelab.scenario import builtin_scenario, from_toml
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +190,32 @@ size = "100KB"
         assert abs(float(np.median(actual[busy])) - gap) < 5e-6
     assert list(res.handovers["time"]) == [2.0]
     assert (res.flows["completion_time"] > 0).all()
+
+
+def test_a_handoff_switches_the_flows_to_the_new_access_link(machine: None) -> None:
+    # MobiWac 2009's multi-homed node: make-before-break HSDPA -> WLAN at 2 s
+    sc = builtin_scenario(
+        "mobiwac-handoff",
+        emulation=True,
+        changes={"duration": "4s", "flows[0].cc": "cubic", "handoffs[0].at": "2s"},
+    )
+    res = emulate(sc)
+    assert res.complete and res.run["emulation"]["errors"] == []
+    h = res.handoffs
+    assert list(h["time"]) == [2.0] and list(h["flows_moved"]) == [2], h
+    assert list(h["notified"]) == [0]
+    assert any("handoffs[0].notify" in n for n in res.run["emulation"]["notes"])
+    links = res.links.set_index(["link", "direction"])
+    hsdpa, wlan = links.loc[("hsdpa", "forward"), "dir"], links.loc[("wlan", "forward"), "dir"]
+    assert links.loc[("wlan", "forward"), "delivered_packets"] > 100
+    r = res.releases
+    data = r[r["flow"] >= 0]
+    # nothing crosses the WLAN before the handoff; after it, the HSDPA link
+    # only drains what it held (18 packets at 2 Mbit/s, its 50 ms delay)
+    assert data[data["dir"] == wlan]["time"].min() >= 2.0
+    assert data[data["dir"] == hsdpa]["time"].max() <= 2.0 + 0.108 + 0.05 + 0.01
+    # both flows moved
+    assert set(data[data["dir"] == wlan]["flow"]) == {0, 1}
 
 
 def test_a_delay_drop_mid_run_does_not_reorder(machine: None) -> None:
@@ -466,7 +492,6 @@ def test_linux_cubic_recovers_from_the_dcnet_handover_like_the_simulation(
 ) -> None:
     from wavelab.compare import compare, simulation_of
     from wavelab.runner import run as simulate
-    from wavelab.scenario import builtin_scenario
 
     sc = builtin_scenario(
         "dcnet2016-handover",

@@ -67,6 +67,11 @@ pub struct Routing {
     pub pair_routes: HashMap<(usize, usize), u32>,
     /// Routers each route crosses (its directions minus one).
     pub route_hops: Vec<u8>,
+    /// The handoffs' switches of `flow_routes`: `(instant, flow, side,
+    /// route)`, in time order; a packet read at or after the instant takes
+    /// the new route (those already on their way keep theirs, as in a
+    /// simulation).
+    pub switches: Vec<(Instant, u32, usize, u32)>,
 }
 
 /// What the wire thread does besides moving packets.
@@ -287,6 +292,8 @@ pub struct Wire {
     network: Network,
     devices: Vec<SyncDevice>,
     routing: Routing,
+    /// How many of the routing's switches are done.
+    switched: usize,
     logged: Vec<bool>,
     streams: Vec<Stream>,
     slots: Vec<Slot>,
@@ -337,6 +344,7 @@ impl Wire {
             network,
             devices,
             routing,
+            switched: 0,
             logged,
             streams: vec![Stream::default(); flows],
             slots: Vec::new(),
@@ -580,6 +588,13 @@ impl Wire {
                 }
             }
         } else {
+            while let Some(&(t, f, side, r)) = self.routing.switches.get(self.switched) {
+                if t > at {
+                    break;
+                }
+                self.routing.flow_routes[f as usize][side] = r;
+                self.switched += 1;
+            }
             self.routing.flow_routes[flow as usize][!to_receiver as usize]
         };
         if flow != NO_FLOW && self.logged[flow as usize] {

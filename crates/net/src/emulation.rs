@@ -393,23 +393,41 @@ fn routing(plan: &Plan) -> (Vec<Vec<DirId>>, Routing) {
     for (n, node) in plan.nodes.iter().enumerate() {
         r.nodes.insert(node.address, n);
     }
+    // each flow's routes per side, as indices into `routes`
+    let mut index: Vec<[Vec<u32>; 2]> = Vec::with_capacity(plan.flows.len());
     for (i, f) in plan.flows.iter().enumerate() {
         let (a, b) = (plan.nodes[f.from].address, plan.nodes[f.to].address);
-        r.flow_routes
-            .push([routes.len() as u32, routes.len() as u32 + 1]);
-        routes.push(f.data_route.clone());
-        routes.push(f.ack_route.clone());
+        let mut mine: [Vec<u32>; 2] = Default::default();
+        for (side, list) in f.routes.iter().enumerate() {
+            for route in list {
+                mine[side].push(routes.len() as u32);
+                routes.push(route.clone());
+            }
+        }
+        r.flow_routes.push([mine[0][0], mine[1][0]]);
+        index.push(mine);
         if f.cmd.is_none() {
             r.flows.insert((a, b, f.sport, f.dport), (i as u32, true));
             r.flows.insert((b, a, f.dport, f.sport), (i as u32, false));
         }
     }
+    r.switches = plan
+        .switches
+        .iter()
+        .map(|&(at, flow, side, k)| (at, flow as u32, side, index[flow][side][k]))
+        .collect();
+    // packets of no flow take the shortest route over the links attached
+    // at the start
+    let detached = wavelab_sim::scenario::detached_links(&plan.scenario).swap_remove(0);
     for (x, nx) in plan.nodes.iter().enumerate() {
         for (y, ny) in plan.nodes.iter().enumerate() {
             if x == y {
                 continue;
             }
-            if let Some(route) = plan.topology.shortest_route(&nx.name, &ny.name) {
+            if let Some(route) = plan
+                .topology
+                .shortest_route_avoiding(&nx.name, &ny.name, &detached)
+            {
                 r.pair_routes.insert((x, y), routes.len() as u32);
                 routes.push(route);
             }

@@ -19,7 +19,7 @@ use wavelab_sim::scenario::HandoverTime;
 use wavelab_sim::topology::{DirId, Topology};
 use wavelab_sim::{Scenario, ScenarioError};
 use wavelab_tcp::cc::ALGORITHMS;
-use wavelab_tcp::{CcConfig, Duration, LostRetransmissions, TcpConfig};
+use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
 
 /// What the running kernel offers, read once per run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,10 +89,10 @@ pub struct FlowPlan {
     pub size: Option<u64>,
     /// TCP settings as written (normalised).
     pub tcp: TcpConfig,
-    /// Link directions of the data and of the ACKs.
-    pub data_route: Vec<DirId>,
-    /// Link directions of the ACKs.
-    pub ack_route: Vec<DirId>,
+    /// The routes of its data (`[0]`) and of its ACKs (`[1]`), each a list
+    /// of link directions, the initial one first; the handoffs of
+    /// multi-homed nodes switch between them ([`Plan::switches`]).
+    pub routes: [Vec<Vec<DirId>>; 2],
     /// A command instead of the built-in sender, and its server.
     pub cmd: Option<String>,
     /// The command run in the receiver's namespace.
@@ -118,6 +118,9 @@ pub struct Plan {
     pub flows: Vec<FlowPlan>,
     /// Settings the scenario sets that the kernel does not apply, one line each.
     pub notes: Vec<String>,
+    /// The handoffs' route switches: `(instant, flow, side, route number
+    /// in the flow's routes)`, in time order.
+    pub switches: Vec<(Instant, usize, usize, usize)>,
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
@@ -246,6 +249,15 @@ impl Plan {
         Self::check_links(&scenario)?;
         let topology = Topology::new(&scenario);
         let all_nodes = scenario.node_names();
+        let route_plan = wavelab_sim::route_switches(&scenario)?;
+        let mut notes = Vec::new();
+        for (k, h) in scenario.handoffs.iter().enumerate() {
+            if h.notify.is_some() {
+                notes.push(format!(
+                    "handoffs[{k}].notify: the kernel's TCP takes no cross-layer notifications; none were sent"
+                ));
+            }
+        }
 
         // the nodes that end a flow, in scenario order
         let mut ends: Vec<usize> = scenario
@@ -263,7 +275,6 @@ impl Plan {
         let mut settings: Vec<Settings> = vec![Settings::new(); ends.len()];
         let mut routes: Vec<Routes> = vec![Routes::new(); ends.len()];
         let mut mtu = vec![1500u32; ends.len()];
-        let mut notes = Vec::new();
         let mut flows = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
@@ -301,7 +312,6 @@ impl Plan {
                 mtu[from] = mtu[from].max(need);
                 mtu[to] = mtu[to].max(need);
             }
-            let (data_route, ack_route) = topology.flow_routes(f, &[]);
             let base = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
             for k in 0..f.count {
                 let index = flows.len();
@@ -322,8 +332,7 @@ impl Plan {
                     stop: f.stop,
                     size: f.size.map(|s| s.0),
                     tcp: t.clone(),
-                    data_route: data_route.clone(),
-                    ack_route: ack_route.clone(),
+                    routes: route_plan.routes[index].clone(),
                     cmd: f.cmd.clone(),
                     receiver_cmd: f.receiver_cmd.clone(),
                     log: f.log_packets,
@@ -361,21 +370,13 @@ impl Plan {
             nodes,
             flows,
             notes,
+            switches: route_plan.switches,
         })
     }
 
     /// Refuses what the emulator cannot run yet: a handover decided during
-    /// the run (the link model needs its changes in advance), and the
-    /// handoffs of multi-homed nodes (their route switches and cross-layer
-    /// notifications are not driven on real packets yet).
+    /// the run (the link model needs its changes in advance).
     fn check_links(sc: &Scenario) -> Result<(), ScenarioError> {
-        if !sc.handoffs.is_empty() {
-            return Err(err(
-                "handoffs[0]",
-                "the emulator does not switch routes between a multi-homed node's access links \
-                 yet; emulate one access link with a link handover (links[i].handovers) instead",
-            ));
-        }
         for (i, l) in sc.links.iter().enumerate() {
             for (k, h) in l.handovers.iter().enumerate() {
                 if h.at == HandoverTime::Steady {
@@ -594,10 +595,7 @@ mod tests {
             (f.cc.as_deref(), f.sport, f.dport),
             (Some("cubic"), 10000, 5001)
         );
-        assert_eq!(
-            (f.data_route.clone(), f.ack_route.clone()),
-            (vec![0, 2], vec![3, 1])
-        );
+        assert_eq!(f.routes.clone(), [vec![vec![0, 2]], vec![vec![3, 1]]]);
     }
 
     #[test]

@@ -147,9 +147,8 @@ pub fn build(
         links: link_table(plan, &wire),
         packets: wire.log.to_table(u128::MAX),
         handovers: handover_table(plan),
-        // the plan refuses handoffs of multi-homed nodes (and with them
-        // the notifications they send)
-        handoffs: Table::default(),
+        handoffs: wavelab_sim::handoff_table_until(&plan.scenario, end),
+        // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
         run: RunStats {
             simulated: end - Instant::ZERO,

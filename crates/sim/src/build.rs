@@ -16,6 +16,7 @@ use crate::scenario::{
 };
 use crate::sim::{sync_period, Simulation};
 use crate::tables::series::{QueueSeries, Series};
+use crate::tables::Table;
 use crate::topology::{DirId, Topology};
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
@@ -199,6 +200,55 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             Link::new(settings, loss, outages, timeline(&c.changes, d))
         })
         .collect())
+}
+
+/// The routes of every flow of a scenario (replicas expanded) and when the
+/// handoffs of multi-homed nodes switch them, as a simulation computes them:
+/// what a driver on the wall clock applies to real packets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RouteSwitches {
+    /// Per flow, per side (0: data, 1: ACKs), the routes it uses (link
+    /// directions), the initial one first.
+    pub routes: Vec<[Vec<Vec<DirId>>; 2]>,
+    /// `(instant, flow, side, route number)`: from that instant on the
+    /// flow's packets of that side take that route; in time order, file
+    /// order among equal instants.
+    pub switches: Vec<(Instant, usize, usize, usize)>,
+}
+
+/// The flows' routes and the handoffs' switches of a scenario
+/// ([`RouteSwitches`]).
+pub fn route_switches(sc: &Scenario) -> Result<RouteSwitches, ScenarioError> {
+    sc.validate()?;
+    let (routes, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let handoffs = expand_switches(handoffs, sc);
+    let per_flow = sc
+        .flows
+        .iter()
+        .zip(routes)
+        .flat_map(|(f, r)| std::iter::repeat_n(r, f.count as usize))
+        .collect();
+    let mut switches: Vec<_> = handoffs
+        .iter()
+        .flat_map(|h| h.switches.iter().map(|&(f, s, r)| (h.at, f, s, r)))
+        .collect();
+    switches.sort_by_key(|s| s.0); // stable
+    Ok(RouteSwitches {
+        routes: per_flow,
+        switches,
+    })
+}
+
+/// The handoffs table of a run of `sc` on another clock (the emulator) that
+/// reached `end`: a handoff at or before `end` happened; none notified a
+/// sender (the kernel's TCP takes no notifications).
+pub fn handoff_table_until(sc: &Scenario, end: Instant) -> Table {
+    let (_, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let mut handoffs = expand_switches(handoffs, sc);
+    for h in &mut handoffs {
+        h.done = h.at <= end;
+    }
+    crate::tables::handoff_table(sc, &handoffs)
 }
 
 /// Each link direction's initial settings, loss model, outage windows and

@@ -50,7 +50,7 @@ pub mod sim;
 pub mod tables;
 pub mod topology;
 
-pub use build::link_models;
+pub use build::{handoff_table_until, link_models, route_switches, RouteSwitches};
 pub use capture::{CaptureError, CaptureStats};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::Simulation;

@@ -288,3 +288,29 @@ fn link_models_carry_the_handoffs_windows() {
     assert_eq!(new.counters().dropped, [0, 0, 1]);
     assert_eq!(new.counters().delivered_packets, 1);
 }
+
+/// The routes and switches a driver on the wall clock applies: the flow's
+/// data and ACKs start on the old access link and switch to the new one at
+/// the handoff, and the handoffs table of a run that ended before it says
+/// it has not happened.
+#[test]
+fn route_switches_move_both_sides_at_the_handoff() {
+    use wavelab_tcp::Instant;
+    let sc = wavelab_sim::Scenario::from_toml_str(&mobiwac((54_000, 2), (2_000, 50), MBB)).unwrap();
+    let r = wavelab_sim::route_switches(&sc).unwrap();
+    // server -> router -> bs1 -> mobile, then -> bs2 -> mobile; ACKs back
+    assert_eq!(
+        r.routes,
+        vec![[
+            vec![vec![0, 2, OLD_FWD as u32], vec![0, 4, NEW_FWD as u32]],
+            vec![vec![OLD_REV as u32, 3, 1], vec![NEW_REV as u32, 5, 1]]
+        ]]
+    );
+    let at = Instant::from_nanos(3_000_000_000);
+    assert_eq!(r.switches, vec![(at, 0, 0, 1), (at, 0, 1, 1)]);
+    let before = wavelab_sim::handoff_table_until(&sc, Instant::from_nanos(2_999_999_999));
+    assert!(before.f64s("time")[0].is_nan());
+    let after = wavelab_sim::handoff_table_until(&sc, at);
+    assert_eq!(after.f64s("time"), [3.0]);
+    assert_eq!(after.numbers("flows_moved"), vec![1.0]);
+}

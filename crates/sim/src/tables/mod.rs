@@ -15,6 +15,7 @@ pub mod series;
 mod summary;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
+pub(crate) use results::handoff_table;
 pub use results::{handover_table, link_table, Results, RunStats};
 
 /// The values of one column.

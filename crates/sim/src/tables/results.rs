@@ -213,53 +213,7 @@ impl Simulation {
     }
 
     fn handoff_table(&self) -> Table {
-        let h = &self.handoffs;
-        let links = |k: usize| link_name(&self.sc.links[k], k);
-        let text = |f: &dyn Fn(&Handoff) -> String| ColumnData::Str(h.iter().map(f).collect());
-        let mut t = Table::default();
-        t.push("node", text(&|x| x.spec.node.clone()));
-        t.push("from", text(&|x| links(x.from)));
-        t.push("to", text(&|x| links(x.to)));
-        t.push("kind", text(&|x| x.spec.kind.name().to_string()));
-        t.push(
-            "time",
-            ColumnData::F64(
-                h.iter()
-                    .map(|x| if x.done { x.at.as_secs_f64() } else { f64::NAN })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "disconnection",
-            ColumnData::F64(
-                h.iter()
-                    .map(|x| x.spec.disconnection().as_secs_f64())
-                    .collect(),
-            ),
-        );
-        t.push("held", text(&|x| x.spec.held().name().to_string()));
-        t.push(
-            "flows_moved",
-            ColumnData::U32(h.iter().map(|x| x.moved().len() as u32).collect()),
-        );
-        t.push(
-            "notify_delay",
-            ColumnData::F64(
-                h.iter()
-                    .map(|x| {
-                        x.spec
-                            .notify
-                            .as_ref()
-                            .map_or(f64::NAN, |n| n.delay.as_secs_f64())
-                    })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "notified",
-            ColumnData::U32(h.iter().map(|x| x.notified).collect()),
-        );
-        t
+        handoff_table(&self.sc, &self.handoffs)
     }
 
     fn notification_table(&self) -> Table {
@@ -481,5 +435,57 @@ pub fn link_table(sc: &Scenario, topo: &Topology, dirs: &[(&LinkCounters, Settin
     t.push("arq_attempts", c(|c| c.arq_attempts));
     t.push("arq_retries", c(|c| c.arq_retries));
     t.push("arq_residual", c(|c| c.arq_residual));
+    t
+}
+
+/// The per-handoff table: node, access links, kind, when it happened (NaN:
+/// not yet), disconnection, what the old link held, flows moved, notice
+/// delay and senders notified.
+pub(crate) fn handoff_table(sc: &Scenario, h: &[Handoff]) -> Table {
+    let links = |k: usize| link_name(&sc.links[k], k);
+    let text = |f: &dyn Fn(&Handoff) -> String| ColumnData::Str(h.iter().map(f).collect());
+    let mut t = Table::default();
+    t.push("node", text(&|x| x.spec.node.clone()));
+    t.push("from", text(&|x| links(x.from)));
+    t.push("to", text(&|x| links(x.to)));
+    t.push("kind", text(&|x| x.spec.kind.name().to_string()));
+    t.push(
+        "time",
+        ColumnData::F64(
+            h.iter()
+                .map(|x| if x.done { x.at.as_secs_f64() } else { f64::NAN })
+                .collect(),
+        ),
+    );
+    t.push(
+        "disconnection",
+        ColumnData::F64(
+            h.iter()
+                .map(|x| x.spec.disconnection().as_secs_f64())
+                .collect(),
+        ),
+    );
+    t.push("held", text(&|x| x.spec.held().name().to_string()));
+    t.push(
+        "flows_moved",
+        ColumnData::U32(h.iter().map(|x| x.moved().len() as u32).collect()),
+    );
+    t.push(
+        "notify_delay",
+        ColumnData::F64(
+            h.iter()
+                .map(|x| {
+                    x.spec
+                        .notify
+                        .as_ref()
+                        .map_or(f64::NAN, |n| n.delay.as_secs_f64())
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "notified",
+        ColumnData::U32(h.iter().map(|x| x.notified).collect()),
+    );
     t
 }
