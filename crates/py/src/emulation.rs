@@ -3,7 +3,7 @@
 //! Ctrl-C), and the functions around it (validation, the machine check,
 //! the clean-up of what a killed run left).
 
-use crate::{capture_results, os_error, table_to_py, ScenarioError};
+use crate::{capture_results, os_error, results_to_py, table_to_py, ScenarioError};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -201,19 +201,9 @@ impl Emulation {
         let r = py
             .detach(|| run.finish())
             .map_err(PyRuntimeError::new_err)?;
-        let tables = PyDict::new(py);
         let res = &r.results;
-        for (name, table) in [
-            ("series", &res.series),
-            ("queues", &res.queues),
-            ("flows", &res.flows),
-            ("links", &res.links),
-            ("packets", &res.packets),
-            ("handovers", &res.handovers),
-            ("releases", &r.releases),
-        ] {
-            tables.set_item(name, table_to_py(py, table)?)?;
-        }
+        let tables = results_to_py(py, res)?;
+        tables.set_item("releases", table_to_py(py, &r.releases)?)?;
         let run_stats = PyDict::new(py);
         run_stats.set_item("simulated", res.run.simulated.as_secs_f64())?;
         run_stats.set_item("events", res.run.events)?;

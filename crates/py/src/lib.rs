@@ -137,22 +137,29 @@ impl Simulation {
     /// `bytes` (`kind` is the numpy dtype); strings are lists; categories are
     /// `uint8` codes with their labels.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.inner.results();
-        let out = PyDict::new(py);
-        for (name, table) in [
-            ("series", &r.series),
-            ("queues", &r.queues),
-            ("flows", &r.flows),
-            ("links", &r.links),
-            ("packets", &r.packets),
-            ("handovers", &r.handovers),
-            ("handoffs", &r.handoffs),
-            ("notifications", &r.notifications),
-        ] {
-            out.set_item(name, table_to_py(py, table)?)?;
-        }
-        Ok(out)
+        results_to_py(py, &self.inner.results())
     }
+}
+
+/// A run's tables as a dict of [`table_to_py`] tables by name.
+pub(crate) fn results_to_py<'py>(
+    py: Python<'py>,
+    r: &wavelab_sim::Results,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, table) in [
+        ("series", &r.series),
+        ("queues", &r.queues),
+        ("flows", &r.flows),
+        ("links", &r.links),
+        ("packets", &r.packets),
+        ("handovers", &r.handovers),
+        ("handoffs", &r.handoffs),
+        ("notifications", &r.notifications),
+    ] {
+        out.set_item(name, table_to_py(py, table)?)?;
+    }
+    Ok(out)
 }
 
 /// What each finished capture wrote, or the error that stopped it, as dicts
