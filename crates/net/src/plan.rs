@@ -247,6 +247,9 @@ impl Plan {
             normalized["flows"][*i]["cc"] = Value::String(name.clone());
         }
         Self::check_links(&scenario)?;
+        // what the clock-free link model cannot run (link-layer ARQ) is
+        // refused here, naming its field, rather than when the run starts
+        wavelab_sim::link_models(&scenario)?;
         let topology = Topology::new(&scenario);
         let all_nodes = scenario.node_names();
         let route_plan = wavelab_sim::route_switches(&scenario)?;
@@ -676,6 +679,20 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("flows[1].tcp.sack: needs net.ipv4.tcp_sack = 1 in the namespace of \"s\", where flows[0].tcp.sack needs 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn link_layer_arq_is_refused_with_its_field() {
+        let t = toml_json("cc = \"reno\"");
+        let mut v: Value = serde_json::from_str(&t).unwrap();
+        v["links"][1]["arq"] = serde_json::json!({ "retries": 3 });
+        let e = Plan::new(&v.to_string(), &kernel())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("links[1].arq: link-layer ARQ runs in the simulator's"),
             "{e}"
         );
     }
