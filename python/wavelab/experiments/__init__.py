@@ -21,6 +21,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "wavelab.experiments.dcnet2016",
         "DCNET 2016 vertical handover L1 <-> L2: Table 1 (recovery times) and Figures 2-7",
     ),
+    "wsc-tcp": (
+        "wavelab.experiments.wsc_tcp",
+        "WSC-TCP thesis (seed 003): WSC-TCP, its parts, CUBIC and Wave vs NewReno over lossy "
+        "wireless end links with link-layer ARQ; gain vs loss rate",
+    ),
     "satwlan": (
         "wavelab.experiments.satwlan",
         "GEO satellite + WLAN (seed 004): Table II and Figures 2-4, plus CUBIC, BBR, Wave",
