@@ -353,9 +353,12 @@ def reproduce(out: Path, quick: bool, jobs: int | None, seeds: int | None = None
         sweep_figure(summary, out)
     (out / "wsc_tcp.md").write_text("\n".join(md), encoding="utf-8")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        fmt = {"float_format": lambda x: f"{x:.3g}"}
+
+        def fmt(x: float) -> str:
+            return f"{x:.3g}"
+
         print("Beside the thesis (4.8 s, aggregate goodput in kbit/s; gain over NewReno in %)")
-        print(paper.to_string(index=False, **fmt))  # type: ignore[arg-type]
+        print(paper.to_string(index=False, float_format=fmt))
         print()
         cols = [
             "variant",
@@ -370,5 +373,5 @@ def reproduce(out: Path, quick: bool, jobs: int | None, seeds: int | None = None
             "timeouts",
             "duplicate_segments",
         ]
-        print(summary[cols].to_string(index=False, **fmt))  # type: ignore[arg-type]
+        print(summary[cols].to_string(index=False, float_format=fmt))
     return out
