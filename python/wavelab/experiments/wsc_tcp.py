@@ -50,6 +50,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_all
 from wavelab.results import Results
 from wavelab.scenario import Scenario, from_dict
@@ -312,11 +313,7 @@ def sweep_figure(summary: pd.DataFrame, out: Path) -> Path:
     ax.set_ylabel("goodput gain over NewReno (%)")
     ax.set_title("WSC-TCP and its parts vs NewReno, 60 s, 95 % CI")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "gain_vs_loss.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, out / "gain_vs_loss.png")
 
 
 def reproduce(out: Path, quick: bool, jobs: int | None, seeds: int | None = None) -> Path:
