@@ -14,22 +14,13 @@
 //! kernel's BTF are present (build.rs); otherwise every entry point returns
 //! an [`Error`] that says what was missing.
 
-pub mod params;
-pub mod socket;
-
 #[cfg(wavelab_bpf_program)]
 mod program;
 
-pub use params::Params;
-pub use socket::WaveSocket;
+pub use wavelab_bpf_maps::{Params, WaveSocket, NAME, PIN_DIR};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// Where the registration and the maps are pinned.
-pub const PIN_DIR: &str = "/sys/fs/bpf/wavelab";
-/// The congestion control's name.
-pub const NAME: &str = "wave";
 
 /// What went wrong, in words.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,10 +229,13 @@ pub fn status() -> Result<Status, Error> {
         params: None,
         counters: None,
     };
-    #[cfg(wavelab_bpf_program)]
     if pinned {
-        st.params = program::pinned_params(Path::new(PIN_DIR))?;
-        st.counters = program::pinned_counters(Path::new(PIN_DIR))?;
+        let dir = Path::new(PIN_DIR);
+        let read = |e: std::io::Error| Error(format!("reading the pinned maps: {e}"));
+        st.params = wavelab_bpf_maps::pinned_params(dir).map_err(read)?;
+        st.counters = wavelab_bpf_maps::pinned_counters_bytes(dir)
+            .map_err(read)?
+            .and_then(|b| Counters::from_bytes(&b));
     }
     Ok(st)
 }
@@ -249,11 +243,11 @@ pub fn status() -> Result<Status, Error> {
 /// One connection's TCP Wave state, by the socket's file descriptor (in this
 /// process); `None` if the socket does not use the pinned program.
 pub fn socket_state(fd: std::os::fd::BorrowedFd<'_>) -> Result<Option<WaveSocket>, Error> {
-    #[cfg(wavelab_bpf_program)]
-    return program::socket_state(Path::new(PIN_DIR), fd);
-    #[cfg(not(wavelab_bpf_program))]
-    {
-        let _ = fd;
-        Err(Error(build_problem().unwrap_or("no program").into()))
-    }
+    let read = |e: std::io::Error| Error(format!("reading a socket's state: {e}"));
+    let states = wavelab_bpf_maps::SocketStates::open(Path::new(PIN_DIR))
+        .map_err(read)?
+        .ok_or_else(|| {
+            Error("TCP Wave is not loaded by wavelab-bpf (no pinned socket storage)".into())
+        })?;
+    states.get(fd).map_err(read)
 }

@@ -1,11 +1,11 @@
 //! The skeleton of src/bpf/wave.bpf.c: loading with parameters, registering
-//! as a congestion control, pinning, and reading the pinned maps back.
+//! as a congestion control and pinning (the pinned maps are read back by
+//! `wavelab-bpf-maps`, which the emulator shares).
 
-use crate::{Counters, Error, Params, WaveSocket};
+use crate::{Error, Params};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, MapHandle};
+use libbpf_rs::MapHandle;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::path::Path;
 
 // The generated skeleton: it manages raw libbpf objects with `unsafe` blocks
@@ -56,81 +56,4 @@ pub fn load(p: &Params, dir: &Path) -> Result<(), Error> {
     pin(&skel.maps.wave_sk, "sockets")?;
     pin(&skel.maps.rodata, "params")?;
     Ok(())
-}
-
-fn pinned(dir: &Path, name: &str) -> Result<Option<MapHandle>, Error> {
-    let path = dir.join(name);
-    if !path.exists() {
-        return Ok(None);
-    }
-    MapHandle::from_pinned_path(&path)
-        .map(Some)
-        .map_err(err("opening a pinned map"))
-}
-
-fn value(map: &MapHandle, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
-    map.lookup(key, MapFlags::ANY)
-        .map_err(err("reading a pinned map"))
-}
-
-/// The parameters in the pinned read-only data.
-pub fn pinned_params(dir: &Path) -> Result<Option<Params>, Error> {
-    let Some(map) = pinned(dir, "params")? else {
-        return Ok(None);
-    };
-    let Some(b) = value(&map, &0u32.to_ne_bytes())? else {
-        return Ok(None);
-    };
-    let u = |i: usize| {
-        b.get(4 * i..4 * i + 4)
-            .map(|s| u32::from_ne_bytes(s.try_into().expect("4 bytes")))
-    };
-    let (
-        Some(burst),
-        Some(min_burst),
-        Some(tx),
-        Some(min_tx),
-        Some(beta),
-        Some(scale),
-        Some(filter),
-        Some(first),
-    ) = (u(0), u(1), u(2), u(3), u(4), u(5), u(6), u(7))
-    else {
-        return Ok(None);
-    };
-    Ok(Some(Params {
-        burst,
-        min_burst,
-        tx_time_us: tx,
-        min_tx_time_us: min_tx,
-        beta_us: beta,
-        dispersion_scaling: scale != 0,
-        dispersion_filter: filter,
-        first_release: first != 0,
-    }))
-}
-
-/// The pinned counters.
-pub fn pinned_counters(dir: &Path) -> Result<Option<Counters>, Error> {
-    let Some(map) = pinned(dir, "counters")? else {
-        return Ok(None);
-    };
-    Ok(value(&map, &0u32.to_ne_bytes())?.and_then(|b| Counters::from_bytes(&b)))
-}
-
-/// One socket's state: the socket storage map is keyed by a socket's file
-/// descriptor in the calling process.
-pub fn socket_state(dir: &Path, fd: BorrowedFd<'_>) -> Result<Option<WaveSocket>, Error> {
-    let Some(map) = pinned(dir, "sockets")? else {
-        return Err(Error(
-            "TCP Wave is not loaded by wavelab-bpf (no pinned socket storage)".into(),
-        ));
-    };
-    let key = fd.as_raw_fd().to_ne_bytes();
-    match map.lookup(&key, MapFlags::ANY) {
-        Ok(v) => Ok(v.and_then(|b| WaveSocket::from_bytes(&b))),
-        // a socket that never selected wave has no storage
-        Err(e) if e.kind() == libbpf_rs::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(err("reading a socket's state")(e)),
-    }
 }

@@ -69,6 +69,86 @@ impl Params {
     }
 }
 
+impl Params {
+    /// Parses the program's read-only data as pinned (`params`): its first
+    /// eight `u32` are burst0, min_burst, tx_time0_us, min_tx_time_us,
+    /// beta_us, dispersion_scaling, dispersion_filter and first_release, in
+    /// the order `wave.bpf.c` declares them; `None` if it is shorter.
+    pub fn from_bytes(b: &[u8]) -> Option<Self> {
+        let u = |i: usize| {
+            b.get(4 * i..4 * i + 4)
+                .map(|s| u32::from_ne_bytes(s.try_into().expect("4 bytes")))
+        };
+        Some(Params {
+            burst: u(0)?,
+            min_burst: u(1)?,
+            tx_time_us: u(2)?,
+            min_tx_time_us: u(3)?,
+            beta_us: u(4)?,
+            dispersion_scaling: u(5)? != 0,
+            dispersion_filter: u(6)?,
+            first_release: u(7)? != 0,
+        })
+    }
+
+    /// The fields in which `self` and `other` differ, as
+    /// `name: self's value vs other's`, in declaration order.
+    pub fn differences(&self, other: &Params) -> Vec<String> {
+        let mut d = Vec::new();
+        let mut cmp = |name: &str, a: String, b: String| {
+            if a != b {
+                d.push(format!("{name}: {a} vs {b}"));
+            }
+        };
+        cmp("burst", self.burst.to_string(), other.burst.to_string());
+        cmp(
+            "min_burst",
+            self.min_burst.to_string(),
+            other.min_burst.to_string(),
+        );
+        let us = |v: u32| format!("{v} us");
+        cmp("tx_time", us(self.tx_time_us), us(other.tx_time_us));
+        cmp(
+            "min_tx_time",
+            us(self.min_tx_time_us),
+            us(other.min_tx_time_us),
+        );
+        cmp("beta", us(self.beta_us), us(other.beta_us));
+        cmp(
+            "dispersion_scaling",
+            self.dispersion_scaling.to_string(),
+            other.dispersion_scaling.to_string(),
+        );
+        let filter = |f: u32| match f {
+            0 => "mean".to_string(),
+            1 => "rtt-weighted".to_string(),
+            2 => "latest".to_string(),
+            n => format!("filter {n}"),
+        };
+        cmp(
+            "dispersion_filter",
+            filter(self.dispersion_filter),
+            filter(other.dispersion_filter),
+        );
+        cmp(
+            "variant",
+            if self.first_release {
+                "linux-4.12-first"
+            } else {
+                "a later revision's rules"
+            }
+            .into(),
+            if other.first_release {
+                "linux-4.12-first"
+            } else {
+                "a later revision's rules"
+            }
+            .into(),
+        );
+        d
+    }
+}
+
 impl Default for Params {
     fn default() -> Self {
         Self::from_wave(&WaveParams::default()).expect("the defaults are valid")
@@ -100,5 +180,41 @@ mod tests {
         assert!(e.contains("burst: 2 is below min_burst 3"), "{e}");
         let e = Params::from_json(r#"{"beta": "soon"}"#).unwrap_err();
         assert!(e.starts_with("beta: \"soon\" is not a duration"), "{e}");
+    }
+
+    #[test]
+    fn reads_back_the_read_only_data_in_declaration_order() {
+        let p = Params::from_json(r#"{"variant": "linux-4.12", "burst": 12}"#).unwrap();
+        let b: Vec<u8> = [
+            p.burst,
+            p.min_burst,
+            p.tx_time_us,
+            p.min_tx_time_us,
+            p.beta_us,
+            p.dispersion_scaling as u32,
+            p.dispersion_filter,
+            p.first_release as u32,
+            7, // what follows in .rodata is not a parameter
+        ]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+        assert_eq!(Params::from_bytes(&b), Some(p));
+        assert_eq!(Params::from_bytes(&b[..28]), None);
+    }
+
+    #[test]
+    fn differences_name_the_field_and_both_values() {
+        let a = Params::default();
+        let b = Params::from_json(r#"{"variant": "linux-4.12"}"#).unwrap();
+        assert_eq!(
+            a.differences(&b),
+            [
+                "beta: 350000 us vs 150000 us",
+                "dispersion_scaling: true vs false",
+                "dispersion_filter: mean vs rtt-weighted",
+            ]
+        );
+        assert!(a.differences(&a).is_empty());
     }
 }
