@@ -59,7 +59,10 @@ def simulation_of(sc: Scenario) -> Scenario:
                 f"flows[{i}].cc: the kernel's {name!r} has no wavelab model "
                 f"(modelled: {', '.join(MODEL)})"
             )
-        f["cc"] = MODEL[name]
+        cc = f.get("cc", "newreno")
+        # a table keeps its parameters (the BPF TCP Wave's variant and
+        # overrides are the simulated Wave's)
+        f["cc"] = {**cc, "algorithm": MODEL[name]} if isinstance(cc, dict) else MODEL[name]
     return from_dict(data, sc.source)
 
 
@@ -69,9 +72,22 @@ def _mean(values: pd.Series) -> float:
     return float(v.mean()) if len(v) else float("nan")
 
 
+def _late_median(s: pd.DataFrame, col: str) -> float:
+    """The median of column ``col`` over the second half of a flow's series
+    (NaN if the series has no such column or no values there)."""
+    if col not in s.columns or s.empty:
+        return float("nan")
+    t = s["time"].to_numpy(dtype=float)
+    v = s[col].to_numpy(dtype=float)[t >= t.max() / 2]
+    v = v[~np.isnan(v)]
+    return float(np.median(v)) if len(v) else float("nan")
+
+
 def flow_figures(res: Results) -> pd.DataFrame:
     """One row per flow: goodput (Mbit/s), minimum and mean smoothed RTT
-    (ms), retransmissions, RTO expiries, completion time (s)."""
+    (ms), retransmissions, RTO expiries, completion time (s), and for TCP
+    Wave the median TxTime over the second half of the run (ms; NaN for
+    other algorithms)."""
     rows = []
     for _, f in res.flows.iterrows():
         s = res.series[res.series["flow"] == f["flow"]]
@@ -84,6 +100,7 @@ def flow_figures(res: Results) -> pd.DataFrame:
                 "retransmissions": float(f["retransmissions"]),
                 "rto_expiries": _float(f["rto_expiries"]),
                 "completion_s": float(f["completion_time"]),
+                "tx_time_ms": _late_median(s, "cc_tx_time") * 1e3,
             }
         )
     return pd.DataFrame(rows)
@@ -147,6 +164,8 @@ def compare(sim: Results, emu: Results) -> Comparison:
     rows = []
     for (_, x), (_, y) in zip(a.iterrows(), b.iterrows(), strict=False):
         for col in a.columns[1:]:
+            if col == "tx_time_ms" and np.isnan(x[col]) and np.isnan(y[col]):
+                continue  # not a TCP Wave flow
             rows.append(_row(str(x["flow"]), col, float(x[col]), float(y[col])))
     ra, rb = recovery_times(sim), recovery_times(emu)
     for (_, x), (_, y) in zip(ra.iterrows(), rb.iterrows(), strict=False):

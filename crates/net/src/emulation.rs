@@ -13,12 +13,14 @@ use crate::network::Network;
 use crate::plan::{NodePlan, Plan};
 use crate::tables::{self, EmulationResults};
 use crate::tcpinfo::{bbr_metrics, TcpInfo, BBR_METRICS};
+use crate::wave::{wave_metrics, WAVE_METRICS};
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use wavelab_bpf_maps::SocketStates;
 use wavelab_sim::capture::Capture;
 use wavelab_sim::tables::series::Series;
 use wavelab_sim::topology::DirId;
@@ -451,16 +453,25 @@ fn sample(
     stop: &AtomicBool,
     started: std::time::Instant,
 ) -> Result<Gathered, String> {
-    let is_bbr: Vec<bool> = plan
+    let probes: Vec<Probe> = plan
         .flows
         .iter()
-        .map(|f| f.cc.as_deref() == Some("bbr"))
+        .map(|f| match f.cc.as_deref() {
+            Some("bbr") => Probe::Bbr,
+            Some("wave") => Probe::Wave,
+            _ => Probe::None,
+        })
         .collect();
-    let mut series = Series::new(
-        is_bbr
-            .iter()
-            .map(|&b| if b { BBR_METRICS } else { &[] as &[&str] }),
-    );
+    // the BPF TCP Wave's socket storage, opened once (the plan checked that
+    // it is loaded when a flow uses it)
+    let wave_states = if probes.contains(&Probe::Wave) {
+        SocketStates::open(Path::new(wavelab_bpf_maps::PIN_DIR))
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    let mut series = Series::new(probes.iter().map(|p| p.columns()));
     let interval = plan.scenario.output.interval;
     let mut t = Instant::ZERO;
     // a wire thread that ended early (it panicked) ends the run
@@ -479,7 +490,7 @@ fn sample(
             break;
         }
         for (i, state) in flows.state.iter().enumerate() {
-            record(&mut series, t, i, state, is_bbr[i]);
+            record(&mut series, t, i, state, probes[i], wave_states.as_ref());
         }
         t += interval;
     }
@@ -520,19 +531,50 @@ fn sample(
     })
 }
 
+/// The algorithm variables a flow's series records beside TCP_INFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    /// None.
+    None,
+    /// BBR's, from `TCP_CC_INFO`.
+    Bbr,
+    /// TCP Wave's, from the BPF program's socket storage.
+    Wave,
+}
+
+impl Probe {
+    fn columns(self) -> &'static [&'static str] {
+        match self {
+            Probe::None => &[],
+            Probe::Bbr => BBR_METRICS,
+            Probe::Wave => WAVE_METRICS,
+        }
+    }
+}
+
 /// One series row of flow `i` at `t`, if its sender has a socket.
-fn record(series: &mut Series, t: Instant, i: usize, state: &FlowState, bbr: bool) {
+fn record(
+    series: &mut Series,
+    t: Instant,
+    i: usize,
+    state: &FlowState,
+    probe: Probe,
+    wave: Option<&SocketStates>,
+) {
     let Some(info) = state.sender_info() else {
         return;
     };
     let delivered = state.receiver_info().map_or(0, |r| r.bytes_received);
     let sample = info.sample(delivered);
-    let cc = match (bbr, state.sender.get()) {
-        (true, Some(s)) => bbr_metrics(s.as_fd()).ok(),
+    let values: Option<Vec<f64>> = match (probe, state.sender.get()) {
+        (Probe::Bbr, Some(s)) => bbr_metrics(s.as_fd()).ok().map(Vec::from),
+        (Probe::Wave, Some(s)) => wave
+            .and_then(|w| w.get(s.as_fd()).ok().flatten())
+            .map(|w| Vec::from(wave_metrics(&w, info.snd_mss))),
         _ => None,
     };
-    match cc {
-        Some(v) => series.push(t, i as u32, &sample, BBR_METRICS, &v),
+    match values {
+        Some(v) => series.push(t, i as u32, &sample, probe.columns(), &v),
         None => series.push(t, i as u32, &sample, &[], &[]),
     }
 }

@@ -35,9 +35,10 @@ pub mod preflight;
 mod sys;
 pub mod tables;
 pub mod tcpinfo;
+pub mod wave;
 
 pub use emulation::{Emulation, Options};
-pub use plan::{Kernel, Plan};
+pub use plan::{BpfWave, Kernel, Plan};
 pub use tables::{EmulationResults, EmulationStats, Lateness};
 
 /// The environment variable every process an emulation starts carries (its

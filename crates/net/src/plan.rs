@@ -7,13 +7,19 @@
 //! (`/proc/sys/net/ipv4/tcp_available_congestion_control`), which may be one
 //! wavelab does not know (`vegas`), and a wavelab algorithm the kernel does
 //! not have (`newreno`, or `wave` until the BPF TCP Wave is loaded) is
-//! refused with a message that says so. TCP settings are mapped to what the
+//! refused with a message that says so. `wave` is the BPF TCP Wave of
+//! `wavelab bpf load` (crates/bpf): an emulated Wave flow runs only if the
+//! program was loaded with the flow's parameters (its variant and
+//! overrides, or the defaults), so that it is the same Wave the simulator
+//! runs; otherwise the error lists the differences and the command that
+//! reloads it. TCP settings are mapped to what the
 //! kernel offers (a socket option, a route attribute or a per-namespace
 //! sysctl); what it cannot apply, if the scenario sets it, becomes a note in
 //! the results. Every error names the field and the value.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use wavelab_bpf_maps::Params as WaveBpfParams;
 use wavelab_sim::capture::{flow_ports, node_address};
 use wavelab_sim::scenario::HandoverTime;
 use wavelab_sim::topology::{DirId, Topology};
@@ -26,14 +32,34 @@ use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
 pub struct Kernel {
     /// `net.ipv4.tcp_available_congestion_control`, in the kernel's order.
     pub congestion_controls: Vec<String>,
+    /// What a registered `wave` is.
+    pub wave: BpfWave,
+}
+
+/// What the congestion control `wave` is, when the kernel lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BpfWave {
+    /// The BPF TCP Wave of `wavelab bpf load`, with these parameters.
+    Loaded(WaveBpfParams),
+    /// Nothing is pinned by `wavelab bpf load`: if the kernel lists `wave`,
+    /// something else registered it.
+    Foreign,
+    /// Not checked (results read back on another machine).
+    Unchecked,
 }
 
 impl Kernel {
     /// Reads the kernel's congestion controls.
     pub fn read() -> std::io::Result<Kernel> {
         let s = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")?;
+        let pins = std::path::Path::new(wavelab_bpf_maps::PIN_DIR);
+        let wave = match wavelab_bpf_maps::pinned_params(pins) {
+            Ok(Some(p)) => BpfWave::Loaded(p),
+            _ => BpfWave::Foreign,
+        };
         Ok(Kernel {
             congestion_controls: s.split_whitespace().map(String::from).collect(),
+            wave,
         })
     }
 
@@ -142,6 +168,9 @@ fn kernel_cc(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<String,
         },
         Some(_) => (String::new(), false),
     };
+    if name == "wave" && kernel.has("wave") {
+        return bpf_wave(path, raw, kernel).map(|()| name);
+    }
     if params {
         // explicit defaults are fine: the kernel's algorithm has its own
         let same = raw
@@ -185,6 +214,53 @@ fn kernel_cc(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<String,
         )
     };
     Err(err(path, message))
+}
+
+/// Checks that the registered `wave` is the BPF TCP Wave loaded with the
+/// parameters of the flow's `cc` (written as `raw`).
+fn bpf_wave(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<(), ScenarioError> {
+    let loaded = match kernel.wave {
+        BpfWave::Loaded(p) => p,
+        BpfWave::Unchecked => return Ok(()),
+        BpfWave::Foreign => {
+            return Err(err(
+                path,
+                format!(
+                "\"wave\" is registered with this kernel, but not by `wavelab bpf load` (nothing \
+                 is pinned at {}): its rules and parameters are unknown, so it is not emulated as \
+                 TCP Wave",
+                wavelab_bpf_maps::PIN_DIR
+            ),
+            ))
+        }
+    };
+    let wanted = match raw.map(|v| serde_json::from_value::<CcConfig>(v.clone())) {
+        Some(Ok(CcConfig::Wave(p))) => WaveBpfParams::from_wave(&p),
+        _ => Ok(WaveBpfParams::default()), // "wave" alone; the schema checks the rest
+    }
+    .map_err(|e| err(path, e))?;
+    let differences = loaded.differences(&wanted);
+    if differences.is_empty() {
+        return Ok(());
+    }
+    let mut load = String::from("wavelab bpf load");
+    if let Some(Value::Object(m)) = raw {
+        // the variant first: it sets the defaults the other options override
+        let mut fields: Vec<_> = m.iter().filter(|(k, _)| *k != "algorithm").collect();
+        fields.sort_by_key(|(k, _)| *k != "variant");
+        for (k, v) in fields {
+            let v = v.as_str().map_or_else(|| v.to_string(), String::from);
+            load.push_str(&format!(" --{} {v}", k.replace('_', "-")));
+        }
+    }
+    Err(err(
+        path,
+        format!(
+            "the BPF TCP Wave is loaded with other parameters than this flow's ({}; loaded vs \
+             the flow's): reload it with `wavelab bpf unload && {load}`",
+            differences.join(", ")
+        ),
+    ))
 }
 
 /// Per-namespace settings (or a route's attributes): the value and the
@@ -557,6 +633,7 @@ mod tests {
     fn kernel() -> Kernel {
         Kernel {
             congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
+            wave: BpfWave::Foreign,
         }
     }
 
@@ -625,11 +702,30 @@ mod tests {
     }
 
     #[test]
-    fn wave_is_accepted_once_the_kernel_lists_it() {
+    fn wave_is_accepted_once_the_bpf_wave_is_loaded_with_the_flows_parameters() {
         let mut k = kernel();
         k.congestion_controls.push("wave".into());
+        let e = Plan::new(&toml_json("cc = \"wave\""), &k)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not by `wavelab bpf load`"), "{e}");
+        k.wave = BpfWave::Loaded(WaveBpfParams::default());
         let p = Plan::new(&toml_json("cc = \"wave\""), &k).unwrap();
         assert_eq!(p.flows[0].cc.as_deref(), Some("wave"));
+        // the variant's values written out are the same Wave
+        let same = "cc = { algorithm = \"wave\", variant = \"dcnet2016\", beta = \"350ms\" }";
+        Plan::new(&toml_json(same), &k).unwrap();
+        let other = "cc = { algorithm = \"wave\", variant = \"linux-4.12\", burst = 12 }";
+        let e = Plan::new(&toml_json(other), &k).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "flows[0].cc: the BPF TCP Wave is loaded with other parameters than this flow's \
+             (burst: 10 vs 12, beta: 350000 us vs 150000 us, dispersion_scaling: true vs false, \
+             dispersion_filter: mean vs rtt-weighted; loaded vs the flow's): reload it with \
+             `wavelab bpf unload && wavelab bpf load --variant linux-4.12 --burst 12`"
+        );
+        k.wave = BpfWave::Unchecked;
+        Plan::new(&toml_json(other), &k).unwrap();
     }
 
     #[test]

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use wavelab_net::{Emulation as Run, EmulationResults, Kernel, Options, Plan};
+use wavelab_net::{BpfWave, Emulation as Run, EmulationResults, Kernel, Options, Plan};
 use wavelab_tcp::Duration;
 
 /// The kernel as seen by validation: the running kernel's congestion
@@ -24,6 +24,7 @@ fn kernel(check: bool) -> PyResult<Kernel> {
     } else {
         Ok(Kernel {
             congestion_controls: Vec::new(),
+            wave: BpfWave::Unchecked,
         })
     }
 }
