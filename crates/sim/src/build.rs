@@ -5,7 +5,9 @@
 use crate::endpoints::{Flow, Wake};
 use crate::engine::{Event, EventQueue};
 use crate::handover::{at, switch_entry, Change, ChangeKind, Handoff, Handover};
-use crate::link::{outage_windows, Arq, Link, LossModel, Outages, Settings, Stepped};
+use crate::link::{
+    outage_windows, Arq, Link, LossModel, MahimahiTrace, Opportunities, Outages, Settings, Stepped,
+};
 use crate::net::{Dir, Net};
 use crate::notices::Notices;
 use crate::recorder::Recorder;
@@ -55,10 +57,17 @@ impl Simulation {
         let dirs: Vec<Dir> = dirs
             .into_iter()
             .enumerate()
-            .map(|(d, (settings, loss, outages, arq))| {
-                // ARQ runs in the stepped model only
-                if let Some(arq) = arq {
-                    return Dir::stepped(Stepped::new(settings, loss, outages).with_arq(arq));
+            .map(|(d, (settings, loss, outages, wireless))| {
+                // ARQ and traces run in the stepped model only
+                if wireless.arq.is_some() || wireless.trace.is_some() {
+                    let mut s = Stepped::new(settings, loss, outages);
+                    if let Some(arq) = wireless.arq {
+                        s = s.with_arq(arq);
+                    }
+                    if let Some(trace) = wireless.trace {
+                        s = s.with_trace(trace);
+                    }
+                    return Dir::stepped(s);
                 }
                 if reference || decided_live[d / 2] {
                     return Dir::stepped(Stepped::new(settings, loss, outages));
@@ -176,18 +185,30 @@ impl Simulation {
 /// routes switching at the handoffs' instants). A handover at `"steady"` is
 /// decided during the run: its direction's model has no change for it.
 ///
-/// Link-layer ARQ is not in the clock-free model yet: a scenario with `arq`
-/// on a link is an error naming it.
+/// Link-layer ARQ and Mahimahi traces are not in the clock-free model yet: a
+/// scenario with `arq` or `trace` on a link is an error naming it.
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     sc.validate()?;
     for (i, l) in sc.links.iter().enumerate() {
-        let arq = [&l.arq, &l.forward.arq, &l.reverse.arq];
-        if let Some(k) = arq.iter().position(|a| a.is_some()) {
-            let field = ["arq", "forward.arq", "reverse.arq"][k];
+        let stepped_only = [
+            l.arq.is_some(),
+            l.forward.arq.is_some(),
+            l.reverse.arq.is_some(),
+            l.forward.trace.is_some(),
+            l.reverse.trace.is_some(),
+        ];
+        if let Some(k) = stepped_only.iter().position(|&a| a) {
+            let field = [
+                "arq",
+                "forward.arq",
+                "reverse.arq",
+                "forward.trace",
+                "reverse.trace",
+            ][k];
             return Err(ScenarioError::at(
                 format!("links[{i}].{field}"),
-                "link-layer ARQ runs in the simulator's event-driven link model only; \
-                 the clock-free model has no ARQ yet",
+                "link-layer ARQ and traces run in the simulator's event-driven link model \
+                 only; the clock-free model has neither yet",
             ));
         }
     }
@@ -255,9 +276,15 @@ pub fn handoff_table_until(sc: &Scenario, end: Instant) -> Table {
 /// ARQ, the scheduled changes (the links' and the handoffs', in the engine's
 /// order) and the handovers.
 struct Compiled {
-    dirs: Vec<(Settings, LossModel, Outages, Option<Arq>)>,
+    dirs: Vec<(Settings, LossModel, Outages, Wireless)>,
     changes: Vec<Change>,
     handovers: Vec<Handover>,
+}
+
+/// What runs a direction in the stepped model: its ARQ and its trace.
+struct Wireless {
+    arq: Option<Arq>,
+    trace: Option<Opportunities>,
 }
 
 fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
@@ -312,8 +339,14 @@ fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
                 delay: ov.delay.unwrap_or(l.delay),
                 limit: ov.queue.unwrap_or(l.queue),
             };
-            let arq = ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new);
-            dirs.push((settings, loss, outages.clone(), arq));
+            let wireless = Wireless {
+                arq: ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new),
+                trace: ov
+                    .trace
+                    .as_ref()
+                    .map(|f| Opportunities::new(MahimahiTrace::load(f).expect("validated"))),
+            };
+            dirs.push((settings, loss, outages.clone(), wireless));
         }
         for e in &l.schedule {
             changes.push(Change {

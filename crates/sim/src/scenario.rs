@@ -266,6 +266,10 @@ pub struct DirectionSpec {
     /// Link-layer ARQ of this direction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arq: Option<ArqSpec>,
+    /// A Mahimahi delivery-opportunity trace file: the rate source of this
+    /// direction (its `rate` is then not used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// A change applied at a given time.
@@ -701,6 +705,17 @@ impl Scenario {
             for (dname, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
                 if let Some(a) = &d.arq {
                     a.check(&format!("{p}.{dname}.arq"))?;
+                }
+                if let Some(file) = &d.trace {
+                    let path = format!("{p}.{dname}.trace");
+                    crate::link::MahimahiTrace::load(file)
+                        .map_err(|e| ScenarioError::at(&path, e.to_string()))?;
+                    if d.arq.is_some() || l.arq.is_some() {
+                        return Err(ScenarioError::at(
+                            path,
+                            "a trace and link-layer ARQ on one direction are not supported yet",
+                        ));
+                    }
                 }
             }
             if let Some(o) = &l.outage_process {

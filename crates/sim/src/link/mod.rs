@@ -41,8 +41,9 @@
 //!   the link rate and are lost, and so is everything that arrives during the
 //!   outage.
 //!
-//! Link-layer ARQ ([`Arq`]) runs in the stepped model only: a direction
-//! with ARQ is stepped in both engine modes.
+//! Link-layer ARQ ([`Arq`]) and Mahimahi traces ([`Opportunities`]) run in
+//! the stepped model only: a direction with either is stepped in both
+//! engine modes.
 
 mod admission;
 mod arq;
@@ -51,6 +52,7 @@ mod loss;
 mod outages;
 mod stepped;
 mod timeline;
+mod trace;
 
 pub use admission::Link;
 pub use arq::{Arq, Attempts};
@@ -58,6 +60,7 @@ pub use fading::outage_windows;
 pub use loss::LossModel;
 pub use outages::Outages;
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
+pub use trace::{MahimahiTrace, Opportunities, TraceError, MTU};
 
 use crate::scenario::{QueueLimit, ScheduleEntry};
 use wavelab_tcp::{Duration, Instant, Rate};

@@ -18,6 +18,7 @@
 //! frame alone, which the frames behind it may pass in the pipe.
 
 use super::arq::{Arq, Attempts};
+use super::trace::Opportunities;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Outages, Settings};
 use crate::scenario::{QueueLimit, ScheduleEntry};
 use std::collections::VecDeque;
@@ -107,6 +108,7 @@ pub struct Stepped<T> {
     pipe: VecDeque<Flying<T>>,
     last_arrival: Instant,
     arq: Option<Arq>,
+    trace: Option<Opportunities>,
 }
 
 impl<T: Copy> Stepped<T> {
@@ -123,6 +125,7 @@ impl<T: Copy> Stepped<T> {
             pipe: VecDeque::new(),
             last_arrival: Instant::ZERO,
             arq: None,
+            trace: None,
         }
     }
 
@@ -130,6 +133,14 @@ impl<T: Copy> Stepped<T> {
     /// loss of one attempt.
     pub fn with_arq(mut self, arq: Arq) -> Self {
         self.arq = Some(arq);
+        self
+    }
+
+    /// The same direction with a Mahimahi trace as its rate source: a
+    /// packet's serialisation ends at the first unused delivery opportunity
+    /// at or after the start of its service (the rate is not used).
+    pub fn with_trace(mut self, trace: Opportunities) -> Self {
+        self.trace = Some(trace);
         self
     }
 
@@ -141,7 +152,10 @@ impl<T: Copy> Stepped<T> {
     /// Starts serving `held` at `now`: draws its attempts (with ARQ) and
     /// returns when its serialisation ends.
     fn serve(&mut self, now: Instant, mut held: Held<T>) -> Instant {
-        let tx = tx_time(self.settings.rate, held.size);
+        let tx = match &mut self.trace {
+            Some(o) => o.take(now) - now,
+            None => tx_time(self.settings.rate, held.size),
+        };
         let mut busy_for = tx;
         if let Some(arq) = &self.arq {
             held.attempts = arq.draw(&mut self.loss);
