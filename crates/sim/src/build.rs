@@ -205,11 +205,14 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
                 "forward.trace",
                 "reverse.trace",
             ][k];
-            return Err(ScenarioError::at(
-                format!("links[{i}].{field}"),
-                "link-layer ARQ and traces run in the simulator's event-driven link model \
-                 only; the clock-free model has neither yet",
-            ));
+            let what = if k < 3 {
+                "link-layer ARQ runs in the simulator's event-driven link model only; the \
+                 clock-free model has no ARQ yet"
+            } else {
+                "a trace runs in the simulator's event-driven link model only; the \
+                 clock-free model has no traces yet"
+            };
+            return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
         }
     }
     let (_, handoffs) = compile_routes(sc, &Topology::new(sc));

@@ -97,5 +97,12 @@ fn a_bad_trace_is_named_with_its_file_and_line() {
         e.starts_with("links[1].forward.trace: /no/such.down: cannot be read"),
         "{e}"
     );
+    // the clock-free model (the emulator's) has no traces: said, not ignored
+    let sc = Scenario::from_toml_str(&path(&cellular(), 5)).unwrap();
+    let e = wavelab_sim::link_models(&sc).unwrap_err().to_string();
+    assert!(
+        e.starts_with("links[1].forward.trace: a trace runs in"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
