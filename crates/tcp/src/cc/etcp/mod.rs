@@ -44,7 +44,10 @@
 //!   takes over (dupthresh restored, holes repaired, no undo). A DSACK that
 //!   shows the retransmission unnecessary, while normal recovery has not
 //!   taken over, sets cwnd = min(cwnd_prev, BDP_new / N) if cwnd is below it
-//!   and ssthresh = max(cwnd_prev, BDP_new / N), and ends the episode.
+//!   and ssthresh = max(cwnd_prev, BDP_new / N); the episode still ends only
+//!   when everything sent before the handoff is acknowledged (section 3.4's
+//!   prose; [`EtcpParams::dsack_ends_defence`] ends it at the DSACK, the
+//!   flattened Figure 3's reading).
 //! * **RTT** (sections 3.1, 3.5): the first RTT sample of a segment sent
 //!   after the notice is compared with SRTT at the notice; if they differ by
 //!   [`EtcpParams::delay_change`] (2) or more and the new one exceeds the
@@ -510,7 +513,11 @@ impl CongestionControl for Etcp {
             self.base.set_window(target, prev.max(share));
         }
         self.cwnd_prev = None;
-        self.end_reordering();
+        if self.p.dsack_ends_defence {
+            self.end_reordering();
+        }
+        // else the defence lasts until everything sent before the handoff
+        // is acknowledged (section 3.4; `on_ack`)
     }
     fn on_notification(&mut self, _now: Instant, n: &Notification) {
         if let Notification::Handoff(h) = n {

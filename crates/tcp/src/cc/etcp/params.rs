@@ -42,6 +42,16 @@ pub struct EtcpParams {
     pub reduction: ReductionRule,
     /// Figure 3's reordering defence (default on).
     pub reordering: bool,
+    /// Whether the DSACK undo also ends the reordering defence (dupthresh
+    /// back to 3) at once. Figure 3 as the text rendering flattens it lists
+    /// "Reset dupthresh to 3" under the DSACK rule; section 3.4's prose
+    /// keeps the defence "until all the segments transmitted before the
+    /// handoff are acknowledged or the number of dupacks exceeds the
+    /// dupthresh". Default false (the prose): the DSACK undo sets the window
+    /// and the defence lasts until everything sent before the handoff is
+    /// acknowledged, so the old link's later segments, still on their way
+    /// when the first one's DSACK arrives, are not taken for lost.
+    pub dsack_ends_defence: bool,
 }
 
 impl Default for EtcpParams {
@@ -51,6 +61,7 @@ impl Default for EtcpParams {
             delay_change: 2.0,
             reduction: ReductionRule::Figure1,
             reordering: true,
+            dsack_ends_defence: false,
         }
     }
 }

@@ -321,21 +321,63 @@ fn figure_3_answers_reordering_with_one_retransmission_and_a_dsack_undo() {
     // the receiver got segment 2 twice: a DSACK for it; the window comes
     // back to cwnd_prev (below BDP_new = 25.6 segments) and ssthresh to the
     // larger of the two
-    h.at(210);
-    h.ack(4 * MSS, &[(2 * MSS, 3 * MSS), (10 * MSS, 16 * MSS)]);
-    assert_eq!(h.tx.stats().spurious_retransmissions, 1);
-    assert_eq!(h.cwnd(), 12 * MSS);
-    assert_eq!(
-        h.ssthresh(),
-        bdp(
-            Rate::from_bps(FAST.0 * 1000),
-            Duration::from_millis(2),
-            1000
-        )
-    );
+    let dsack = |h: &mut Harness| {
+        h.at(210);
+        h.ack(4 * MSS, &[(2 * MSS, 3 * MSS), (10 * MSS, 16 * MSS)]);
+        assert_eq!(h.tx.stats().spurious_retransmissions, 1);
+        assert_eq!(
+            h.ssthresh(),
+            bdp(
+                Rate::from_bps(FAST.0 * 1000),
+                Duration::from_millis(2),
+                1000
+            )
+        );
+        assert_eq!(etcp(h).cwnd_prev(), None);
+    };
+    dsack(&mut h);
+    // segments 4..10 are still on the slow link: the defence holds
+    // (section 3.4: until everything sent before the handoff is
+    // acknowledged), so the SACKed data above them marks nothing lost
+    assert!(matches!(
+        etcp(&h).reordering(),
+        Reordering::Recovering { .. }
+    ));
+    assert_eq!(h.tx.dupthresh(), 32);
+    h.at(212);
+    h.ack(4 * MSS, &[(2 * MSS, 3 * MSS), (10 * MSS, 17 * MSS)]);
+    assert!(h.sent().iter().all(|s| !s.1), "no retransmission");
+    // they arrive: everything sent before the handoff is acknowledged, the
+    // defence ends with the window cwnd_prev = 12, which this ACK grows in
+    // slow start (below ssthresh = BDP_new) by RFC 3465's limit of 2
+    h.at(250);
+    h.ack(17 * MSS, &[]);
     assert_eq!(etcp(&h).reordering(), Reordering::Off);
     assert_eq!(h.tx.dupthresh(), 3);
-    assert_eq!(etcp(&h).cwnd_prev(), None);
+    assert_eq!(h.cwnd(), 14 * MSS);
+    assert_eq!(h.tx.stats().retransmissions, 1);
+
+    // Figure 3 read as flattened: the DSACK ends the defence at once, and
+    // the slow link's segments still on their way are taken for lost
+    let p = EtcpParams {
+        dsack_ends_defence: true,
+        ..EtcpParams::default()
+    };
+    let (mut h, _) = script(CcConfig::Etcpv1(p));
+    for k in 4..=6 {
+        h.at(160 + k);
+        h.ack(2 * MSS, &[(10 * MSS, (10 + k) * MSS)]);
+    }
+    h.at(200);
+    h.ack(4 * MSS, &[(10 * MSS, 16 * MSS)]);
+    h.sent();
+    dsack(&mut h);
+    assert_eq!(etcp(&h).reordering(), Reordering::Off);
+    assert_eq!(h.tx.dupthresh(), 3);
+    h.at(212);
+    h.ack(4 * MSS, &[(2 * MSS, 3 * MSS), (10 * MSS, 17 * MSS)]);
+    let rtx: Vec<_> = h.sent().into_iter().filter(|s| s.1).collect();
+    assert!(!rtx.is_empty() && rtx[0] == (4 * MSS, true), "{rtx:?}");
 }
 
 /// Figure 3: more duplicate ACKs than dupthresh means real loss, not
