@@ -106,6 +106,7 @@ impl Simulation {
                     log: f.log_packets,
                     wake: [Wake::default(); 2],
                     recorded: false,
+                    transfer: None,
                 });
             }
         }
@@ -434,6 +435,7 @@ fn compile_routes(sc: &Scenario, topo: &Topology) -> (Vec<Routes>, Vec<Handoff>)
             switches: Vec::new(),
             done: false,
             notified: 0,
+            transfers: Vec::new(),
         })
         .collect();
     for (k, &i) in handoff_order(sc).iter().enumerate() {

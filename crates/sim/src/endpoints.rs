@@ -48,6 +48,9 @@ pub(crate) struct Flow {
     pub wake: [Wake; 2],
     /// Its session is in its host's history (it completed).
     pub recorded: bool,
+    /// A handoff's transfer measurement on it: the cumulative ACK point
+    /// (payload bytes) that completes it, and the handoff.
+    pub transfer: Option<(u64, usize)>,
 }
 
 impl Flow {
@@ -133,6 +136,9 @@ impl Simulation {
         // enters the network
         self.net.release(d);
         self.drain(f, if to_receiver { RECEIVER } else { SENDER });
+        if !to_receiver {
+            self.check_transfer(f);
+        }
     }
 
     /// Notification `n` of flow `flow` reaches its sender.

@@ -80,6 +80,9 @@ pub(crate) struct Handoff {
     pub done: bool,
     /// Senders it notified.
     pub notified: u32,
+    /// Its transfer measurement: each measured flow and how long after the
+    /// switch it had the packets acknowledged (None: not yet).
+    pub transfers: Vec<(usize, Option<Duration>)>,
 }
 
 impl Handoff {
@@ -88,6 +91,22 @@ impl Handoff {
         let mut v: Vec<usize> = self.switches.iter().map(|s| s.0).collect();
         v.dedup();
         v
+    }
+
+    /// The slowest measured flow's transfer time: None if it measures
+    /// nothing or a flow is not done yet.
+    pub fn slowest_transfer(&self) -> Option<Duration> {
+        if self.transfers.is_empty() {
+            return None;
+        }
+        self.transfers
+            .iter()
+            .try_fold(Duration::ZERO, |m, &(_, t)| t.map(|t| m.max(t)))
+    }
+
+    /// Measured flows done.
+    pub fn transfers_done(&self) -> u32 {
+        self.transfers.iter().filter(|t| t.1.is_some()).count() as u32
     }
 }
 
@@ -148,6 +167,7 @@ impl Simulation {
             self.net.switch_route(f, side, route);
             self.flows[f].route[side] = route;
         }
+        self.start_transfers(h, &moved);
         let Some(notify) = self.handoffs[h].spec.notify.clone() else {
             return;
         };
@@ -199,6 +219,68 @@ impl Simulation {
             notified += 1;
         }
         self.handoffs[h].notified = notified;
+    }
+
+    /// Starts handoff `h`'s transfer measurement on the flows it moves that
+    /// are sending: each is done once its cumulative ACK point is `packets`
+    /// segments past where it is now ([`Simulation::check_transfer`]).
+    fn start_transfers(&mut self, h: usize, moved: &[usize]) {
+        let Some(t) = self.handoffs[h].spec.transfer.clone() else {
+            return;
+        };
+        let mut measured = Vec::new();
+        for &f in moved {
+            let flow = &mut self.flows[f];
+            if !flow.started || flow.sender.state() == SenderState::Closed {
+                continue;
+            }
+            let bytes = t.packets as u64 * flow.sender.config().mss as u64;
+            flow.transfer = Some((flow.sender.bytes_acked() + bytes, h));
+            measured.push((f, None));
+        }
+        self.handoffs[h].transfers = measured;
+        self.end_if_measured();
+    }
+
+    /// Flow `f`'s transfer is measured if its sender's cumulative ACK point
+    /// reached the target (after every ACK it takes).
+    #[inline]
+    pub(crate) fn check_transfer(&mut self, f: usize) {
+        let flow = &self.flows[f];
+        if let Some((target, h)) = flow.transfer {
+            if flow.sender.bytes_acked() >= target {
+                self.transfer_done(f, h);
+            }
+        }
+    }
+
+    #[cold]
+    fn transfer_done(&mut self, f: usize, h: usize) {
+        self.flows[f].transfer = None;
+        let took = self.now - self.handoffs[h].at;
+        for t in &mut self.handoffs[h].transfers {
+            if t.0 == f {
+                t.1 = Some(took);
+            }
+        }
+        self.end_if_measured();
+    }
+
+    /// Ends the run now if some handoff's transfer has `stop` and every such
+    /// handoff happened and has all its flows measured.
+    fn end_if_measured(&mut self) {
+        let mut any = false;
+        for ho in &self.handoffs {
+            if ho.spec.transfer.as_ref().is_some_and(|t| t.stop) {
+                if !ho.done || ho.transfers.iter().any(|t| t.1.is_none()) {
+                    return;
+                }
+                any = true;
+            }
+        }
+        if any && self.now < self.end {
+            self.end = self.now;
+        }
     }
 
     /// Checks the steady-state rule of pending `"steady"` handovers at a sample.

@@ -13,7 +13,9 @@ mod preset;
 mod wireless;
 
 pub(crate) use handoff::link_index;
-pub use handoff::{detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec};
+pub use handoff::{
+    detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec, TransferSpec,
+};
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use wireless::{
     ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_RETRIES,

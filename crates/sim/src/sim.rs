@@ -120,6 +120,11 @@ impl Simulation {
             self.now = when;
             self.rec.begin(key);
             self.handle(ev, key);
+            if self.end < until {
+                // a handoff's transfer measurement ended the run
+                until = self.end;
+                break;
+            }
             if self.q.processed() >= self.next_sync {
                 self.periodic_sync();
                 if self.rec.log.len() >= self.log_limit {

@@ -314,3 +314,56 @@ fn route_switches_move_both_sides_at_the_handoff() {
     assert_eq!(after.f64s("time"), [3.0]);
     assert_eq!(after.numbers("flows_moved"), vec![1.0]);
 }
+
+/// A handoff's transfer measurement (MobiWac 2009's metric): the time from
+/// the switch until the flow has 100 more segments acknowledged. It is the
+/// same whether the run goes on or stops once it is measured (`stop`), the
+/// run that stops ends exactly then, a larger count takes longer, and no
+/// count of segments is acknowledged faster than the new link carries it.
+#[test]
+fn a_transfer_measurement_times_the_packets_after_the_switch() {
+    let text = |packets: u32, stop: bool| {
+        mobiwac(
+            (2_000, 50),
+            (54_000, 2),
+            &format!("{MBB}\ntransfer = {{ packets = {packets}, stop = {stop} }}"),
+        )
+    };
+    let full = run(&text(100, false));
+    let took = full.handoffs.f64s("transfer_time")[0];
+    assert_eq!(full.handoffs.col::<u32>("transfer_packets"), [100]);
+    assert_eq!(full.handoffs.col::<u32>("transfers_done"), [1]);
+    // 100 segments of 1500 bytes on the wire at 54 Mbit/s: 22 ms at least
+    assert!(took > 0.022 && took < 2.0, "{took}");
+
+    let sc = wavelab_sim::Scenario::from_toml_str(&text(100, true)).unwrap();
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.run();
+    assert!(sim.is_done());
+    assert!((sim.now().as_secs_f64() - (3.0 + took)).abs() < 1e-9);
+    assert_eq!(sim.stopped(), None, "an early end is not an error");
+    let stopped = sim.results();
+    assert_eq!(stopped.handoffs.f64s("transfer_time"), [took]);
+
+    let more = run(&text(500, false)).handoffs.f64s("transfer_time")[0];
+    assert!(more > took, "{more} vs {took}");
+    // more than the run has time for: not measured
+    let never = run(&text(100_000, false));
+    assert!(never.handoffs.f64s("transfer_time")[0].is_nan());
+    assert_eq!(never.handoffs.col::<u32>("transfers_done"), [0]);
+}
+
+#[test]
+fn a_transfer_of_no_packets_is_a_named_error() {
+    let text = mobiwac(
+        (2_000, 50),
+        (54_000, 2),
+        &format!("{MBB}\ntransfer = {{ packets = 0 }}"),
+    );
+    let e = match wavelab_sim::Scenario::from_toml_str(&text) {
+        Err(e) => e.to_string(),
+        Ok(sc) => Simulation::new(sc).unwrap_err().to_string(),
+    };
+    assert!(e.contains("handoffs[0].transfer.packets"), "{e}");
+    assert!(e.contains("0 is out of range"), "{e}");
+}

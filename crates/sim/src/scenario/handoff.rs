@@ -96,6 +96,30 @@ pub struct HandoffSpec {
     /// Notify the senders of the flows it moves (default: no notification).
     #[serde(default)]
     pub notify: Option<NotifySpec>,
+    /// Measure how long the flows it moves take to have a number of packets
+    /// acknowledged after the switch (default: no measurement).
+    #[serde(default)]
+    pub transfer: Option<TransferSpec>,
+}
+
+/// A handoff's transfer measurement (MobiWac 2009, section 4.1: "the time
+/// taken to transfer (to receive the acknowledgment) a specific number of
+/// packets", after the handoff, for the slowest flow): for every flow the
+/// handoff moves, the time from the switch until the sender's cumulative
+/// ACK point has advanced `packets` full-sized segments (`packets` x MSS
+/// payload bytes) past where it was at the switch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a transfer measurement such as { packets = 100, stop = true }"
+)]
+pub struct TransferSpec {
+    /// Packets (full-sized segments) to be acknowledged after the switch.
+    pub packets: u32,
+    /// End the run once every measured flow of every handoff with `stop`
+    /// has its packets acknowledged (default false: run to `duration`).
+    #[serde(default)]
+    pub stop: bool,
 }
 
 /// A handoff's notification to the senders of the flows it moves.
@@ -207,6 +231,17 @@ pub(super) fn validate(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioErr
                 format!("{p}.to"),
                 format!("\"{}\" is also the link it leaves", h.to),
             ));
+        }
+        if let Some(t) = &h.transfer {
+            if t.packets == 0 || t.packets > 100_000_000 {
+                return Err(ScenarioError::at(
+                    format!("{p}.transfer.packets"),
+                    format!(
+                        "{} is out of range; give 1 to 100000000 packets to acknowledge after the switch",
+                        t.packets
+                    ),
+                ));
+            }
         }
         if h.at >= sc.duration {
             return Err(ScenarioError::at(

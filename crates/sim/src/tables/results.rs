@@ -440,7 +440,8 @@ pub fn link_table(sc: &Scenario, topo: &Topology, dirs: &[(&LinkCounters, Settin
 
 /// The per-handoff table: node, access links, kind, when it happened (NaN:
 /// not yet), disconnection, what the old link held, flows moved, notice
-/// delay and senders notified.
+/// delay and senders notified, and the transfer measurement (packets, flows
+/// done, the slowest flow's time).
 pub(crate) fn handoff_table(sc: &Scenario, h: &[Handoff]) -> Table {
     let links = |k: usize| link_name(&sc.links[k], k);
     let text = |f: &dyn Fn(&Handoff) -> String| ColumnData::Str(h.iter().map(f).collect());
@@ -486,6 +487,26 @@ pub(crate) fn handoff_table(sc: &Scenario, h: &[Handoff]) -> Table {
     t.push(
         "notified",
         ColumnData::U32(h.iter().map(|x| x.notified).collect()),
+    );
+    t.push(
+        "transfer_packets",
+        ColumnData::U32(
+            h.iter()
+                .map(|x| x.spec.transfer.as_ref().map_or(0, |t| t.packets))
+                .collect(),
+        ),
+    );
+    t.push(
+        "transfers_done",
+        ColumnData::U32(h.iter().map(Handoff::transfers_done).collect()),
+    );
+    t.push(
+        "transfer_time",
+        ColumnData::F64(
+            h.iter()
+                .map(|x| x.slowest_transfer().map_or(f64::NAN, |d| d.as_secs_f64()))
+                .collect(),
+        ),
     );
     t
 }
