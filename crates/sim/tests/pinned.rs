@@ -213,5 +213,5 @@ fn mobiwac_handoffs() {
         disconnection = "1s"
         notify = { delay = "54ms" }
         "#;
-    check("mobiwac handoffs", &text, 0x06f0d416ea1572e5);
+    check("mobiwac handoffs", &text, 0x2161c871ed20f73c);
 }
