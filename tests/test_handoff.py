@@ -27,6 +27,9 @@ def test_the_shipped_handoff_scenario_moves_both_flows(tmp_path: Path) -> None:
         "flows_moved",
         "notify_delay",
         "notified",
+        "transfer_packets",
+        "transfers_done",
+        "transfer_time",
     ]
     row = h.iloc[0]
     assert (row["node"], row["from"], row["to"]) == ("mobile", "hsdpa", "wlan")

@@ -384,3 +384,42 @@ def test_an_index_that_is_a_directory_is_a_one_line_error(sweep_file: Path, tmp_
     assert len(lines) == 1 and "index.jsonl: cannot be read (Is a directory)" in lines[0], (
         res.stderr
     )
+
+
+def test_a_sweep_without_tables_keeps_only_index_lines(sweep_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    lean = run_sweep(
+        load_sweep(sweep_file), out, LocalPool(1), progress=False, log=lambda m: None, tables=False
+    )
+    assert lean.ran == 6
+    lines = index_lines(out)
+    assert len(lines) == 6 and all(e["tables"] is False and e["files"] == {} for e in lines)
+    assert not any((out / "runs" / str(e["key"])).exists() for e in lines)
+    # the same metrics as a run with its tables
+    full = quiet_run(sweep_file, tmp_path / "full")
+    cols = ["goodput_mbps", "retransmissions", "jain"]
+    pd.testing.assert_frame_equal(lean.table[cols], full.table[cols])  # type: ignore[attr-defined]
+    # reused by another lean sweep, run again by one that wants the tables
+    again = run_sweep(
+        load_sweep(sweep_file), out, LocalPool(1), progress=False, log=lambda m: None, tables=False
+    )
+    assert again.reused == 6 and again.ran == 0
+    tables = quiet_run(sweep_file, out)
+    assert tables.ran == 6  # type: ignore[attr-defined]
+    assert all((out / "runs" / str(e["key"]) / "flows.parquet").exists() for e in index_lines(out))
+
+
+def test_an_index_line_without_tables_that_lists_files_is_not_trusted(tmp_path: Path) -> None:
+    e = store.Entry(key="0123456789abcdef", code="c", files={}, tables=False)
+    assert store._parse_entry(e.to_json()).tables is False
+    forged = store.Entry(
+        key="0123456789abcdef",
+        code="c",
+        files={"run.json": {"size": 1, "sha256": "0" * 64}},
+        tables=False,
+    )
+    with pytest.raises(store.BadLineError, match="without tables lists files"):
+        store._parse_entry(forged.to_json())
+    # a full run's line is as before: no tables field
+    full = json.loads(store.Entry(key="0123456789abcdef", code="c", files={}).to_json())
+    assert "tables" not in full

@@ -49,6 +49,10 @@ class Job:
     """The normalised scenario (what the simulator receives)."""
     captures: tuple[str, ...] = ()
     """Capture targets (``flow:NAME``, ``link:NAME``, ...), one pcap each."""
+    tables: bool = True
+    """Write the run's files (Parquet tables, ``summary.csv``, ``run.json``);
+    False keeps only its metrics and figures, in the store's index line (a
+    study that needs no per-run tables spares their encoding and writing)."""
 
 
 @dataclass
@@ -62,6 +66,8 @@ class RunOutput:
     captures: list[str] = field(default_factory=list)
     error: str | None = None
     worker: str = ""
+    lean: bool = False
+    """Run without its files (:attr:`Job.tables` False)."""
 
 
 def capture_file_name(target: str) -> str:
@@ -73,8 +79,9 @@ def capture_file_name(target: str) -> str:
 def execute(job: Job) -> RunOutput:
     """Runs one job to the end (in a worker process). Never raises for a
     failed run: the error is in :attr:`RunOutput.error`."""
-    from wavelab.metrics import flow_metrics
+    from wavelab.metrics import flow_metrics, handoff_metrics
     from wavelab.native_files import run_files
+    from wavelab.results import table_to_frame
     from wavelab.scenario import Scenario
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -100,16 +107,23 @@ def execute(job: Job) -> RunOutput:
         stats["worker"] = worker
         # the files straight from the native columns (byte-identical to
         # Results.to_files, without building the DataFrames)
-        tables, flows = run_files(sc, sim.results(), stats, True)
-        files = {**tables, **files}
+        native = sim.results()
+        if job.tables:
+            tables, flows = run_files(sc, native, stats, True)
+            files = {**tables, **files}
+        else:
+            flows = table_to_frame(native["flows"])
+            # the store keeps only the index line of such a run
+        handoffs = table_to_frame(native["handoffs"]) if "handoffs" in native else None
         return RunOutput(
             job.key,
             files,
             stats,
-            flow_metrics(flows),
+            {**flow_metrics(flows), **handoff_metrics(handoffs)},
             list(job.captures),
             None,
             worker,
+            not job.tables,
         )
     except (KeyboardInterrupt, SystemExit):
         raise

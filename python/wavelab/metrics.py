@@ -9,6 +9,12 @@ From the flows table of each run:
   figures plus ``delivered_mb``, ``min_rtt_ms`` and ``completion_s``, in
   columns named ``<figure>:<flow name>`` (``goodput_mbps:first``).
 
+When the scenario has a handoff with a transfer measurement
+(``handoffs[].transfer``, MobiWac 2009's metric), from the handoffs table:
+``transfer_s``, the time from the first such handoff until the slowest flow
+it moved had the packets acknowledged (NaN if one did not within the run),
+and ``transfer_packets``.
+
 When the scenario has a handover, the recovery time of
 :func:`wavelab.analysis.recovery_time` (the DCNET 2016 definition: receiver
 goodput over a 1 s window reaching 0.9 R_ss after T + HT), for the first
@@ -42,7 +48,7 @@ PER_FLOW_LIMIT = 16
 HOLD = 10.0
 """Seconds the rate must stay recovered for ``recovery_sustained_s``."""
 COUNTERS = ("retransmissions", "fast_retransmits", "rto_expiries", "spurious_retransmissions")
-VERSION = 1
+VERSION = 2
 """Changes when the metrics computed by :func:`flow_metrics` change (stored
 metrics of another version are recomputed from the run's flows table)."""
 
@@ -81,6 +87,19 @@ def flow_metrics(flows: pd.DataFrame) -> dict[str, Any]:
             out[f"min_rtt_ms:{name}"] = _num(row.min_rtt) * 1e3
             out[f"completion_s:{name}"] = _num(row.completion_time)
     return out
+
+
+def handoff_metrics(handoffs: Columns | pd.DataFrame | None) -> dict[str, Any]:
+    """``transfer_s`` and ``transfer_packets`` of the first handoff that
+    measures a transfer (see the module description); nothing without one."""
+    if handoffs is None or "transfer_packets" not in handoffs:
+        return {}
+    packets = np.asarray(handoffs["transfer_packets"])
+    times = np.asarray(handoffs["transfer_time"], dtype=float)
+    for p, t in zip(packets, times, strict=True):
+        if int(p) > 0:
+            return {"transfer_s": float(t), "transfer_packets": int(p)}
+    return {}
 
 
 def handover_link(normalized: Mapping[str, Any]) -> int | None:

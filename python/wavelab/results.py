@@ -354,14 +354,19 @@ def summary_frame(flows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
+    """``run.json`` of a run: the normalised scenario, the run's figures."""
+    meta = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    return (json.dumps(meta, indent=2) + "\n").encode()
+
+
 def meta_files(
     scenario: Scenario, flows: pd.DataFrame, run: dict[str, Any], complete: bool
 ) -> dict[str, bytes]:
     """``summary.csv`` and ``run.json`` of a run."""
-    meta = {"scenario": scenario.normalized, "run": run, "complete": complete}
     return {
         "summary.csv": summary_frame(flows).to_csv(index=False).encode(),
-        "run.json": (json.dumps(meta, indent=2) + "\n").encode(),
+        "run.json": run_json(scenario, run, complete),
     }
 
 

@@ -153,6 +153,9 @@ class Entry:
     captures: list[str] = field(default_factory=list)
     name: str = ""
     written: float = 0.0
+    tables: bool = True
+    """False for a run stored without files (``write_run(tables=False)``):
+    the index line, with its metrics, is all there is."""
 
     def to_json(self) -> str:
         """The index line, with the SHA-256 of its other fields as ``digest``."""
@@ -167,6 +170,8 @@ class Entry:
             "metrics": self.metrics,
             "written": self.written,
         }
+        if not self.tables:
+            d["tables"] = False
         return _canonical({**d, "digest": _digest(d)})
 
 
@@ -199,11 +204,18 @@ def _parse_entry(line: str) -> Entry:
             captures=[str(c) for c in d.get("captures") or []],
             name=str(d.get("name") or ""),
             written=float(d.get("written") or 0.0),
+            tables=d.get("tables", True),
         )
     except (KeyError, TypeError, ValueError):
         raise BadLineError("a field is missing or of the wrong type") from None
     if not _KEY.match(e.key):
         raise BadLineError(f"{e.key!r} is not a run key")
+    if e.tables is not True and e.tables is not False:
+        raise BadLineError(f"its tables field is {e.tables!r}, not true or false")
+    if not e.tables:
+        if e.files or e.captures:
+            raise BadLineError("a run stored without tables lists files")
+        return e
     missing = sorted(REQUIRED_FILES - set(e.files))
     if missing:
         raise BadLineError(f"it lists no {', '.join(missing)}")
@@ -372,6 +384,8 @@ class Store:
         why: str | None = None
         if e is None:
             why = "not in the store"
+        elif not e.tables:
+            why = None  # nothing but the index line, whose checksum held
         else:
             d = self.run_dir(key)
             for name, info in sorted(e.files.items()):
@@ -392,9 +406,12 @@ class Store:
         self._verified[key] = why
         return why
 
-    def done(self, key: str, captures: Iterable[str] = ()) -> bool:
-        """True if run ``key`` is stored, verifies, and has every capture asked for."""
+    def done(self, key: str, captures: Iterable[str] = (), tables: bool = True) -> bool:
+        """True if run ``key`` is stored, verifies, and has every capture asked
+        for (and its tables, if ``tables``)."""
         if self.problem(key) is not None:
+            return False
+        if tables and not self.entries[key].tables:
             return False
         have = set(self.entries[key].captures)
         return all(c in have for c in captures)
@@ -409,11 +426,16 @@ class Store:
         metrics: Mapping[str, Any],
         captures: Iterable[str] = (),
         name: str = "",
+        tables: bool = True,
     ) -> Entry:
         """Writes a finished run atomically and records it in the index.
+        ``tables=False`` records only the index line (its metrics and run
+        figures): ``files`` must be empty.
 
         Raises :class:`StoreWriteError` if anything cannot be written; the
         run's temporary directory is removed and the store is as before."""
+        if not tables:
+            return self._write_line_only(key, run, metrics, name)
         runs = self.root / RUNS
         tmp = runs / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         final = self.run_dir(key)
@@ -445,6 +467,32 @@ class Store:
             shutil.rmtree(tmp, ignore_errors=True)
             if not isinstance(e, OSError):
                 raise  # Ctrl-C while writing: nothing half-written stays
+            reason = os.strerror(e.errno) if e.errno else str(e)
+            if e.errno == errno.ENOSPC:
+                reason = "no space left on device"
+            raise StoreWriteError(
+                f"{self.root}: cannot write run {key}: {reason}", e.errno
+            ) from None
+        self.entries[key] = entry
+        self._verified[key] = None
+        return entry
+
+    def _write_line_only(
+        self, key: str, run: Mapping[str, Any], metrics: Mapping[str, Any], name: str
+    ) -> Entry:
+        entry = Entry(
+            key=key,
+            code=code_version(),
+            files={},
+            run=dict(run),
+            metrics=dict(metrics),
+            name=name,
+            written=time.time(),
+            tables=False,
+        )
+        try:
+            self._append(entry.to_json())
+        except OSError as e:
             reason = os.strerror(e.errno) if e.errno else str(e)
             if e.errno == errno.ENOSPC:
                 reason = "no space left on device"

@@ -31,7 +31,12 @@ import pandas as pd
 from wavelab.backends import Backend, Job
 from wavelab.errors import WavelabError
 from wavelab.metrics import VERSION as METRICS_VERSION
-from wavelab.metrics import baseline_scenario, flow_metrics, recovery_metrics
+from wavelab.metrics import (
+    baseline_scenario,
+    flow_metrics,
+    handoff_metrics,
+    recovery_metrics,
+)
 from wavelab.ownership import claim_sweep_dir
 from wavelab.progress import Progress
 from wavelab.store import INDEX, Store, StoreWriteError, code_version, scenario_key
@@ -110,9 +115,14 @@ def plan_sweep(sweep: Sweep, log: Log | None = None) -> Plan:
 
 
 def _jobs(
-    sweep: Sweep, plan: Plan, todo: Sequence[str], captures: tuple[str, ...]
+    sweep: Sweep,
+    plan: Plan,
+    todo: Sequence[str],
+    captures: tuple[str, ...],
+    tables: bool = True,
 ) -> Iterator[Job]:
-    """The jobs of the runs in ``todo``, built when the backend asks for them."""
+    """The jobs of the runs in ``todo``, built when the backend asks for them.
+    Baselines always keep their tables (their time series gives R_ss)."""
     for key in todo:
         index, is_base = plan.runs[key]
         sc = sweep.point(index).scenario
@@ -121,7 +131,7 @@ def _jobs(
             assert base is not None
             yield Job(key, base.to_json())
         else:
-            yield Job(key, sc.to_json(), captures)
+            yield Job(key, sc.to_json(), captures, tables)
 
 
 def _param_column(values: list[Any]) -> list[Any]:
@@ -135,10 +145,13 @@ def _param_column(values: list[Any]) -> list[Any]:
 
 def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     e = store.entries[key]
-    if e.metrics.get("metrics_version") == METRICS_VERSION:
+    if e.metrics.get("metrics_version") == METRICS_VERSION or not e.tables:
         return e.metrics
-    flows = pd.read_parquet(store.run_dir(key) / "flows.parquet")
-    return flow_metrics(flows)
+    d = store.run_dir(key)
+    flows = pd.read_parquet(d / "flows.parquet")
+    hand = d / "handoffs.parquet"
+    handoffs = pd.read_parquet(hand) if hand.exists() else None
+    return {**flow_metrics(flows), **handoff_metrics(handoffs)}
 
 
 def _columns(path: Path, names: list[str]) -> dict[str, Any]:
@@ -215,6 +228,8 @@ TOTALS = (
     "recovery_s",
     "recovery_sustained_s",
     "recovery_horizon_s",
+    "transfer_s",
+    "transfer_packets",
     "events",
     "wall_s",
 )
@@ -300,6 +315,7 @@ def run_sweep(
     progress: bool = True,
     log: Log | None = None,
     force: bool = False,
+    tables: bool = True,
 ) -> SweepOutcome:
     """Runs every point of ``sweep`` not already in the store at ``out``.
 
@@ -307,6 +323,13 @@ def run_sweep(
     (the axes may differ: the runs it has are reused); anything else is
     refused (:class:`~wavelab.ownership.MixedResultsError`) unless
     ``force``, which removes wavelab's files from it first.
+
+    ``tables=False`` stores only each run's metrics (the runs table's
+    columns) in the store's index, no per-run files: for studies of many
+    short runs whose tables nobody reads (the encoding and writing of the
+    tables would cost more than the simulation). A run stored that way is
+    reused only by sweeps that do not ask for tables, and only while its
+    metrics are of the current version.
 
     Errors in the sweep file are raised (as :class:`WavelabError`) before
     anything runs. A full disk, a dead worker or Ctrl-C stop the sweep: the
@@ -327,7 +350,14 @@ def run_sweep(
             for k in plan.runs
             if k in store.entries and (why := store.problem(k)) is not None
         }
-        todo = [k for k in plan.runs if not store.done(k, needs[k])]
+
+        def reusable(k: str, is_base: bool) -> bool:
+            if not store.done(k, needs[k], tables=tables or is_base):
+                return False
+            e = store.entries[k]
+            return e.tables or e.metrics.get("metrics_version") == METRICS_VERSION
+
+        todo = [k for k, (_, is_base) in plan.runs.items() if not reusable(k, is_base)]
         reused = len(plan.runs) - len(todo)
         extra = f" and {plan.baselines} baselines" if plan.baselines else ""
         say(
@@ -349,7 +379,7 @@ def run_sweep(
         interrupted = False
         ran = 0
         bar = Progress(len(plan.runs), reused, desc=sweep.name, enabled=progress)
-        outputs = backend.run(_jobs(sweep, plan, todo, caps))
+        outputs = backend.run(_jobs(sweep, plan, todo, caps, tables))
         try:
             for output in outputs:
                 if output.error is not None:
@@ -363,6 +393,7 @@ def run_sweep(
                         output.metrics,
                         output.captures,
                         name=sweep.name,
+                        tables=not output.lean,
                     )
                     ran += 1
                 bar.update()
