@@ -416,7 +416,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
-    from wavelab.experiments import EXPERIMENTS, experiment
+    from wavelab.experiments import EXPERIMENTS, SWEEP_EXPERIMENTS, experiment
 
     if args.list or not args.experiment:
         for name, (_, what) in EXPERIMENTS.items():
@@ -427,14 +427,31 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         from wavelab.emulator import unavailable
         from wavelab.experiments import emulated_experiment
 
+        if args.cluster:
+            raise WavelabError("--emulate runs on this machine; it does not take --cluster")
         reproduce = emulated_experiment(args.experiment)
         why = unavailable()
         if why is not None:
             raise WavelabError(f"--emulate: {why}")
     else:
         reproduce = experiment(args.experiment)
-    reproduce(out, args.quick, args.jobs)
-    print(f"\nwrote the comparison, the figures and every run's results to {out}/")
+    if args.cluster:
+        if args.jobs:
+            raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
+        if args.experiment not in SWEEP_EXPERIMENTS:
+            raise WavelabError(
+                f"--cluster: {args.experiment} runs on the local cores only; "
+                f"{', '.join(SWEEP_EXPERIMENTS)} can run on a Dask cluster"
+            )
+        reproduce(out, args.quick, None, args.cluster, args.cluster_timeout)  # type: ignore[call-arg]
+    else:
+        reproduce(out, args.quick, args.jobs)
+    if args.experiment in SWEEP_EXPERIMENTS:
+        print(
+            f"\nwrote the comparison and the figures to {out}/, every run's metrics to {out}/sweep/"
+        )
+    else:
+        print(f"\nwrote the comparison, the figures and every run's results to {out}/")
     return 0
 
 
@@ -684,6 +701,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the rows the kernel has on real packets (root; dcnet2016; "
         "--jobs default: one emulation per two cores)",
+    )
+    rp.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on a Dask scheduler, e.g. tcp://host:8786 (experiments run as sweeps)",
+    )
+    rp.add_argument(
+        "--cluster-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for the scheduler and a first worker (default 10)",
     )
     rp.set_defaults(func=cmd_reproduce)
 

@@ -30,7 +30,14 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "wavelab.experiments.satwlan",
         "GEO satellite + WLAN (seed 004): Table II and Figures 2-4, plus CUBIC, BBR, Wave",
     ),
+    "mobiwac2009": (
+        "wavelab.experiments.mobiwac2009",
+        "MobiWac 2009 vertical handoffs, 1-4 flows: regular TCP, ETCPv0, ETCPv1 "
+        "(+ Wave, CUBIC), Figures 4-19",
+    ),
 }
+SWEEP_EXPERIMENTS = ("mobiwac2009",)
+"""Experiments that run through the sweep machinery (resumable, ``--cluster``)."""
 
 
 EMULATED: dict[str, str] = {"dcnet2016": "wavelab.experiments.dcnet2016_emulated"}
