@@ -467,15 +467,16 @@ class Store:
             shutil.rmtree(tmp, ignore_errors=True)
             if not isinstance(e, OSError):
                 raise  # Ctrl-C while writing: nothing half-written stays
-            reason = os.strerror(e.errno) if e.errno else str(e)
-            if e.errno == errno.ENOSPC:
-                reason = "no space left on device"
-            raise StoreWriteError(
-                f"{self.root}: cannot write run {key}: {reason}", e.errno
-            ) from None
+            raise self._write_error(key, e) from None
         self.entries[key] = entry
         self._verified[key] = None
         return entry
+
+    def _write_error(self, key: str, e: OSError) -> StoreWriteError:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        if e.errno == errno.ENOSPC:
+            reason = "no space left on device"
+        return StoreWriteError(f"{self.root}: cannot write run {key}: {reason}", e.errno)
 
     def _write_line_only(
         self, key: str, run: Mapping[str, Any], metrics: Mapping[str, Any], name: str
@@ -493,12 +494,7 @@ class Store:
         try:
             self._append(entry.to_json())
         except OSError as e:
-            reason = os.strerror(e.errno) if e.errno else str(e)
-            if e.errno == errno.ENOSPC:
-                reason = "no space left on device"
-            raise StoreWriteError(
-                f"{self.root}: cannot write run {key}: {reason}", e.errno
-            ) from None
+            raise self._write_error(key, e) from None
         self.entries[key] = entry
         self._verified[key] = None
         return entry

@@ -26,33 +26,11 @@ fn mobiwac_rwnd(
     handoff: &str,
     rwnd: &str,
 ) -> String {
+    let links = common::mobiwac_links((old.0, old.1), (new.0, new.1), Some((old.2, new.2)));
     format!(
         r#"
         duration = "9s"
-        [[links]]
-        between = ["server", "router"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        between = ["router", "bs1"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        between = ["router", "bs2"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        name = "old"
-        between = ["bs1", "mobile"]
-        rate = "{}kbit/s"
-        delay = "{}ms"
-        queue = "{}pkt"
-        [[links]]
-        name = "new"
-        between = ["bs2", "mobile"]
-        rate = "{}kbit/s"
-        delay = "{}ms"
-        queue = "{}pkt"
+        {links}
         [[flows]]
         from = "server"
         to = "mobile"
@@ -65,8 +43,7 @@ fn mobiwac_rwnd(
         from = "old"
         to = "new"
         {handoff}
-        "#,
-        old.0, old.1, old.2, new.0, new.1, new.2
+        "#
     )
 }
 

@@ -14,34 +14,11 @@ use wavelab_sim::Results;
 /// from reordering), and a handoff from `old` to `new` at 3 s given by
 /// `handoff` (the fields after `to`).
 fn mobiwac(old: (u64, u64), new: (u64, u64), handoff: &str) -> String {
+    let links = common::mobiwac_links(old, new, None);
     format!(
         r#"
         duration = "8s"
-        [[links]]
-        name = "wired"
-        between = ["server", "router"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        name = "bs1-wire"
-        between = ["router", "bs1"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        name = "bs2-wire"
-        between = ["router", "bs2"]
-        rate = "100Mbit/s"
-        delay = "2ms"
-        [[links]]
-        name = "old"
-        between = ["bs1", "mobile"]
-        rate = "{}kbit/s"
-        delay = "{}ms"
-        [[links]]
-        name = "new"
-        between = ["bs2", "mobile"]
-        rate = "{}kbit/s"
-        delay = "{}ms"
+        {links}
         [[flows]]
         from = "server"
         to = "mobile"
@@ -53,8 +30,7 @@ fn mobiwac(old: (u64, u64), new: (u64, u64), handoff: &str) -> String {
         from = "old"
         to = "new"
         {handoff}
-        "#,
-        old.0, old.1, new.0, new.1
+        "#
     )
 }
 

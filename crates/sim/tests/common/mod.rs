@@ -73,3 +73,49 @@ pub fn dumbbell(queue: &str, flows: &str) -> String {
         "#
     )
 }
+
+/// MobiWac 2009's links (section 4.1): server -- router -- base stations on
+/// 100 Mbit/s / 2 ms links (`wired`, `bs1-wire`, `bs2-wire`), and the
+/// access links `old` (bs1 -- mobile) and `new` (bs2 -- mobile) of `(rate
+/// in kbit/s, one-way delay in ms)`, with buffers of `queues` packets (else
+/// the default). Link directions 6 and 7 are `old`'s, 8 and 9 `new`'s.
+pub fn mobiwac_links(old: (u64, u64), new: (u64, u64), queues: Option<(u64, u64)>) -> String {
+    let queue = |q: Option<u64>| q.map_or(String::new(), |q| format!("queue = \"{q}pkt\""));
+    format!(
+        r#"
+        [[links]]
+        name = "wired"
+        between = ["server", "router"]
+        rate = "100Mbit/s"
+        delay = "2ms"
+        [[links]]
+        name = "bs1-wire"
+        between = ["router", "bs1"]
+        rate = "100Mbit/s"
+        delay = "2ms"
+        [[links]]
+        name = "bs2-wire"
+        between = ["router", "bs2"]
+        rate = "100Mbit/s"
+        delay = "2ms"
+        [[links]]
+        name = "old"
+        between = ["bs1", "mobile"]
+        rate = "{}kbit/s"
+        delay = "{}ms"
+        {}
+        [[links]]
+        name = "new"
+        between = ["bs2", "mobile"]
+        rate = "{}kbit/s"
+        delay = "{}ms"
+        {}
+        "#,
+        old.0,
+        old.1,
+        queue(queues.map(|q| q.0)),
+        new.0,
+        new.1,
+        queue(queues.map(|q| q.1)),
+    )
+}
