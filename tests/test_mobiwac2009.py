@@ -9,6 +9,7 @@ import csv
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -98,3 +99,13 @@ def test_quick_writes_the_comparison(tmp_path: Path) -> None:
     r = wavelab("reproduce", "mobiwac2009", "--quick", "--out", str(tmp_path / "q"))
     assert r.returncode == 0, r.stderr
     assert "Verdicts:" in r.stdout
+
+
+def test_unfinished_runs_count_as_the_longest() -> None:
+    nan = math.nan
+    assert study.quartiles(np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == [2.0, 3.0, 4.0]
+    # two of five runs never finished: the median is the third finished one's
+    # rank among all five, not the median of the finished three
+    q = study.quartiles(np.array([1.0, nan, 2.0, nan, 3.0]))
+    assert q[0] == 2.0 and q[1] == 3.0 and math.isnan(q[2])
+    assert all(math.isnan(v) for v in study.quartiles(np.array([nan, nan])))

@@ -318,6 +318,26 @@ def study_sweep(grid: Grid) -> Sweep:
 TCP_OF = {v: k for k, v in TCPS.items()}
 
 
+def quartiles(x: np.ndarray) -> list[float]:
+    """Lower quartile, median and upper quartile of transfer times, where a
+    run whose flows did not all get their packets (NaN) counts as longer than
+    any that did: a quartile that falls among those is NaN ("not reached
+    within the run"), not the quartile of the runs that finished."""
+    if not len(x):
+        return [math.nan] * 3
+    s = np.sort(np.where(np.isnan(x), np.inf, x))
+    out = []
+    for p in (0.25, 0.5, 0.75):
+        # linear interpolation between the order statistics (numpy's default)
+        pos = p * (len(s) - 1)
+        lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+        if math.isinf(s[hi]):
+            out.append(math.nan)
+        else:
+            out.append(float(s[lo] + (s[hi] - s[lo]) * (pos - lo)))
+    return out
+
+
 def cells(table: pd.DataFrame) -> pd.DataFrame:
     """The runs table (one row per run) reduced to one row per figure, TCP
     and flow count: the quartiles of the slowest flow's transfer time over
@@ -330,8 +350,7 @@ def cells(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (fig, tcp, n), g in t.groupby(["figure", "tcp", "flows"], sort=False):
         x = g["transfer_s"].to_numpy(dtype=float)
-        done = x[~np.isnan(x)]
-        q = np.percentile(done, [25, 50, 75]) if len(done) else [math.nan] * 3
+        q = quartiles(x)
         rows.append(
             {
                 "figure": fig,
