@@ -3,7 +3,9 @@
 Each experiment is a module with a ``reproduce(out, quick, jobs)`` function
 that builds its scenarios, runs them in parallel, computes the study's
 metrics, prints our figures beside the published ones, writes them as CSV and
-Markdown, and draws the study's figures.
+Markdown, and draws the study's figures. Those in :data:`SWEEP_EXPERIMENTS`
+run as one sweep (resumable from their store) and also take ``cluster`` and
+``cluster_timeout`` (``wavelab reproduce NAME --cluster ADDRESS``).
 """
 
 from __future__ import annotations
