@@ -81,10 +81,14 @@ def test_a_small_grid_through_the_sweep_machinery(tmp_path: Path) -> None:
     assert "Fig. 13" in text and "Verdict:" in text
     assert (out / "fig13.png").stat().st_size > 5000 and (out / "figures.png").exists()
     assert (out / "scenarios" / "fig17.toml").exists()
-    # resumable: the same grid again reuses every run
+    # resumable: the same grid again reuses every run, and a larger grid in
+    # the same place (the full study after --quick) reuses what it shares
     again = study.run_study(grid, tmp_path / "mw", study.LocalPool(1), progress=False)
     assert len(again) == 16 and (again["status"] == "ok").all()
     assert not math.isnan(float(again["transfer_s"].iloc[0]))
+    more = study.Grid((13,), (4.0, 9.0, 14.0), (1,), ("regular",))
+    bigger = study.run_study(more, tmp_path / "mw", study.LocalPool(1), progress=False)
+    assert (bigger["status"] == "ok").all() and len(bigger) == 3
 
 
 def test_the_reproduce_command_names_bad_options(tmp_path: Path) -> None:

@@ -301,7 +301,10 @@ def sweep_text(grid: Grid) -> str:
         f'"flows[0].count" = {_q(list(grid.flows))}',
         f'"flows[0].cc" = {_q([TCPS[t] for t in grid.tcps])}',
     ]
-    return scenario_text(chosen[0]) + "\n" + "\n".join(sweep) + "\n"
+    # the base scenario is the same for every grid (the first handoff of the
+    # paper; the sweep sets each point's own), so that --quick and the full
+    # study share one store
+    return scenario_text(handoffs()[0]) + "\n" + "\n".join(sweep) + "\n"
 
 
 def study_sweep(grid: Grid) -> Sweep:
