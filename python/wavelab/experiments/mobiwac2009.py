@@ -54,6 +54,7 @@ import pandas as pd
 
 from wavelab.backends import Backend, DaskCluster, LocalPool
 from wavelab.errors import WavelabError
+from wavelab.experiments.figures import save
 from wavelab.scenario import parse_toml
 from wavelab.sweep import Sweep, from_sweep_dict
 
@@ -624,11 +625,7 @@ def figures(c: pd.DataFrame, out: Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(5, 3.6))
         draw(c, h, ax)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = out / f"fig{h.figure:02d}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(save(fig, out / f"fig{h.figure:02d}.png"))
     cols = 4
     rows = math.ceil(len(present) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
