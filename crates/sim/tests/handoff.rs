@@ -6,7 +6,7 @@
 mod common;
 
 use common::run;
-use wavelab_sim::Results;
+use wavelab_sim::{Results, Simulation};
 
 /// The topology with access links `old` and `new` (rate in kbit/s, one-way
 /// delay in ms), one flow whose window is capped at 60 kB by the receiver
