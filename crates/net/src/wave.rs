@@ -7,18 +7,7 @@
 use wavelab_bpf_maps::WaveSocket;
 
 /// The columns, as the sans-IO Wave names them (`cc_<name>` in the series).
-pub const WAVE_METRICS: &[&str] = &[
-    "burst",
-    "tx_time",
-    "dispersion",
-    "min_rtt",
-    "avg_rtt",
-    "delta_rtt",
-    "mode",
-    "stability",
-    "rate",
-    "max_rtt",
-];
+pub use wavelab_tcp::cc::wave::METRICS as WAVE_METRICS;
 
 /// The values of [`WAVE_METRICS`] for `s` on a connection whose segments
 /// carry `mss` bytes: durations in seconds (NaN while unknown), `rate` the

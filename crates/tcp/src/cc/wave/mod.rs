@@ -78,6 +78,22 @@ pub enum Mode {
     Adjustment,
 }
 
+/// The algorithm variables Wave reports at each sample (`cc_<name>` in a
+/// run's series), in the order of `metrics`; the emulator records the BPF
+/// TCP Wave's state under the same names.
+pub const METRICS: &[&str] = &[
+    "burst",
+    "tx_time",
+    "dispersion",
+    "min_rtt",
+    "avg_rtt",
+    "delta_rtt",
+    "mode",
+    "stability",
+    "rate",
+    "max_rtt",
+];
+
 /// TCP Wave.
 #[derive(Clone, Debug)]
 pub struct Wave {
@@ -390,18 +406,7 @@ impl CongestionControl for Wave {
     }
 
     fn metric_names(&self) -> &'static [&'static str] {
-        &[
-            "burst",
-            "tx_time",
-            "dispersion",
-            "min_rtt",
-            "avg_rtt",
-            "delta_rtt",
-            "mode",
-            "stability",
-            "rate",
-            "max_rtt",
-        ]
+        METRICS
     }
     fn metrics(&self, out: &mut [f64]) {
         let secs = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
