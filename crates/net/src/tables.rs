@@ -155,6 +155,8 @@ pub fn build(
             events: wire.read,
             packet_hops,
             peak_packets: wire.peak_packets,
+            // the kernel's RTT samples are not seen one by one (NaN figures)
+            rtts: Default::default(),
         },
     };
     let stats = EmulationStats {
@@ -321,7 +323,8 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
 
 fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
     let dirs: Vec<_> = wire.links.iter().map(|(c, s)| (c, *s)).collect();
-    wavelab_sim::tables::link_table(&plan.scenario, &plan.topology, &dirs)
+    // per-packet queueing delays are not measured on real links
+    wavelab_sim::tables::link_table(&plan.scenario, &plan.topology, &dirs, None)
 }
 
 /// The handovers, each at its time (the emulator has no `"steady"` ones).

@@ -129,6 +129,12 @@ impl Simulation {
         d.set_item("events", r.events)?;
         d.set_item("packet_hops", r.packet_hops)?;
         d.set_item("peak_packets", r.peak_packets)?;
+        // every flow's RTT samples together (the flows table has each flow's)
+        d.set_item("rtt_samples", r.rtts.count())?;
+        d.set_item("rtt_mean", r.rtts.mean_secs())?;
+        for (name, q) in [("rtt_p50", 0.5), ("rtt_p95", 0.95), ("rtt_p99", 0.99)] {
+            d.set_item(name, r.rtts.quantile_secs(q))?;
+        }
         Ok(d)
     }
 

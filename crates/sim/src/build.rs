@@ -107,6 +107,7 @@ impl Simulation {
                     wake: [Wake::default(); 2],
                     recorded: false,
                     transfer: None,
+                    rtts: Default::default(),
                 });
             }
         }

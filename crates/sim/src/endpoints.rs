@@ -11,6 +11,7 @@
 
 use crate::capture::TapPoint;
 use crate::engine::Event;
+use crate::histogram::Histogram;
 use crate::net::Delivery;
 use crate::notices::Delivered;
 use crate::packet::Packet;
@@ -51,6 +52,8 @@ pub(crate) struct Flow {
     /// A handoff's transfer measurement on it: the cumulative ACK point
     /// (payload bytes) that completes it, and the handoff.
     pub transfer: Option<(u64, usize)>,
+    /// Every RTT sample the sender took (RFC 6298 measurements).
+    pub rtts: Histogram,
 }
 
 impl Flow {
@@ -123,7 +126,13 @@ impl Simulation {
             flow.receiver.handle_segment(now, &p.seg, None);
         } else {
             self.rec.capture(TapPoint::SenderIn, p);
+            let samples = flow.sender.rtt().sample_count();
             flow.sender.handle_segment(now, &p.seg);
+            if flow.sender.rtt().sample_count() > samples {
+                if let Some(r) = flow.sender.rtt().latest() {
+                    flow.rtts.record(r);
+                }
+            }
             if !flow.recorded && flow.sender.stats().completed_at.is_some() {
                 flow.recorded = true;
                 if let Some(r) = flow.sender.session_record() {

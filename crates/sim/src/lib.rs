@@ -36,6 +36,7 @@ mod endpoints;
 pub mod engine;
 pub mod fuzzing;
 mod handover;
+pub mod histogram;
 pub mod limits;
 pub mod link;
 pub mod names;

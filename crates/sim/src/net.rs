@@ -30,6 +30,7 @@
 //! [`Simulation::new_reference`]: crate::Simulation::new_reference
 
 use crate::engine::{Event, EventQueue};
+use crate::histogram::Histogram;
 use crate::link::{Admitted, DropCause, Link, LinkCounters, Outcome, Settings, Stepped};
 use crate::packet::{Arena, Packet, PacketId};
 use crate::ring::Ring;
@@ -114,6 +115,15 @@ impl Dir {
     /// True in virtual-time mode.
     pub fn is_virtual(&self) -> bool {
         matches!(self, Dir::Virtual(_))
+    }
+
+    /// Queueing delays of the packets that started serialisation
+    /// (virtual-time mode: by the last [`Net::sync`]).
+    pub fn waits(&self) -> &Histogram {
+        match self {
+            Dir::Virtual(v) => v.link.waits(),
+            Dir::Reference(r) => r.waits(),
+        }
     }
 
     /// The counters (virtual-time mode: as of the last [`Net::sync`]).

@@ -16,6 +16,7 @@
 
 use super::timeline::Timeline;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Offer, Outages, Outcome, Settings};
+use crate::histogram::Histogram;
 use crate::ring::Ring;
 use crate::scenario::{QueueLimit, ScheduleEntry};
 use std::collections::VecDeque;
@@ -118,6 +119,9 @@ pub struct Link {
     seen: Cursors,
     /// The last serialisation time computed, by packet size.
     tx_cache: [(u32, Rate, Duration); 2],
+    /// How long each packet that started its serialisation by the last sync
+    /// waited in the queue.
+    waits: Histogram,
 }
 
 impl Link {
@@ -142,6 +146,7 @@ impl Link {
             losses: VecDeque::new(),
             lost_base: 0,
             seen_losses: LossCursors::default(),
+            waits: Histogram::default(),
             started: 0,
             last_start: Instant::ZERO,
             last_finish: Instant::ZERO,
@@ -348,6 +353,13 @@ impl Link {
             self.losses.drain(..(passed - self.lost_base) as usize);
             self.lost_base = passed;
         }
+        // the queueing delay of every packet that started since the last sync
+        // (before the entries behind the clock are forgotten)
+        for k in self.seen.start..s.start {
+            let e = self.entry(k);
+            let wait = e.start.saturating_since(e.admit);
+            self.waits.record(wait);
+        }
         // forget what is entirely behind the clock; it started before now, so
         // before any admission to come
         let keep_from = s.arrive.min(s.finish);
@@ -358,6 +370,12 @@ impl Link {
         }
         self.seen = s;
         self.counters = counters;
+    }
+
+    /// Queueing delays of the packets that started serialisation by the
+    /// last [`Link::sync`].
+    pub fn waits(&self) -> &Histogram {
+        &self.waits
     }
 }
 

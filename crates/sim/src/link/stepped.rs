@@ -20,6 +20,7 @@
 use super::arq::{Arq, Attempts};
 use super::trace::Opportunities;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Outages, Settings};
+use crate::histogram::Histogram;
 use crate::scenario::{QueueLimit, ScheduleEntry};
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant};
@@ -35,6 +36,8 @@ struct Held<T> {
     /// serialisation time of one.
     attempts: Attempts,
     tx: Duration,
+    /// When it was offered.
+    at: Instant,
 }
 
 /// A packet in the pipe.
@@ -109,6 +112,8 @@ pub struct Stepped<T> {
     last_arrival: Instant,
     arq: Option<Arq>,
     trace: Option<Opportunities>,
+    /// How long each packet that started its service waited in the queue.
+    waits: Histogram,
 }
 
 impl<T: Copy> Stepped<T> {
@@ -126,6 +131,7 @@ impl<T: Copy> Stepped<T> {
             last_arrival: Instant::ZERO,
             arq: None,
             trace: None,
+            waits: Histogram::default(),
         }
     }
 
@@ -152,6 +158,7 @@ impl<T: Copy> Stepped<T> {
     /// Starts serving `held` at `now`: draws its attempts (with ARQ) and
     /// returns when its serialisation ends.
     fn serve(&mut self, now: Instant, mut held: Held<T>) -> Instant {
+        self.waits.record(now.saturating_since(held.at));
         let tx = match &mut self.trace {
             Some(o) => o.take(now) - now,
             None => tx_time(self.settings.rate, held.size),
@@ -179,6 +186,7 @@ impl<T: Copy> Stepped<T> {
             size,
             attempts: Attempts::default(),
             tx: Duration::ZERO,
+            at: now,
         };
         if self.busy.is_none() {
             let done = self.serve(now, held);
@@ -308,6 +316,11 @@ impl<T: Copy> Stepped<T> {
     /// The settings in effect.
     pub fn settings(&self) -> Settings {
         self.settings
+    }
+
+    /// How long each packet that started its service waited in the queue.
+    pub fn waits(&self) -> &Histogram {
+        &self.waits
     }
 
     /// The counters.

@@ -5,6 +5,7 @@ use super::{ColumnData, Fnv, Table};
 use crate::endpoints::Flow;
 use crate::engine::{key, Event};
 use crate::handover::Handoff;
+use crate::histogram::Histogram;
 use crate::link::{DropCause, LinkCounters, Settings};
 use crate::notices::{Delivered, Source};
 use crate::scenario::{link_name, HandoverSpec, HandoverTime, Scenario};
@@ -14,7 +15,7 @@ use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
 
 /// Figures about the run itself.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunStats {
     /// Simulated time reached.
     pub simulated: Duration,
@@ -24,6 +25,8 @@ pub struct RunStats {
     pub packet_hops: u64,
     /// Most packets alive at once.
     pub peak_packets: u64,
+    /// Every RTT sample of every flow's sender (see [`crate::histogram`]).
+    pub rtts: Histogram,
 }
 
 /// Everything a run produced, as tables.
@@ -99,6 +102,10 @@ impl Simulation {
                 events: self.q.processed(),
                 packet_hops: self.net.hops(),
                 peak_packets: self.net.peak,
+                rtts: self.flows.iter().fold(Histogram::default(), |mut h, f| {
+                    h.merge(&f.rtts);
+                    h
+                }),
             },
         }
     }
@@ -209,6 +216,18 @@ impl Simulation {
                     .collect(),
             ),
         );
+        // every RTT sample of the sender, through a histogram (0.8 %)
+        t.push(
+            "rtt_mean",
+            ColumnData::F64(fl.iter().map(|f| f.rtts.mean_secs()).collect()),
+        );
+        for (name, q) in [("rtt_p50", 0.5), ("rtt_p95", 0.95), ("rtt_p99", 0.99)] {
+            t.push(
+                name,
+                ColumnData::F64(fl.iter().map(|f| f.rtts.quantile_secs(q)).collect()),
+            );
+        }
+        t.push("rtt_samples", s(|f| f.rtts.count()));
         t
     }
 
@@ -339,7 +358,8 @@ impl Simulation {
             .iter()
             .map(|d| (d.counters(), d.settings_at(self.now)))
             .collect();
-        link_table(&self.sc, &self.topo, &dirs)
+        let waits: Vec<&Histogram> = self.net.dirs.iter().map(|d| d.waits()).collect();
+        link_table(&self.sc, &self.topo, &dirs, Some(&waits))
     }
 }
 
@@ -383,8 +403,14 @@ pub fn handover_table<'a>(
 
 /// The per-link-direction table of a scenario: each direction's ends, its
 /// settings at the end of the run and its counters (`dirs` indexed like the
-/// directions, `2 i` forward and `2 i + 1` reverse of link `i`).
-pub fn link_table(sc: &Scenario, topo: &Topology, dirs: &[(&LinkCounters, Settings)]) -> Table {
+/// directions, `2 i` forward and `2 i + 1` reverse of link `i`), and the
+/// queueing delays of the packets each sent (`waits`, alike; NaN without).
+pub fn link_table(
+    sc: &Scenario,
+    topo: &Topology,
+    dirs: &[(&LinkCounters, Settings)],
+    waits: Option<&[&Histogram]>,
+) -> Table {
     let n = dirs.len();
     let names: Vec<String> = (0..n).map(|d| link_name(&sc.links[d / 2], d / 2)).collect();
     let node = |d: usize, end: usize| {
@@ -435,6 +461,17 @@ pub fn link_table(sc: &Scenario, topo: &Topology, dirs: &[(&LinkCounters, Settin
     t.push("arq_attempts", c(|c| c.arq_attempts));
     t.push("arq_retries", c(|c| c.arq_retries));
     t.push("arq_residual", c(|c| c.arq_residual));
+    // how long every packet that started serialisation waited in the queue,
+    // through a histogram (0.8 %)
+    let delay = |f: &dyn Fn(&Histogram) -> f64| {
+        ColumnData::F64(match waits {
+            Some(w) => w.iter().map(|h| f(h)).collect(),
+            None => vec![f64::NAN; n],
+        })
+    };
+    t.push("queue_delay_mean", delay(&|h| h.mean_secs()));
+    t.push("queue_delay_p95", delay(&|h| h.quantile_secs(0.95)));
+    t.push("queue_delay_p99", delay(&|h| h.quantile_secs(0.99)));
     t
 }
 

@@ -1,0 +1,231 @@
+//! A compact histogram of durations, for percentiles of every sample.
+//!
+//! RTT percentiles from the sender's samples and queueing delays of every
+//! packet are too many values to keep (a long run takes millions), and a
+//! sampled series misses the tails. This histogram keeps counts in
+//! log-linear buckets, as HdrHistogram does: 64 buckets per power of two of
+//! nanoseconds, so a bucket's width is at most 1/64 of its lower edge, and a
+//! percentile, reported as the midpoint of its bucket, is within 1/128
+//! (0.8 %) of the exact sample value. The mean is exact (the sum of the
+//! samples is kept). Only the span of buckets a run uses is allocated: RTTs
+//! and queueing delays of one flow or link span a few powers of two, a few
+//! hundred buckets of 4 bytes.
+
+use wavelab_tcp::Duration;
+
+/// Sub-buckets per power of two (2^6): the relative resolution.
+const SUB_BITS: u32 = 6;
+const SUB: u64 = 1 << SUB_BITS;
+
+/// Counts of durations in log-linear buckets (see the module description).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Histogram {
+    /// Index of `counts[0]`.
+    first: u32,
+    counts: Vec<u32>,
+    count: u64,
+    /// Sum of the samples in nanoseconds (exact mean).
+    sum_ns: u128,
+}
+
+/// The bucket of `ns`: values below 64 ns have a bucket each; above, 64
+/// buckets per power of two.
+fn bucket(ns: u64) -> u32 {
+    if ns < SUB {
+        return ns as u32;
+    }
+    let exp = 63 - ns.leading_zeros(); // >= SUB_BITS
+    let shift = exp - SUB_BITS;
+    let mantissa = (ns >> shift) - SUB; // 0..SUB
+    ((shift + 1) << SUB_BITS) + mantissa as u32
+}
+
+/// The smallest value of bucket `b` and its width, in nanoseconds.
+fn span(b: u32) -> (u64, u64) {
+    if (b as u64) < SUB {
+        return (b as u64, 1);
+    }
+    let shift = (b >> SUB_BITS) - 1;
+    let mantissa = (b as u64 & (SUB - 1)) + SUB;
+    (mantissa << shift, 1 << shift)
+}
+
+impl Histogram {
+    /// Counts one sample.
+    #[inline]
+    pub fn record(&mut self, d: Duration) {
+        let ns = d.as_nanos();
+        let b = bucket(ns);
+        if self.counts.is_empty() {
+            self.first = b;
+            self.counts.push(0);
+        } else if b < self.first {
+            let grow = (self.first - b) as usize;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.first = b;
+        } else if (b - self.first) as usize >= self.counts.len() {
+            self.counts.resize((b - self.first) as usize + 1, 0);
+        }
+        let c = &mut self.counts[(b - self.first) as usize];
+        *c = c.saturating_add(1);
+        self.count += 1;
+        self.sum_ns += ns as u128;
+    }
+
+    /// Adds the counts of `other` (the histogram of both sets of samples).
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.counts.is_empty() {
+            return;
+        }
+        if self.counts.is_empty() {
+            *self = other.clone();
+            return;
+        }
+        let first = self.first.min(other.first);
+        let end = (self.first as usize + self.counts.len())
+            .max(other.first as usize + other.counts.len());
+        let mut counts = vec![0u32; end - first as usize];
+        for h in [&*self, other] {
+            let at = (h.first - first) as usize;
+            for (c, &n) in counts[at..].iter_mut().zip(&h.counts) {
+                *c = c.saturating_add(n);
+            }
+        }
+        self.first = first;
+        self.counts = counts;
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+    }
+
+    /// How many samples were counted.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The exact mean in seconds (NaN without samples).
+    pub fn mean_secs(&self) -> f64 {
+        if self.count == 0 {
+            return f64::NAN;
+        }
+        self.sum_ns as f64 / self.count as f64 / 1e9
+    }
+
+    /// The `q`-quantile (0 < q <= 1) in seconds, the midpoint of the bucket
+    /// of the sample of rank ceil(q n) (the nearest-rank definition); NaN
+    /// without samples.
+    pub fn quantile_secs(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return f64::NAN;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c as u64;
+            if seen >= rank {
+                let (low, width) = span(self.first + i as u32);
+                return (low as f64 + (width as f64 - 1.0) / 2.0) / 1e9;
+            }
+        }
+        f64::NAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavelab_tcp::testing::cases;
+
+    #[test]
+    fn buckets_cover_every_value_once_and_in_order() {
+        let mut previous = None;
+        // the last bucket holds 2^63 + 63 * 2^57 and up
+        for b in 0..(58 << SUB_BITS) {
+            let (low, width) = span(b);
+            assert_eq!(bucket(low), b);
+            assert_eq!(bucket(low + width - 1), b);
+            if let Some((pl, pw)) = previous {
+                assert_eq!(pl + pw, low, "bucket {b} follows the previous one");
+            }
+            // a bucket is at most 1/64 of its lower edge wide
+            assert!(
+                width == 1 || width * SUB <= low,
+                "bucket {b}: {low} + {width}"
+            );
+            previous = Some((low, width));
+        }
+        assert_eq!(bucket(u64::MAX), bucket(u64::MAX - 1));
+    }
+
+    #[test]
+    fn quantiles_are_within_the_resolution_of_the_exact_ones() {
+        // deterministic pseudo-random samples from 1 us to 10 s
+        let n = cases("WAVELAB_HISTOGRAM_CASES", 20_000) as usize;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut samples = Vec::with_capacity(n);
+        let mut h = Histogram::default();
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ns = 1_000 + x % 10_000_000_000;
+            samples.push(ns);
+            h.record(Duration::from_nanos(ns));
+        }
+        samples.sort_unstable();
+        assert_eq!(h.count(), n as u64);
+        let exact_mean = samples.iter().map(|&s| s as f64).sum::<f64>() / n as f64 / 1e9;
+        assert!((h.mean_secs() - exact_mean).abs() < 1e-9 * exact_mean);
+        for q in [0.01, 0.5, 0.9, 0.95, 0.99, 1.0] {
+            let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+            let exact = samples[rank - 1] as f64 / 1e9;
+            let got = h.quantile_secs(q);
+            assert!(
+                (got - exact).abs() <= exact / 128.0 + 1e-9,
+                "q {q}: {got} vs {exact}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_and_empty_histograms() {
+        let h = Histogram::default();
+        assert!(h.mean_secs().is_nan() && h.quantile_secs(0.5).is_nan());
+        let mut h = Histogram::default();
+        for ms in [30, 10, 20] {
+            h.record(Duration::from_millis(ms));
+        }
+        assert_eq!(h.count(), 3);
+        assert!((h.mean_secs() - 0.02).abs() < 1e-12);
+        // 10 ms, 20 ms and 30 ms within 0.8 %
+        for (q, want) in [(0.2, 0.01), (0.5, 0.02), (0.99, 0.03)] {
+            let got = h.quantile_secs(q);
+            assert!((got - want).abs() <= want / 128.0, "{q}: {got}");
+        }
+        // a sample below the first bucket grows the span downwards
+        h.record(Duration::from_nanos(5));
+        assert_eq!(h.quantile_secs(0.01), 5e-9);
+    }
+
+    #[test]
+    fn a_merge_is_the_histogram_of_both_sets_of_samples() {
+        let (mut a, mut b, mut both) = Default::default();
+        let record = |h: &mut Histogram, ms: u64| h.record(Duration::from_micros(ms));
+        for us in [300, 50_000, 70_000] {
+            record(&mut a, us);
+            record(&mut both, us);
+        }
+        for us in [10, 1_000_000, 60_000] {
+            record(&mut b, us);
+            record(&mut both, us);
+        }
+        let mut merged = Histogram::default();
+        merged.merge(&a);
+        merged.merge(&Histogram::default());
+        merged.merge(&b);
+        assert_eq!(merged.count(), 6);
+        assert_eq!(merged.mean_secs(), both.mean_secs());
+        for q in [0.1, 0.3, 0.5, 0.7, 1.0] {
+            assert_eq!(merged.quantile_secs(q), both.quantile_secs(q), "{q}");
+        }
+    }
+}
