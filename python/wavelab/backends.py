@@ -16,6 +16,7 @@ abandons only what was in flight.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import multiprocessing
@@ -79,6 +80,8 @@ def capture_file_name(target: str) -> str:
 def execute(job: Job) -> RunOutput:
     """Runs one job to the end (in a worker process). Never raises for a
     failed run: the error is in :attr:`RunOutput.error`."""
+    import pandas as pd
+
     from wavelab.metrics import flow_metrics, handoff_metrics
     from wavelab.native_files import run_files
     from wavelab.results import table_to_frame
@@ -119,7 +122,12 @@ def execute(job: Job) -> RunOutput:
             job.key,
             files,
             stats,
-            {**flow_metrics(flows), **handoff_metrics(handoffs)},
+            {
+                **flow_metrics(
+                    flows, pd.read_parquet(io.BytesIO(files["links.parquet"])), stats, normalized
+                ),
+                **handoff_metrics(handoffs),
+            },
             list(job.captures),
             None,
             worker,

@@ -333,6 +333,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(summary_line(outcome), file=sys.stderr)
     if outcome.files:
         print(f"wrote {Path(args.out) / 'runs.parquet'} and runs.csv ({len(outcome.table)} rows)")
+        if any(f.name == "seeds.parquet" for f in outcome.files):
+            print(
+                f"wrote {Path(args.out) / 'seeds.parquet'} and seeds.csv "
+                "(mean and 95 % CI per point)"
+            )
     if outcome.stopped:
         print(f"error: {outcome.stopped}", file=sys.stderr)
         return 130 if outcome.interrupted else 2

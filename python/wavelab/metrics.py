@@ -3,11 +3,29 @@
 From the flows table of each run:
 
 * totals over the run's flows: ``goodput_mbps`` (sum), ``retransmissions``,
-  ``fast_retransmits``, ``rto_expiries``, ``spurious_retransmissions``, and
+  ``fast_retransmits``, ``rto_expiries``, ``spurious_retransmissions``,
+  ``retransmission_rate`` (retransmitted segments / segments sent), and
   ``jain`` (Jain's fairness index of the flows' goodputs, with 2 flows or more);
+* the RTT over every sample every sender took (RFC 6298 measurements, all
+  flows together): ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``,
+  ``rtt_p99_ms`` (the simulator counts the samples in a histogram: a
+  percentile is within 0.8 % of the exact one, the mean is exact);
+* at the bottleneck, the link direction where packets waited longest on
+  average (ties: the slowest), named in ``bottleneck``: the queueing delay
+  of every packet it sent, ``queue_delay_mean_ms``, ``queue_delay_p95_ms``,
+  ``queue_delay_p99_ms``; its ``loss_rate`` (packets dropped there, by the
+  queue, the loss model or an outage, / packets offered to it); and its
+  ``utilisation`` (bits sent / (rate x simulated time)), for a link whose
+  rate never changes (NaN for one with a schedule, handovers or outages:
+  not computed yet);
 * per flow, when a run has at most :data:`PER_FLOW_LIMIT` flows: the same
-  figures plus ``delivered_mb``, ``min_rtt_ms`` and ``completion_s``, in
-  columns named ``<figure>:<flow name>`` (``goodput_mbps:first``).
+  counters plus ``delivered_mb``, ``min_rtt_ms``, ``completion_s``,
+  ``retransmission_rate`` and the flow's own ``rtt_mean_ms``,
+  ``rtt_p50_ms``, ``rtt_p95_ms`` and ``rtt_p99_ms``, in columns named
+  ``<figure>:<flow name>`` (``goodput_mbps:first``).
+
+Every name ends in its unit (``_ms``, ``_s``, ``_mbps``, ``_mb``), or is a
+count, a ratio (``_rate``, ``utilisation``, ``jain``: 0 to 1) or a name.
 
 When the scenario has a handoff with a transfer measurement
 (``handoffs[].transfer``, MobiWac 2009's metric), from the handoffs table:
@@ -48,9 +66,13 @@ PER_FLOW_LIMIT = 16
 HOLD = 10.0
 """Seconds the rate must stay recovered for ``recovery_sustained_s``."""
 COUNTERS = ("retransmissions", "fast_retransmits", "rto_expiries", "spurious_retransmissions")
-VERSION = 2
+VERSION = 3
 """Changes when the metrics computed by :func:`flow_metrics` change (stored
-metrics of another version are recomputed from the run's flows table)."""
+metrics of another version are recomputed from the run's files)."""
+RTT: tuple[tuple[str, str], ...] = tuple(
+    (f, f"{f}_ms") for f in ("rtt_mean", "rtt_p50", "rtt_p95", "rtt_p99")
+)
+"""The RTT figures: (field of the flows table and of the run figures, metric)."""
 
 
 def _num(x: Any) -> float:
@@ -69,14 +91,32 @@ def jain(values: list[float]) -> float:
     return float(x.sum() ** 2 / (len(x) * (x * x).sum()))
 
 
-def flow_metrics(flows: pd.DataFrame) -> dict[str, Any]:
-    """The figures of one run from its flows table (see the module description)."""
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
+
+
+def flow_metrics(
+    flows: pd.DataFrame,
+    links: pd.DataFrame | None = None,
+    run: Mapping[str, Any] | None = None,
+    normalized: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The figures of one run from its flows table, its links table, its run
+    figures (``Results.run``) and its normalised scenario (see the module
+    description; without the last three, only the flows' figures)."""
     out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(flows)}
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
     out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
     for c in COUNTERS:
         out[c] = int(flows[c].sum())
+    out["retransmission_rate"] = _ratio(
+        float(flows["retransmissions"].sum()), float(flows["segments_sent"].sum())
+    )
     out["jain"] = jain(goodputs)
+    for field, column in RTT:
+        out[column] = _num((run or {}).get(field)) * 1e3
+    if links is not None and normalized is not None and run is not None:
+        out.update(bottleneck_metrics(links, normalized, _num(run.get("simulated"))))
     if len(flows) <= PER_FLOW_LIMIT:
         for i, row in enumerate(flows.itertuples(index=False)):
             name = str(row.name)
@@ -84,7 +124,12 @@ def flow_metrics(flows: pd.DataFrame) -> dict[str, Any]:
             out[f"delivered_mb:{name}"] = _num(row.bytes_delivered) / 1e6
             for c in COUNTERS:
                 out[f"{c}:{name}"] = int(getattr(row, c))
+            out[f"retransmission_rate:{name}"] = _ratio(
+                _num(row.retransmissions), _num(row.segments_sent)
+            )
             out[f"min_rtt_ms:{name}"] = _num(row.min_rtt) * 1e3
+            for field, column in RTT:
+                out[f"{column}:{name}"] = _num(getattr(row, field, math.nan)) * 1e3
             out[f"completion_s:{name}"] = _num(row.completion_time)
     return out
 
@@ -100,6 +145,32 @@ def handoff_metrics(handoffs: Columns | pd.DataFrame | None) -> dict[str, Any]:
         if int(p) > 0:
             return {"transfer_s": float(t), "transfer_packets": int(p)}
     return {}
+
+
+def bottleneck_metrics(
+    links: pd.DataFrame, normalized: Mapping[str, Any], simulated: float
+) -> dict[str, Any]:
+    """Queueing delay, loss rate and utilisation of the bottleneck (the module
+    description says which direction that is)."""
+    used = links[links["sent_packets"] > 0]
+    if used.empty or "queue_delay_mean" not in used:
+        return {}
+    order = used.assign(_neg_rate=-used["rate"].astype(float)).sort_values(
+        ["queue_delay_mean", "_neg_rate"], ascending=False, kind="stable"
+    )
+    b = order.iloc[0]
+    link = normalized["links"][int(b["dir"]) // 2]
+    varies = bool(link.get("schedule") or link.get("handovers") or link.get("outages"))
+    dropped = float(b["dropped_queue"] + b["dropped_random"] + b["dropped_outage"])
+    capacity = float(b["rate"]) * simulated
+    return {
+        "bottleneck": f"{b['link']}:{b['direction']}",
+        "queue_delay_mean_ms": _num(b["queue_delay_mean"]) * 1e3,
+        "queue_delay_p95_ms": _num(b["queue_delay_p95"]) * 1e3,
+        "queue_delay_p99_ms": _num(b["queue_delay_p99"]) * 1e3,
+        "loss_rate": _ratio(dropped, float(b["arrived"])),
+        "utilisation": math.nan if varies else _ratio(float(b["sent_bytes"]) * 8, capacity),
+    }
 
 
 def handover_link(normalized: Mapping[str, Any]) -> int | None:

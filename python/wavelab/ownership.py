@@ -45,7 +45,7 @@ directory (captures, ``*.pcap``, come on top)."""
 
 STORE_FILES = frozenset(
     {"runs", "index.jsonl", ".lock", "sweep.json", "sweep.toml", "runs.parquet", "runs.csv"}
-    | {"report.html"}
+    | {"seeds.parquet", "seeds.csv", "report.html"}
 )
 """Every name a sweep writes at the top of its store."""
 

@@ -8,6 +8,9 @@ Output directory (also the results store, see :mod:`wavelab.store`)::
                        baseline key (what `wavelab report` reads)
     runs.parquet       the table: one row per point, parameters and metrics
     runs.csv           the same, as CSV
+    seeds.parquet      when the sweep varies the seed: per parameter point and
+    seeds.csv          metric, the mean and 95 % confidence interval over its
+                       seeds (:mod:`wavelab.aggregate`)
     index.jsonl, runs/ the store
 
 The table is written at the end, and also when the sweep stops early (an
@@ -28,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from wavelab.aggregate import aggregate
 from wavelab.backends import Backend, Job
 from wavelab.errors import WavelabError
 from wavelab.metrics import VERSION as METRICS_VERSION
@@ -44,6 +48,8 @@ from wavelab.sweep import Sweep
 
 TABLE = "runs.parquet"
 TABLE_CSV = "runs.csv"
+SEEDS = "seeds.parquet"
+SEEDS_CSV = "seeds.csv"
 META = "sweep.json"
 SOURCE = "sweep.toml"
 
@@ -148,10 +154,16 @@ def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     if e.metrics.get("metrics_version") == METRICS_VERSION or not e.tables:
         return e.metrics
     d = store.run_dir(key)
-    flows = pd.read_parquet(d / "flows.parquet")
     hand = d / "handoffs.parquet"
     handoffs = pd.read_parquet(hand) if hand.exists() else None
-    return {**flow_metrics(flows), **handoff_metrics(handoffs)}
+    meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
+    metrics = flow_metrics(
+        pd.read_parquet(d / "flows.parquet"),
+        pd.read_parquet(d / "links.parquet"),
+        meta.get("run", {}),
+        meta["scenario"],
+    )
+    return {**metrics, **handoff_metrics(handoffs)}
 
 
 def _columns(path: Path, names: list[str]) -> dict[str, Any]:
@@ -223,7 +235,18 @@ TOTALS = (
     "fast_retransmits",
     "rto_expiries",
     "spurious_retransmissions",
+    "retransmission_rate",
     "jain",
+    "rtt_mean_ms",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "rtt_p99_ms",
+    "bottleneck",
+    "queue_delay_mean_ms",
+    "queue_delay_p95_ms",
+    "queue_delay_p99_ms",
+    "loss_rate",
+    "utilisation",
     "handover_s",
     "recovery_s",
     "recovery_sustained_s",
@@ -240,7 +263,12 @@ PER_FLOW = (
     "fast_retransmits",
     "rto_expiries",
     "spurious_retransmissions",
+    "retransmission_rate",
     "min_rtt_ms",
+    "rtt_mean_ms",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "rtt_p99_ms",
     "completion_s",
     "recovery_s",
     "recovery_sustained_s",
@@ -261,12 +289,12 @@ def _order_columns(table: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     return table[order]
 
 
-def _write_table(store: Store, table: pd.DataFrame) -> list[Path]:
+def _write_table(store: Store, table: pd.DataFrame, names: tuple[str, str]) -> list[Path]:
     buf = io.BytesIO()
     table.to_parquet(buf, index=False)
     return [
-        store.write_file(TABLE, buf.getvalue()),
-        store.write_file(TABLE_CSV, table.to_csv(index=False).encode()),
+        store.write_file(names[0], buf.getvalue()),
+        store.write_file(names[1], table.to_csv(index=False).encode()),
     ]
 
 
@@ -414,7 +442,10 @@ def run_sweep(
             store.refresh()
         table = build_table(sweep, plan, store, failed)
         try:
-            files = [out / META, out / SOURCE, *_write_table(store, table)]
+            files = [out / META, out / SOURCE, *_write_table(store, table, (TABLE, TABLE_CSV))]
+            if "seed" in sweep.param_names:
+                by_point = aggregate(table, sweep.param_names)
+                files += _write_table(store, by_point, (SEEDS, SEEDS_CSV))
         except StoreWriteError as e:
             stopped = f"{stopped + '; ' if stopped else ''}{e}"
         if stopped:
