@@ -141,3 +141,34 @@ def recovery(
         r_ss = steady_rate(cumulative(baseline, m, flow, link_dir))
         out[m] = recovery_time(cumulative(run, m, flow, link_dir), t0, r_ss, hold=hold)
     return out
+
+
+def jain_over_time(series: pd.DataFrame, window: float = 1.0) -> pd.Series:
+    """Jain's fairness index of the flows' goodputs against time: at each
+    sampling instant ``t`` (from ``window`` on), each flow's goodput over
+    ``[t - window, t]`` (its delivered bytes at both ends, interpolated
+    between samples), over the flows that had started by ``t - window``.
+    ``series`` needs the columns ``time``, ``flow`` and ``bytes_delivered``.
+    A window rather than the sampling interval, so that a receiver releasing
+    a buffered backlog in one sample does not swing the index; NaN where
+    fewer than two flows count or none delivered anything."""
+    times = np.unique(np.asarray(series["time"], dtype=float))
+    times = times[times >= times[0] + window] if len(times) else times
+    rates = []
+    for _, g in series.groupby("flow", sort=True):
+        t = np.asarray(g["time"], dtype=float)
+        b = np.asarray(g["bytes_delivered"], dtype=float)
+        now = np.interp(times, t, b)
+        before = np.interp(times - window, t, b)
+        rate = (now - before) * 8 / window
+        rate[times - window < t[0]] = np.nan  # not started a window ago
+        rates.append(rate)
+    if len(rates) < 2:
+        return pd.Series(np.nan, index=times, name="jain")
+    x = np.vstack(rates)
+    n = np.sum(~np.isnan(x), axis=0)
+    total = np.nansum(x, axis=0)
+    squares = np.nansum(x * x, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jain = np.where((n >= 2) & (squares > 0), total**2 / (n * squares), np.nan)
+    return pd.Series(jain, index=times, name="jain")

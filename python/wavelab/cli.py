@@ -393,6 +393,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from wavelab.plots import plot_all
 
     d = Path(args.results)
+    if (d / "runs.parquet").exists() and not (d / "run.json").exists():
+        # a sweep: its throughput-delay plot
+        from wavelab.sweep_plots import plot_throughput_delay
+
+        out = Path(args.out) / "throughput-delay.png" if args.out else None
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        print(plot_throughput_delay(d, out, delay=args.delay))
+        return 0
     if not (d / "run.json").exists():
         raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
     window = None
@@ -681,8 +690,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("scenarios", nargs="+", help="scenario files")
     v.set_defaults(func=cmd_validate)
 
-    pl = sub.add_parser("plot", help="redraw the plots of a results directory")
-    pl.add_argument("results", help="directory written by `wavelab run`")
+    pl = sub.add_parser(
+        "plot",
+        help="redraw the plots of a run's directory; a sweep's: its throughput-delay plot",
+    )
+    pl.add_argument("results", help="directory written by `wavelab run` or `wavelab sweep`")
+    pl.add_argument(
+        "--delay",
+        default="rtt_p95_ms",
+        help="a sweep's delay axis: a column of runs.parquet (default rtt_p95_ms; "
+        "e.g. queue_delay_p95_ms)",
+    )
     pl.add_argument("--out", help="where to write the PNGs (default: the results directory)")
     pl.add_argument("--start", type=float, help="plot from this simulated time (s)")
     pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")

@@ -30,7 +30,7 @@ from typing import Any
 from wavelab.errors import WavelabError
 from wavelab.results import TABLES
 
-PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm")
+PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm", "jain")
 """The plots of a run (``plots.plot_all``), without their extension."""
 
 PLOT_FORMATS = ("png", "pdf", "svg")
@@ -46,6 +46,7 @@ directory (captures, ``*.pcap``, come on top)."""
 STORE_FILES = frozenset(
     {"runs", "index.jsonl", ".lock", "sweep.json", "sweep.toml", "runs.parquet", "runs.csv"}
     | {"seeds.parquet", "seeds.csv", "report.html"}
+    | {f"throughput-delay.{ext}" for ext in PLOT_FORMATS}
 )
 """Every name a sweep writes at the top of its store."""
 

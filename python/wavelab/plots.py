@@ -10,7 +10,9 @@
 * ``queue.png``: queue length of every link direction that ever queued;
 * ``algorithm.png``: the algorithms' own variables (the ``cc_*`` columns:
   TCP Wave's TxTime and burst, CUBIC's W_max, BBR's bottleneck estimate, ...),
-  one small panel per variable.
+  one small panel per variable;
+* ``jain.png``: Jain's fairness index of the flows' goodputs over 1 s
+  windows against time, for runs of two flows or more.
 
 The sequence, rate, window and RTT plots mark the handoffs of multi-homed
 nodes (a dotted purple line at each switch, shaded over a break-before-make
@@ -314,6 +316,30 @@ def plot_algorithm_state(
     return path
 
 
+def plot_jain(results: Results, path: Path, window: TimeRange = None) -> Path | None:
+    """Jain's fairness index of the flows' goodputs (over 1 s windows)
+    against time, for runs of two flows or more; None otherwise."""
+    from wavelab.analysis import jain_over_time
+
+    if len(results.flows) < 2:
+        return None
+    jain = jain_over_time(results.series[["time", "flow", "bytes_delivered"]])
+    if window is not None:
+        jain = jain[(jain.index >= window[0]) & (jain.index <= window[1])]
+    fig, axes = _panels(1, 3.2)
+    ax = axes[0]
+    ax.plot(jain.index, jain.to_numpy(), lw=1, color="black")
+    n = len(results.flows)
+    ax.axhline(1 / n, ls=":", color="grey", lw=0.8, label=f"1/n = {1 / n:.2f}: one flow has all")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("Jain's index")
+    ax.set_title(f"fairness of {n} flows' goodput over 1 s windows", fontsize=10, loc="left")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    _mark_handoffs(axes, results, window)
+    return _finish(fig, axes, f"{results.scenario.name}: fairness", path)
+
+
 def plot_all(results: Results, directory: str | Path, window: TimeRange = None) -> list[Path]:
     """Writes every default plot into ``directory`` (only the simulated-time
     ``window`` if given); returns the files."""
@@ -328,6 +354,7 @@ def plot_all(results: Results, directory: str | Path, window: TimeRange = None) 
     for extra in (
         plot_queues(results, out / "queue.png", window=window),
         plot_algorithm_state(results, out / "algorithm.png", window=window),
+        plot_jain(results, out / "jain.png", window=window),
     ):
         if extra:
             written.append(extra)
