@@ -14,7 +14,16 @@ import pandas as pd
 
 from wavelab import __version__, algorithms, pipe
 from wavelab.errors import WavelabError
-from wavelab.outputs import commit, default_run_dir, inside, temporary_name
+from wavelab.outputs import (
+    FIGURE_FORMATS,
+    check_dpi,
+    commit,
+    default_run_dir,
+    figure_dpi,
+    figure_format,
+    inside,
+    temporary_name,
+)
 from wavelab.ownership import claim_run_dir, scenario_digest
 from wavelab.paths import PathError
 from wavelab.results import Results
@@ -79,13 +88,18 @@ def _run_and_write(
     pcap: Sequence[str] = (),
     force: bool = False,
     runner: Runner = _simulate,
+    figures: tuple[str, int] = ("png", 110),
 ) -> Results:
     """Runs ``sc`` and writes its results into ``out``, which must not hold
     another scenario's results unless ``force`` (checked before the run, so
     nothing is computed for nothing; see ``ownership``). Every file appears
     whole or not at all (written under a temporary name, renamed when
-    complete): a full disk leaves the previous files, never empty ones."""
+    complete): a full disk leaves the previous files, never empty ones.
+    ``figures`` is the plots' format and resolution (``--format``, ``--dpi``)."""
     from wavelab.backends import capture_file_name
+
+    figure_format(figures[0])  # both checked before the run, not after it
+    check_dpi(figures[1])
 
     claim_run_dir(out, sc.normalized, force)
 
@@ -127,7 +141,7 @@ def _run_and_write(
         from wavelab.plots import plot_all
 
         try:
-            files += plot_all(res, out)
+            files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
         except OSError as e:
             raise WavelabError(
                 f"{out}: cannot write the plots: {e.strerror or e}; the tables were written"
@@ -246,7 +260,14 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             )
 
     res = _run_and_write(
-        sc, out, not args.no_plots, args.quiet, args.pcap, force=args.force, runner=runner
+        sc,
+        out,
+        not args.no_plots,
+        args.quiet,
+        args.pcap,
+        force=args.force,
+        runner=runner,
+        figures=(args.format, args.dpi),
     )
     if sim is not None and res.complete:
         sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
@@ -294,7 +315,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_run_dir(sc.name)
     if not args.out and args.set:
         out = out.with_name(f"{out.name}-{scenario_digest(sc.normalized)[:8]}")
-    res = _run_and_write(sc, out, not args.no_plots, args.quiet, args.pcap, args.force)
+    res = _run_and_write(
+        sc,
+        out,
+        not args.no_plots,
+        args.quiet,
+        args.pcap,
+        force=args.force,
+        figures=(args.format, args.dpi),
+    )
     return 0 if res.complete else 130
 
 
@@ -368,7 +397,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return 0
     sc = demo_scenario()
     out = Path(args.out)
-    res = _run_and_write(sc, out, True, args.quiet, force=args.force)
+    res = _run_and_write(
+        sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi)
+    )
     return 0 if res.complete else 130
 
 
@@ -397,10 +428,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
         # a sweep: its throughput-delay plot
         from wavelab.sweep_plots import plot_throughput_delay
 
-        out = Path(args.out) / "throughput-delay.png" if args.out else None
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        print(plot_throughput_delay(d, out, delay=args.delay))
+        out = (Path(args.out) if args.out else d) / f"throughput-delay.{figure_format(args.format)}"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with figure_dpi(args.dpi):
+            print(plot_throughput_delay(d, out, delay=args.delay))
         return 0
     if not (d / "run.json").exists():
         raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
@@ -409,7 +440,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         window = (args.start or 0.0, args.end if args.end is not None else float("inf"))
         if window[0] >= window[1]:
             raise WavelabError(f"--start {window[0]:g} is not before --end {window[1]:g}")
-    files = plot_all(Results.read_parquet(d), Path(args.out) if args.out else d, window)
+    files = plot_all(
+        Results.read_parquet(d), Path(args.out) if args.out else d, window, args.format, args.dpi
+    )
     for f in files:
         print(f)
     return 0
@@ -538,6 +571,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _figure_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        default="png",
+        choices=FIGURE_FORMATS,
+        help="the plots' file format (default png; pdf and svg are vector, for papers)",
+    )
+    p.add_argument(
+        "--dpi", type=int, default=110, help="the plots' resolution in dots per inch (default 110)"
+    )
+
+
 def _run_options(p: argparse.ArgumentParser, cc: str) -> None:
     """The options `run` and `emulate` share."""
     p.add_argument(
@@ -553,7 +598,8 @@ def _run_options(p: argparse.ArgumentParser, cc: str) -> None:
         help="write even if the output directory holds another scenario's results "
         "(wavelab's files there are removed first)",
     )
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    _figure_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument(
         "--pcap",
@@ -679,6 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
     d.add_argument("--show", action="store_true", help="print the demo scenario's TOML and exit")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    _figure_options(d)
     d.add_argument(
         "--force",
         action="store_true",
@@ -701,7 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a sweep's delay axis: a column of runs.parquet (default rtt_p95_ms; "
         "e.g. queue_delay_p95_ms)",
     )
-    pl.add_argument("--out", help="where to write the PNGs (default: the results directory)")
+    pl.add_argument("--out", help="where to write the plots (default: the results directory)")
+    _figure_options(pl)
     pl.add_argument("--start", type=float, help="plot from this simulated time (s)")
     pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")
     pl.set_defaults(func=cmd_plot)

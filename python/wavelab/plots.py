@@ -34,7 +34,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from wavelab.outputs import save_figure
+from wavelab.outputs import figure_dpi, figure_format, save_figure
 from wavelab.results import Results
 
 TimeRange = tuple[float, float] | None
@@ -340,22 +340,31 @@ def plot_jain(results: Results, path: Path, window: TimeRange = None) -> Path | 
     return _finish(fig, axes, f"{results.scenario.name}: fairness", path)
 
 
-def plot_all(results: Results, directory: str | Path, window: TimeRange = None) -> list[Path]:
+def plot_all(
+    results: Results,
+    directory: str | Path,
+    window: TimeRange = None,
+    fmt: str = "png",
+    dpi: int = 110,
+) -> list[Path]:
     """Writes every default plot into ``directory`` (only the simulated-time
-    ``window`` if given); returns the files."""
+    ``window`` if given) as ``fmt`` (png, pdf or svg) at ``dpi``; returns
+    the files."""
+    fmt = figure_format(fmt)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    written = [
-        plot_sequence(results, out / "sequence.png", window=window),
-        plot_rate(results, out / "rate.png", window=window),
-        plot_cwnd(results, out / "cwnd.png", window=window),
-        plot_rtt(results, out / "rtt.png", window=window),
-    ]
-    for extra in (
-        plot_queues(results, out / "queue.png", window=window),
-        plot_algorithm_state(results, out / "algorithm.png", window=window),
-        plot_jain(results, out / "jain.png", window=window),
-    ):
-        if extra:
-            written.append(extra)
+    with figure_dpi(dpi):
+        written = [
+            plot_sequence(results, out / f"sequence.{fmt}", window=window),
+            plot_rate(results, out / f"rate.{fmt}", window=window),
+            plot_cwnd(results, out / f"cwnd.{fmt}", window=window),
+            plot_rtt(results, out / f"rtt.{fmt}", window=window),
+        ]
+        for extra in (
+            plot_queues(results, out / f"queue.{fmt}", window=window),
+            plot_algorithm_state(results, out / f"algorithm.{fmt}", window=window),
+            plot_jain(results, out / f"jain.{fmt}", window=window),
+        ):
+            if extra:
+                written.append(extra)
     return written
