@@ -318,6 +318,12 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
                 .map(|i| i.min_rtt as f64 * 1e-6)
         }),
     );
+    // the simulator's distribution of every RTT sample: the kernel's samples
+    // are not seen one by one (NaN, and no samples counted)
+    for name in ["rtt_mean", "rtt_p50", "rtt_p95", "rtt_p99"] {
+        t.push(name, ColumnData::F64(vec![f64::NAN; ends.len()]));
+    }
+    t.push("rtt_samples", ColumnData::U64(vec![0; ends.len()]));
     t
 }
 
