@@ -16,7 +16,6 @@ abandons only what was in flight.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import logging
 import multiprocessing
@@ -80,7 +79,6 @@ def capture_file_name(target: str) -> str:
 def execute(job: Job) -> RunOutput:
     """Runs one job to the end (in a worker process). Never raises for a
     failed run: the error is in :attr:`RunOutput.error`."""
-    import pandas as pd
 
     from wavelab.metrics import flow_metrics, handoff_metrics
     from wavelab.native_files import run_files
@@ -118,14 +116,15 @@ def execute(job: Job) -> RunOutput:
             flows = table_to_frame(native["flows"])
             # the store keeps only the index line of such a run
         handoffs = table_to_frame(native["handoffs"]) if "handoffs" in native else None
+        # the links table from the native columns: a run without stored
+        # tables (job.tables false) has no links.parquet to read back
+        links = table_to_frame(native["links"])
         return RunOutput(
             job.key,
             files,
             stats,
             {
-                **flow_metrics(
-                    flows, pd.read_parquet(io.BytesIO(files["links.parquet"])), stats, normalized
-                ),
+                **flow_metrics(flows, links, stats, normalized),
                 **handoff_metrics(handoffs),
             },
             list(job.captures),
