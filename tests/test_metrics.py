@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import wavelab
-from conftest import LOSSY
+from conftest import LOSSY, ROOT
 from conftest import wavelab as cli
 from wavelab.aggregate import aggregate, t975
 from wavelab.metrics import flow_metrics
@@ -80,14 +80,34 @@ def test_queueing_delay_loss_and_utilisation_at_the_bottleneck(run: wavelab.Resu
     assert m["rtt_p95_ms:bulk"] == m["rtt_p95_ms"]
 
 
-def test_utilisation_is_not_made_up_for_a_link_whose_rate_changes() -> None:
+def test_utilisation_follows_a_rate_schedule() -> None:
     varying = DUMBBELL.replace(
         'queue = "20pkt"', 'queue = "20pkt"\nschedule = [{ at = "4s", rate = "5Mbit/s" }]'
     )
     r = wavelab.run(wavelab.from_toml(varying))
     m = flow_metrics(r.flows, r.links, r.run, r.scenario.normalized)
-    assert m["bottleneck"] == "bottleneck:forward" and math.isnan(m["utilisation"])
-    assert m["queue_delay_p95_ms"] > 0
+    assert m["bottleneck"] == "bottleneck:forward" and m["queue_delay_p95_ms"] > 0
+    end = float(r.run["simulated"])
+    b = r.links.set_index(["link", "direction"]).loc[("bottleneck", "forward")]
+    capacity = 10e6 * 4 + 5e6 * (end - 4)  # bits the link could carry
+    assert m["capacity_mb"] == pytest.approx(capacity / 8e6, rel=1e-12)
+    assert m["up_s"] == pytest.approx(end)
+    assert m["utilisation"] == pytest.approx(b["delivered_bytes"] * 8 / capacity, rel=1e-12)
+    # a bulk flow fills the link before and after the change: the old
+    # definition (the final rate times the run) would give far more than 1
+    assert 0.85 < m["utilisation"] <= 1.0
+    assert b["delivered_bytes"] * 8 / (5e6 * end) > 1.2
+
+
+def test_utilisation_counts_only_the_time_the_link_was_up() -> None:
+    r = wavelab.run(wavelab.load_scenario(ROOT / "scenarios" / "dcnet2016-handover.toml"))
+    m = flow_metrics(r.flows, r.links, r.run, r.scenario.normalized, r.handovers, r.handoffs)
+    end = float(r.run["simulated"])
+    assert m["bottleneck"] == "bottleneck:forward"
+    # 2 Mbit/s until the handover at 30 s, down 2 s, then 8 Mbit/s
+    assert m["up_s"] == pytest.approx(end - 2.0)
+    assert m["capacity_mb"] == pytest.approx((2e6 * 30 + 8e6 * (end - 32)) / 8e6)
+    assert 0 < m["utilisation"] <= 1.0
 
 
 def test_t_quantiles() -> None:
@@ -110,8 +130,11 @@ def test_seeds_are_aggregated_with_a_95_percent_interval(tmp_path: Path) -> None
     seeds = pd.read_parquet(tmp_path / "out" / "seeds.parquet")
     assert (tmp_path / "out" / "seeds.csv").exists()
     assert list(seeds.columns) == [
-        "flows[0].cc", "metric", "n", "mean", "std", "ci95_low", "ci95_high"
+        "flows[0].cc", "metric", "unit", "n", "mean", "std", "ci95_low", "ci95_high"
     ]  # fmt: skip
+    units = dict(zip(seeds["metric"], seeds["unit"], strict=False))
+    assert units["rtt_p95_ms"] == "ms" and units["goodput_mbps"] == "Mbit/s"
+    assert units["loss_rate"] == "1" and units["retransmissions"] == ""
     for cc in ("newreno", "cubic"):
         mine = runs[runs["flows[0].cc"] == cc]
         assert len(mine) == 3 and mine["seed"].tolist() == [1, 2, 3]
@@ -141,6 +164,7 @@ def test_unfinished_runs_are_left_out_of_the_aggregate() -> None:
     assert out.to_dict("records") == [
         {
             "metric": "goodput_mbps",
+            "unit": "Mbit/s",
             "n": 2,
             "mean": 2.0,
             "std": pytest.approx(math.sqrt(2)),
@@ -148,3 +172,33 @@ def test_unfinished_runs_are_left_out_of_the_aggregate() -> None:
             "ci95_high": pytest.approx(2.0 + 12.706),
         }
     ]
+
+
+def test_parameters_are_typed_and_units_are_in_the_parquet_fields(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    sweep = DUMBBELL.replace('duration = "6s"', 'duration = "2s"')
+    sweep += '\n[sweep]\n"links[1].rate" = ["5Mbit/s", "10Mbit/s"]\nduration = ["1500ms", "2s"]\n'
+    (tmp_path / "s.toml").write_text(sweep)
+    res = cli("sweep", "s.toml", "--out", "out", "--quiet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    path = tmp_path / "out" / "runs.parquet"
+    runs = pd.read_parquet(path)
+    # the text as written, and beside it the number in the base unit
+    assert runs["links[1].rate"].tolist() == ["5Mbit/s", "5Mbit/s", "10Mbit/s", "10Mbit/s"]
+    assert runs["links[1].rate_bps"].tolist() == [5e6, 5e6, 10e6, 10e6]
+    assert runs["duration_s"].tolist() == [1.5, 2.0, 1.5, 2.0]
+    cols = list(runs.columns)
+    assert cols.index("links[1].rate_bps") == cols.index("links[1].rate") + 1
+    schema = pq.read_schema(path)
+
+    def unit_of(name: str) -> str | None:
+        meta = schema.field(name).metadata
+        return None if meta is None else meta[b"unit"].decode()
+
+    assert unit_of("links[1].rate_bps") == "bit/s" and unit_of("duration_s") == "s"
+    assert unit_of("rtt_p95_ms") == "ms" and unit_of("goodput_mbps") == "Mbit/s"
+    assert unit_of("utilisation") == "1" and unit_of("retransmissions") is None
+    # the faster link carries more in the same time: the typed column sorts as numbers
+    fast = runs.sort_values("links[1].rate_bps")["goodput_mbps"].to_numpy()
+    assert fast[-1] > fast[0]

@@ -15,6 +15,10 @@ def normalize_scenario(json: str) -> str:
 def algorithms() -> list[str]:
     """Names of the congestion-control algorithms."""
 
+def quantity(text: str) -> tuple[float, str] | None:
+    """A value with a unit in its base unit: (seconds, "s"), (bit/s,
+    "bit/s"), (bytes, "B") or (packets, "pkt"); None for anything else."""
+
 Column = tuple[str, str, Any, list[str] | None]
 
 class Simulation:

@@ -4,7 +4,8 @@ over the seeds of each parameter point of a sweep.
 A sweep with ``seeds = N`` (or ``seed`` among its keys) repeats each point
 with N seeds; the runs table keeps one row per run, and this module adds a
 tidy table, one row per (point without its seed, metric): the point's other
-parameters, ``metric``, ``n`` (runs that gave a number), ``mean``, ``std``
+parameters, ``metric``, its ``unit`` (:func:`wavelab.metrics.unit`; empty
+for a count), ``n`` (runs that gave a number), ``mean``, ``std``
 (sample standard deviation) and ``ci95_low`` / ``ci95_high``, the mean plus
 or minus t(0.975, n - 1) std / sqrt(n), Student's interval for the mean of n
 independent runs (NaN for n < 2). Runs that did not finish (``pending``,
@@ -23,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from wavelab.metrics import unit
 
 T975 = {
     **dict(
@@ -88,6 +91,7 @@ def aggregate(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
                 {
                     **key,
                     "metric": m,
+                    "unit": unit(m) or "",
                     "n": n,
                     "mean": mean,
                     "std": std,
@@ -95,7 +99,7 @@ def aggregate(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
                     "ci95_high": mean + half,
                 }
             )
-    columns = [*group, "metric", "n", "mean", "std", "ci95_low", "ci95_high"]
+    columns = [*group, "metric", "unit", "n", "mean", "std", "ci95_low", "ci95_high"]
     return pd.DataFrame(rows, columns=columns)
 
 

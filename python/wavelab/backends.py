@@ -116,6 +116,7 @@ def execute(job: Job) -> RunOutput:
             flows = table_to_frame(native["flows"])
             # the store keeps only the index line of such a run
         handoffs = table_to_frame(native["handoffs"]) if "handoffs" in native else None
+        handovers = table_to_frame(native["handovers"]) if "handovers" in native else None
         # the links table from the native columns: a run without stored
         # tables (job.tables false) has no links.parquet to read back
         links = table_to_frame(native["links"])
@@ -124,7 +125,7 @@ def execute(job: Job) -> RunOutput:
             files,
             stats,
             {
-                **flow_metrics(flows, links, stats, normalized),
+                **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
                 **handoff_metrics(handoffs),
             },
             list(job.captures),

@@ -15,9 +15,14 @@ From the flows table of each run:
   of every packet it sent, ``queue_delay_mean_ms``, ``queue_delay_p95_ms``,
   ``queue_delay_p99_ms``; its ``loss_rate`` (packets dropped there, by the
   queue, the loss model or an outage, / packets offered to it); and its
-  ``utilisation`` (bits sent / (rate x simulated time)), for a link whose
-  rate never changes (NaN for one with a schedule, handovers or outages:
-  not computed yet);
+  ``utilisation``: the bits it delivered to the far end (IP bytes) / the
+  integral of its capacity over the run, where the capacity follows every
+  rate schedule, handover and trace and is 0 while the link is down
+  (:mod:`wavelab.capacity`), so a link used fully whenever it was up has
+  utilisation 1 whatever its rate did; ``capacity_mb`` is that integral
+  (in megabytes, as ``delivered_mb``) and ``up_s`` the seconds the link was
+  up. NaN when the
+  simulator alone knows when the link was down (an ``outage_process``);
 * per flow, when a run has at most :data:`PER_FLOW_LIMIT` flows: the same
   counters plus ``delivered_mb``, ``min_rtt_ms``, ``completion_s``,
   ``retransmission_rate`` and the flow's own ``rtt_mean_ms``,
@@ -25,7 +30,9 @@ From the flows table of each run:
   ``<figure>:<flow name>`` (``goodput_mbps:first``).
 
 Every name ends in its unit (``_ms``, ``_s``, ``_mbps``, ``_mb``), or is a
-count, a ratio (``_rate``, ``utilisation``, ``jain``: 0 to 1) or a name.
+count, a ratio (``_rate``, ``utilisation``, ``jain``: 0 to 1) or a name;
+:func:`unit` gives it, and the sweep's Parquet files carry it as field
+metadata.
 
 When the scenario has a handoff with a transfer measurement
 (``handoffs[].transfer``, MobiWac 2009's metric), from the handoffs table:
@@ -59,6 +66,7 @@ import numpy as np
 import pandas as pd
 
 from wavelab import analysis
+from wavelab.capacity import bottleneck_direction, direction_capacity
 from wavelab.scenario import Scenario
 
 PER_FLOW_LIMIT = 16
@@ -66,7 +74,7 @@ PER_FLOW_LIMIT = 16
 HOLD = 10.0
 """Seconds the rate must stay recovered for ``recovery_sustained_s``."""
 COUNTERS = ("retransmissions", "fast_retransmits", "rto_expiries", "spurious_retransmissions")
-VERSION = 3
+VERSION = 4
 """Changes when the metrics computed by :func:`flow_metrics` change (stored
 metrics of another version are recomputed from the run's files)."""
 RTT: tuple[tuple[str, str], ...] = tuple(
@@ -100,10 +108,13 @@ def flow_metrics(
     links: pd.DataFrame | None = None,
     run: Mapping[str, Any] | None = None,
     normalized: Mapping[str, Any] | None = None,
+    handovers: pd.DataFrame | None = None,
+    handoffs: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The figures of one run from its flows table, its links table, its run
-    figures (``Results.run``) and its normalised scenario (see the module
-    description; without the last three, only the flows' figures)."""
+    figures (``Results.run``), its normalised scenario and its handovers and
+    handoffs tables (see the module description; without links, run and
+    scenario, only the flows' figures)."""
     out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(flows)}
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
     out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
@@ -116,7 +127,9 @@ def flow_metrics(
     for field, column in RTT:
         out[column] = _num((run or {}).get(field)) * 1e3
     if links is not None and normalized is not None and run is not None:
-        out.update(bottleneck_metrics(links, normalized, _num(run.get("simulated"))))
+        out.update(
+            bottleneck_metrics(links, normalized, _num(run.get("simulated")), handovers, handoffs)
+        )
     if len(flows) <= PER_FLOW_LIMIT:
         for i, row in enumerate(flows.itertuples(index=False)):
             name = str(row.name)
@@ -148,29 +161,56 @@ def handoff_metrics(handoffs: Columns | pd.DataFrame | None) -> dict[str, Any]:
 
 
 def bottleneck_metrics(
-    links: pd.DataFrame, normalized: Mapping[str, Any], simulated: float
+    links: pd.DataFrame,
+    normalized: Mapping[str, Any],
+    simulated: float,
+    handovers: pd.DataFrame | None = None,
+    handoffs: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Queueing delay, loss rate and utilisation of the bottleneck (the module
-    description says which direction that is)."""
-    used = links[links["sent_packets"] > 0]
-    if used.empty or "queue_delay_mean" not in used:
+    description says which direction that is and how each is defined)."""
+    d = bottleneck_direction(links)
+    if d is None:
         return {}
-    order = used.assign(_neg_rate=-used["rate"].astype(float)).sort_values(
-        ["queue_delay_mean", "_neg_rate"], ascending=False, kind="stable"
-    )
-    b = order.iloc[0]
-    link = normalized["links"][int(b["dir"]) // 2]
-    varies = bool(link.get("schedule") or link.get("handovers") or link.get("outages"))
+    b = links[links["dir"] == d].iloc[0]
     dropped = float(b["dropped_queue"] + b["dropped_random"] + b["dropped_outage"])
-    capacity = float(b["rate"]) * simulated
+    cap = direction_capacity(normalized, d, simulated, handovers, handoffs)
+    bits = cap.bits() if cap.known else math.nan
     return {
         "bottleneck": f"{b['link']}:{b['direction']}",
         "queue_delay_mean_ms": _num(b["queue_delay_mean"]) * 1e3,
         "queue_delay_p95_ms": _num(b["queue_delay_p95"]) * 1e3,
         "queue_delay_p99_ms": _num(b["queue_delay_p99"]) * 1e3,
         "loss_rate": _ratio(dropped, float(b["arrived"])),
-        "utilisation": math.nan if varies else _ratio(float(b["sent_bytes"]) * 8, capacity),
+        "utilisation": _ratio(float(b["delivered_bytes"]) * 8, bits),
+        "capacity_mb": bits / 8e6,
+        "up_s": cap.up_seconds() if cap.known else math.nan,
     }
+
+
+UNITS = (
+    ("_ms", "ms"),
+    ("_s", "s"),
+    ("_mbps", "Mbit/s"),
+    ("_mb", "MB"),
+    ("_bps", "bit/s"),
+    ("_bytes", "B"),
+    ("_pkt", "packets"),
+)
+"""Name endings and the unit they mean."""
+
+
+def unit(column: str) -> str | None:
+    """The unit of a metric or typed parameter column, from the end of its
+    name (``rtt_p95_ms`` and ``rtt_p95_ms:first``: ``"ms"``); ``"1"`` for the
+    ratios (``_rate``, ``utilisation``, ``jain``); None for counts and names."""
+    name = column.split(":", 1)[0]
+    for end, u in UNITS:
+        if name.endswith(end):
+            return u
+    if name.endswith("_rate") or name in ("utilisation", "jain"):
+        return "1"
+    return None
 
 
 def handover_link(normalized: Mapping[str, Any]) -> int | None:

@@ -40,6 +40,7 @@ from wavelab.metrics import (
     flow_metrics,
     handoff_metrics,
     recovery_metrics,
+    unit,
 )
 from wavelab.ownership import claim_sweep_dir
 from wavelab.progress import Progress
@@ -149,6 +150,40 @@ def _param_column(values: list[Any]) -> list[Any]:
     return [v if isinstance(v, str) else json.dumps(v) for v in values]
 
 
+TYPED = {"s": "_s", "bit/s": "_bps", "B": "_bytes", "pkt": "_pkt"}
+"""The base unit of a parameter's values and the ending of its typed column."""
+
+
+def _with_typed_params(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
+    """Beside each parameter whose values are all text with one kind of unit
+    (``"20s"``, ``"2Mbit/s"``, ``"150KB"``, ``"100pkt"``), a column of the
+    numbers in the base unit, named after it with the unit
+    (``links[1].rate_bps``): the scenario loader's own parsers read them."""
+    from wavelab import _native
+
+    for name in params:
+        if name not in table or not len(table):
+            continue
+        values = list(table[name])
+        if not all(isinstance(v, str) for v in values):
+            continue
+        parsed = [_native.quantity(v) for v in values]
+        units = {q[1] for q in parsed if q is not None}
+        if any(q is None for q in parsed) or len(units) != 1:
+            continue
+        column = name + TYPED[units.pop()]
+        if column in table:
+            continue
+        at = list(table.columns).index(name) + 1
+        table.insert(at, column, [q[0] for q in parsed if q is not None])
+    return table
+
+
+def typed_params(table: pd.DataFrame, params: Sequence[str]) -> list[str]:
+    """The typed columns :func:`build_table` added beside ``params``."""
+    return [p + end for p in params for end in TYPED.values() if p + end in table.columns]
+
+
 def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     e = store.entries[key]
     if e.metrics.get("metrics_version") == METRICS_VERSION or not e.tables:
@@ -156,12 +191,16 @@ def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     d = store.run_dir(key)
     hand = d / "handoffs.parquet"
     handoffs = pd.read_parquet(hand) if hand.exists() else None
+    over = d / "handovers.parquet"
+    handovers = pd.read_parquet(over) if over.exists() else None
     meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
     metrics = flow_metrics(
         pd.read_parquet(d / "flows.parquet"),
         pd.read_parquet(d / "links.parquet"),
         meta.get("run", {}),
         meta["scenario"],
+        handovers,
+        handoffs,
     )
     return {**metrics, **handoff_metrics(handoffs)}
 
@@ -221,6 +260,7 @@ def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) 
     for name in sweep.param_names:
         if name in table:
             table[name] = _param_column(list(table[name]))
+    table = _with_typed_params(table, sweep.param_names)
     for col in ("error", "baseline_run"):
         if col in table:
             table[col] = table[col].astype("string")
@@ -289,9 +329,24 @@ def _order_columns(table: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     return table[order]
 
 
+def table_with_units(table: pd.DataFrame) -> Any:
+    """``table`` as an Arrow table whose fields carry their unit (``unit``
+    in the field metadata, from :func:`wavelab.metrics.unit`), for Parquet."""
+    import pyarrow as pa
+
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    fields = []
+    for f in arrow.schema:
+        u = unit(f.name)
+        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
+    return arrow.cast(pa.schema(fields, metadata=arrow.schema.metadata))
+
+
 def _write_table(store: Store, table: pd.DataFrame, names: tuple[str, str]) -> list[Path]:
+    import pyarrow.parquet as pq
+
     buf = io.BytesIO()
-    table.to_parquet(buf, index=False)
+    pq.write_table(table_with_units(table), buf)
     return [
         store.write_file(names[0], buf.getvalue()),
         store.write_file(names[1], table.to_csv(index=False).encode()),
@@ -444,7 +499,9 @@ def run_sweep(
         try:
             files = [out / META, out / SOURCE, *_write_table(store, table, (TABLE, TABLE_CSV))]
             if "seed" in sweep.param_names:
-                by_point = aggregate(table, sweep.param_names)
+                by_point = aggregate(
+                    table, [*sweep.param_names, *typed_params(table, sweep.param_names)]
+                )
                 files += _write_table(store, by_point, (SEEDS, SEEDS_CSV))
         except StoreWriteError as e:
             stopped = f"{stopped + '; ' if stopped else ''}{e}"

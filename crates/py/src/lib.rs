@@ -35,6 +35,30 @@ fn algorithms() -> Vec<&'static str> {
     wavelab_tcp::cc::ALGORITHMS.to_vec()
 }
 
+/// A configuration value with a unit as a number in the base unit and the
+/// unit's name: a duration in seconds (`"s"`), a rate in bits per second
+/// (`"bit/s"`), a size in bytes (`"B"`) or a queue limit in packets
+/// (`"pkt"`); `None` for anything else. The sweep table stores its parameters
+/// this way beside the text, with the parsers the scenario loader uses.
+#[pyfunction]
+fn quantity(text: &str) -> Option<(f64, &'static str)> {
+    use wavelab_sim::scenario::{parse_queue, QueueLimit};
+    use wavelab_tcp::units::{parse_duration, parse_rate, parse_size};
+    if let Ok(d) = parse_duration(text) {
+        return Some((d.as_secs_f64(), "s"));
+    }
+    if let Ok(r) = parse_rate(text) {
+        return Some((r.as_bps() as f64, "bit/s"));
+    }
+    if let Ok(b) = parse_size(text) {
+        return Some((b.0 as f64, "B"));
+    }
+    match parse_queue(text) {
+        Ok(QueueLimit::Packets(n)) => Some((f64::from(n), "pkt")),
+        _ => None,
+    }
+}
+
 fn seconds_to_instant(t: f64) -> PyResult<Instant> {
     if !t.is_finite() || t < 0.0 {
         return Err(PyValueError::new_err(format!(
@@ -269,6 +293,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulation::terminate_with_parent, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // a hash of the simulator's sources and the compiler (build.rs)

@@ -1,0 +1,105 @@
+"""A link direction's capacity over time and the outage windows
+(wavelab.capacity): what the capacity lines, the shaded outages and the
+bottleneck's utilisation are computed from (issue 28 items 1 and 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from wavelab.capacity import direction_capacity, outages
+from wavelab.metrics import unit
+
+
+def _link(**extra: Any) -> dict[str, Any]:
+    none = {"rate": None, "delay": None, "queue": None, "loss": None}
+    link = {"name": "b", "rate": "10Mbit/s", "forward": dict(none), "reverse": dict(none)}
+    link.update({"schedule": [], "outages": [], "handovers": [], **extra})
+    return {"links": [link]}
+
+
+def test_a_schedule_a_handover_and_an_outage_make_one_step_function() -> None:
+    sc = _link(
+        schedule=[
+            {"at": "5s", "direction": "forward", "rate": "4Mbit/s"},
+            {"at": "6s", "direction": "reverse", "rate": "1Mbit/s"},
+        ],
+        outages=[{"start": "8s", "duration": "500ms"}],
+        handovers=[{"at": "steady", "outage": "1s", "rate": "20Mbit/s"}],
+    )
+    # the "steady" handover happened at 12 s, as the run's table says
+    handovers = pd.DataFrame(
+        {"link": ["b"], "planned": ["steady"], "time": [12.0], "outage": [1.0]}
+    )
+    c = direction_capacity(sc, 0, 20.0, handovers)
+    assert c.times.tolist() == [0.0, 5.0, 8.0, 8.5, 12.0, 13.0]
+    assert c.rates.tolist() == [10e6, 4e6, 0.0, 4e6, 0.0, 20e6]
+    assert c.bits() == pytest.approx(10e6 * 5 + 4e6 * (3 + 3.5) + 20e6 * 7)
+    assert c.up_seconds() == pytest.approx(18.5)
+    assert c.bits(4.0, 6.0) == pytest.approx(10e6 + 4e6)
+    assert c.at([0.0, 5.0, 8.2, 19.0]).tolist() == [10e6, 4e6, 0.0, 20e6]
+    # the reverse direction has its own schedule entry, the same outages
+    r = direction_capacity(sc, 1, 20.0, handovers)
+    assert r.at([5.5, 7.0, 8.2, 12.5, 14.0]).tolist() == [10e6, 1e6, 0.0, 0.0, 20e6]
+    xs, ys = c.steps(0.0, 20.0)
+    assert xs[:4] == [0.0, 5.0, 5.0, 8.0] and ys[:4] == [10e6, 10e6, 4e6, 4e6]
+    assert xs[-1] == 20.0 and ys[-1] == 20e6
+
+
+def test_a_handover_that_never_happened_changes_nothing() -> None:
+    sc = _link(handovers=[{"at": "steady", "outage": "1s", "rate": "20Mbit/s"}])
+    never = pd.DataFrame(
+        {"link": ["b"], "planned": ["steady"], "time": [float("nan")], "outage": [1.0]}
+    )
+    c = direction_capacity(sc, 0, 10.0, never)
+    assert c.rates.tolist() == [10e6] and c.bits() == pytest.approx(1e8)
+    assert outages(sc, never, None, 10.0) == {}
+
+
+def test_a_break_before_make_handoff_takes_its_links_down() -> None:
+    sc = {"links": [_link()["links"][0], {**_link()["links"][0], "name": "wlan"}]}
+    handoffs = pd.DataFrame(
+        {
+            "node": ["m", "m"],
+            "from": ["b", "wlan"],
+            "to": ["wlan", "b"],
+            "kind": ["break-before-make", "make-before-break"],
+            "time": [3.0, 7.0],
+            "disconnection": [0.5, 0.0],
+            "held": ["lost", "delivered"],
+        }
+    )
+    down = outages(sc, None, handoffs, 10.0)
+    # the new link is down for the disconnection, the old one until the node is back
+    assert [(w.start, w.end) for w in down[1]] == [(3.0, 3.5)]
+    assert [(w.start, w.end) for w in down[0]] == [(3.0, 7.0)]
+    assert direction_capacity(sc, 0, 10.0, None, handoffs).up_seconds() == pytest.approx(6.0)
+
+
+def test_a_trace_gives_its_delivery_opportunities(tmp_path: Path) -> None:
+    # two opportunities in the first 2 ms of every 4 ms: 1500 B x 500 per s
+    trace = tmp_path / "link.trace"
+    trace.write_text("1\n2\n4\n")
+    sc = _link()
+    sc["links"][0]["forward"]["trace"] = str(trace)
+    c = direction_capacity(sc, 0, 3.0)
+    # the trace repeats every 4 ms with 3 opportunities: 750 per second
+    assert c.times.tolist() == [0.0, 1.0, 2.0]
+    assert c.rates.tolist() == pytest.approx([750 * 1500 * 8] * 3, rel=2e-3)
+    assert c.bits() == pytest.approx(3 * 750 * 1500 * 8, rel=2e-3)
+
+
+def test_an_outage_process_leaves_the_capacity_unknown() -> None:
+    sc = _link(outage_process={"up": "1s", "down": "100ms"})
+    assert not direction_capacity(sc, 0, 10.0).known
+
+
+def test_units_come_from_the_names() -> None:
+    assert unit("rtt_p95_ms") == "ms" and unit("rtt_p95_ms:first") == "ms"
+    assert unit("goodput_mbps") == "Mbit/s" and unit("delivered_mb:x") == "MB"
+    assert unit("recovery_s") == "s" and unit("links[1].rate_bps") == "bit/s"
+    assert unit("loss_rate") == "1" and unit("utilisation") == "1" and unit("jain") == "1"
+    assert unit("retransmissions") is None and unit("bottleneck") is None
