@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from browser import Browser
@@ -105,7 +106,24 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
         assert plot in points and sum(points[plot]) > 0, (plot, points)
     # two flows: a goodput and a sending-rate trace each, with data
     assert len(points["plot-rate"]) == 4 and min(points["plot-rate"]) > 50
-    assert sum(points["plot-scatter"]) == 4, "one marker per point of the sweep"
+    # one marker per run, and per parameter point the seeds' mean with its interval
+    assert points["plot-scatter"] == [4, 2], "one marker per run, one mean per point"
+    browser.evaluate(
+        "(() => { const s = document.getElementById('scatter-y'); s.value = 'goodput_mbps';"
+        " s.dispatchEvent(new Event('change')); return true; })()"
+    )
+    bars = browser.evaluate(
+        "document.getElementById('plot-scatter').data.filter(t => t.error_y)"
+        ".map(t => [t.x, t.y, t.error_y.array, t.error_y.arrayminus])"
+    )
+    seeds = pd.read_parquet(sweep_dir / "seeds.parquet")
+    gp = seeds[seeds["metric"] == "goodput_mbps"].set_index("flows[0].cc")
+    assert len(bars) == 1 and sorted(bars[0][0]) == ["newreno", "wave"]
+    for x, y, up, down in zip(*bars[0], strict=True):
+        assert y == pytest.approx(gp.loc[x, "mean"], rel=1e-5)
+        assert up == pytest.approx(gp.loc[x, "ci95_high"] - gp.loc[x, "mean"], rel=1e-4)
+        assert down == pytest.approx(gp.loc[x, "mean"] - gp.loc[x, "ci95_low"], rel=1e-4)
+        assert up > 0
     assert (
         browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 4
     )

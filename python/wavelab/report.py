@@ -10,7 +10,10 @@ What it shows:
 
 * a **sweep** (``wavelab sweep --out DIR``): the per-run table (sortable,
   filterable; a click selects a run), a plot of any metric against any
-  parameter, and the time series of the selected run;
+  parameter (when the sweep varies the seed, each parameter point's mean
+  over the seeds with its 95 % confidence interval as error bars, from
+  ``seeds.parquet``, over the runs' points), and the time series of the
+  selected run;
 * a **run** (``wavelab run --out DIR``): its summary and time series;
 * a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
   tables (every CSV at the top of DIR), its figures, and the time series of
@@ -212,7 +215,10 @@ def _sweep_page(d: Path, max_runs: int) -> _Page:
     if not table_path.exists():
         raise ReportError(f"{d}: the sweep has no runs.parquet yet (it never got to its end)")
     table = pd.read_parquet(table_path)
+    from wavelab.sweep_runner import SEEDS, typed_params
+
     params = [p for a in meta["axes"] for p in a["paths"]]
+    typed = typed_params(table, params)
     ok = table[table["status"].astype(str).str.startswith("ok")]
     runs: dict[str, Any] = {}
     for row in ok.head(max_runs).itertuples(index=False):
@@ -231,6 +237,7 @@ def _sweep_page(d: Path, max_runs: int) -> _Page:
         c
         for c in table.columns
         if c not in params
+        and c not in typed
         and c not in ("point", "run", "status", "error", "baseline_run")
         and pd.api.types.is_numeric_dtype(table[c])
     ]
@@ -250,14 +257,23 @@ def _sweep_page(d: Path, max_runs: int) -> _Page:
                     if len(shown) == len(table)
                     else f"the first {len(shown)} of {len(table)} rows",
                 ),
-                "params": params,
+                "params": params + typed,
                 "metrics": metrics,
+                "seeds": _seeds_data(d / SEEDS),
                 "axes": meta["axes"],
             },
             "runs": runs,
             "omitted_runs": omitted,
         },
     )
+
+
+def _seeds_data(path: Path) -> dict[str, Any] | None:
+    """The seeds aggregate of a sweep (mean and 95 % interval per parameter
+    point and metric), which the page draws as error bars; None without one."""
+    if not path.exists():
+        return None
+    return table_data(pd.read_parquet(path), "Seeds aggregated")
 
 
 def _run_page(d: Path) -> _Page:

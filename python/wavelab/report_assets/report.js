@@ -345,7 +345,9 @@
     sw.params.forEach(function (c) { cs.appendChild(el("option", { value: c, text: c })); });
     var pick = ["recovery_s", "goodput_mbps"].filter(function (m) { return sw.metrics.indexOf(m) >= 0; });
     if (pick.length) ys.value = pick[0];
-    if (sw.params.length > 1) cs.value = sw.params[sw.params.length > 2 ? sw.params.length - 2 : 1];
+    /* colour by a second parameter, never by the seed (the seeds' means are drawn instead) */
+    var colourable = sw.params.filter(function (c) { return c !== "seed"; });
+    if (colourable.length > 1) cs.value = colourable[1];
     var div = el("div", { cls: "plot", id: "plot-scatter" });
     p.appendChild(el("div", { cls: "controls" }, el("label", { text: "x" }), xs, el("label", { text: "y" }), ys,
       el("label", { text: "colour" }), cs));
@@ -359,11 +361,34 @@
         (groups[g] = groups[g] || { x: [], y: [], key: [] });
         groups[g].x.push(r[xi]); groups[g].y.push(r[yi]); groups[g].key.push(r[runCol]);
       });
-      var traces = Object.keys(groups).map(function (g, i) {
+      var names = Object.keys(groups);
+      var traces = names.map(function (g, i) {
         return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
-          customdata: groups[g].key, marker: { size: 8, color: COLORS[i % COLORS.length], opacity: 0.8 },
+          customdata: groups[g].key, marker: { size: 8, color: COLORS[i % COLORS.length], opacity: sw.seeds ? 0.35 : 0.8 },
           hovertemplate: "%{x}: %{y}<br>run %{customdata}<extra></extra>" };
       });
+      /* the seeds' mean and 95 % interval per parameter point, as error bars */
+      var sd = sw.seeds;
+      var sx = sd ? sd.columns.indexOf(xs.value) : -1, sc = sd && cs.value ? sd.columns.indexOf(cs.value) : -1;
+      if (sd && sx >= 0 && (!cs.value || sc >= 0)) {
+        var mi = sd.columns.indexOf("metric"), mean = sd.columns.indexOf("mean");
+        var lo = sd.columns.indexOf("ci95_low"), hi = sd.columns.indexOf("ci95_high"), n = sd.columns.indexOf("n");
+        var means = {};
+        sd.rows.forEach(function (r) {
+          if (r[mi] !== ys.value || r[mean] === null) return;
+          var g = sc >= 0 ? fmt(r[sc]) : "runs";
+          var m = (means[g] = means[g] || { x: [], y: [], up: [], down: [], n: [] });
+          m.x.push(r[sx]); m.y.push(r[mean]); m.n.push(r[n]);
+          m.up.push(r[hi] === null ? 0 : r[hi] - r[mean]); m.down.push(r[lo] === null ? 0 : r[mean] - r[lo]);
+        });
+        Object.keys(means).forEach(function (g) {
+          var i = names.indexOf(g), m = means[g];
+          traces.push({ type: "scatter", mode: "markers", name: (cs.value ? cs.value + "=" + g : "") + " mean, 95 % CI",
+            x: m.x, y: m.y, customdata: m.n, marker: { size: 10, symbol: "diamond", color: COLORS[(i < 0 ? 0 : i) % COLORS.length] },
+            error_y: { type: "data", symmetric: false, array: m.up, arrayminus: m.down, thickness: 1.5, width: 6 },
+            hovertemplate: "%{x}: mean %{y} over %{customdata} seeds<extra>95 % CI</extra>" });
+        });
+      }
       Plotly.react(div, traces, { height: 360, margin: { l: 60, r: 20, t: 20, b: 50 },
         xaxis: { title: { text: xs.value } }, yaxis: { title: { text: ys.value } }, hovermode: "closest" }, CONFIG);
     }
