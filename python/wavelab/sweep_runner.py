@@ -287,6 +287,8 @@ TOTALS = (
     "queue_delay_p99_ms",
     "loss_rate",
     "utilisation",
+    "capacity_mb",
+    "up_s",
     "handover_s",
     "recovery_s",
     "recovery_sustained_s",
