@@ -18,7 +18,11 @@ Python cases measure the layer above the engine:
 * ``sweep``: 1,000 short handover runs (20 s of the DCNET scenario, the
   handover instant and the algorithm varied) through the parallel runner on
   all cores: runs per second, and the share of the wall time spent outside
-  the engine.
+  the engine;
+* ``reproduce-memory``: ``wavelab reproduce dcnet2016`` (92 runs on all
+  cores) in a child process, into a temporary directory: its wall time and
+  the peak resident memory of its largest process (what ``/usr/bin/time -v``
+  reports as "Maximum resident set size").
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
 PYTHON_CASES = {
     "python-overhead": "dcnet-newreno through wavelab.run vs the engine alone",
     "sweep": "1,000 short handover runs through the parallel runner, all cores",
+    "reproduce-memory": "wavelab reproduce dcnet2016 in a child: wall time, peak memory",
 }
 """Cases that measure the Python layer."""
 
@@ -323,6 +328,45 @@ def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
     return LayerFigures(
         "sweep", n, wall, engine, f"{jobs} workers; engine time = serial engine time / workers"
     )
+
+
+@dataclass
+class MemoryFigures:
+    """What ``reproduce-memory`` measured."""
+
+    experiment: str
+    wall_s: float
+    peak_rss_mb: float
+    exact: bool
+
+    def line(self) -> str:
+        """The figures as one line of text."""
+        bound = "" if self.exact else " (an upper bound: an earlier child peaked higher)"
+        return (
+            f"reproduce {self.experiment}: {self.wall_s:.1f} s wall, peak RSS "
+            f"{self.peak_rss_mb:.0f} MB (its largest process){bound}"
+        )
+
+
+def reproduce_memory(experiment: str = "dcnet2016") -> MemoryFigures:
+    """Runs ``wavelab reproduce EXPERIMENT`` in a child process into a
+    temporary directory: its wall time and the peak resident memory of its
+    largest process, ``ru_maxrss`` of the waited-for children (Linux reports
+    the largest among the child and the workers it waited for), the figure
+    ``/usr/bin/time -v`` prints as "Maximum resident set size"."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="wavelab-bench-") as tmp:
+        code = "import sys; from wavelab.cli import main; sys.exit(main())"
+        cmd = [sys.executable, "-c", code, "reproduce", experiment, "--out", tmp]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode != 0:
+        raise RuntimeError(f"wavelab reproduce {experiment} failed: {done.stderr.strip()[-500:]}")
+    return MemoryFigures(experiment, wall, peak / 1024.0, peak > before)
 
 
 def format_layer_table(rows: list[LayerFigures]) -> str:

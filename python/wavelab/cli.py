@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from wavelab import __version__, algorithms, pipe
+from wavelab.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
 from wavelab.outputs import (
     FIGURE_FORMATS,
@@ -526,6 +527,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         format_layer_table,
         format_table,
         python_overhead,
+        reproduce_memory,
         run_case,
         sweep,
     )
@@ -568,6 +570,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if rows:
             print()
         print(format_layer_table(layer))
+    if "reproduce-memory" in cases:
+        print(f"running reproduce-memory: {PYTHON_CASES['reproduce-memory']} ...", file=sys.stderr)
+        print(reproduce_memory().line())
     return 0
 
 
@@ -822,6 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     original = sys.stdout
     quiet = pipe.install()
+    use_system_allocator()
     try:
         if not argv:
             # `wavelab` alone: what it can do, not an error

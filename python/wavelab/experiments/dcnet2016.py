@@ -19,6 +19,7 @@ variants on L2 -> L1 (they need that long to fill L2), as in the paper.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -35,7 +36,7 @@ from matplotlib.figure import Figure
 
 from wavelab import analysis
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_all
+from wavelab.experiments.parallel import run_to_disk
 from wavelab.results import Results
 from wavelab.scenario import Scenario, builtin_scenario
 
@@ -252,7 +253,7 @@ def _rate_between(res: Results, a: float, b: float) -> float:
     return float((v[ib] - v[max(ia, 0)]) * 8 / (b - a))
 
 
-def measure(runs: dict[str, Results], quick: bool) -> pd.DataFrame:
+def measure(runs: Mapping[str, Results], quick: bool) -> pd.DataFrame:
     """One row per cell: our recovery times beside the paper's."""
     paper = paper_table()
     rows = []
@@ -379,7 +380,7 @@ def sender_rate(res: Results, step: float = 0.5) -> pd.Series:
     return pd.Series(np.diff(v) * 8 / step, index=edges[1:])
 
 
-def rate_figure(runs: dict[str, Results], direction: str, title: str) -> Figure:
+def rate_figure(runs: Mapping[str, Results], direction: str, title: str) -> Figure:
     """Figures 6-7: the sender's rate of NewReno and Wave (HT = 2 s) against
     time since the handover; the whole horizon above, its first 20 s below."""
     fig, (top, zoom) = plt.subplots(2, 1, figsize=(9, 6.5))
@@ -402,7 +403,7 @@ def rate_figure(runs: dict[str, Results], direction: str, title: str) -> Figure:
     return fig
 
 
-def figures(runs: dict[str, Results], out: Path) -> list[Path]:
+def figures(runs: Mapping[str, Results], out: Path) -> list[Path]:
     """Figures 2-7 of the paper, from our runs."""
     files = []
     titles = {
@@ -423,12 +424,12 @@ def figures(runs: dict[str, Results], out: Path) -> list[Path]:
 
 def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
     """Runs the study, prints and writes our table beside the paper's, draws
-    Figures 2-7 and keeps every run's series under ``out/runs``."""
+    Figures 2-7 and keeps every run's tables under ``out/runs``, each written
+    there as soon as it finished (only one run is in memory at a time)."""
     out.mkdir(parents=True, exist_ok=True)
-    runs = run_all(scenarios(quick), jobs)
-    for key, res in runs.items():
-        if not key.startswith("trace-"):
-            res.to_parquet(out / "runs" / key)
+    # every run goes to disk as it finishes, and is read back one at a time
+    # below: holding the 92 runs' tables took 1.1 GB (docs/performance.md)
+    runs = run_to_disk(scenarios(quick), out / "runs", jobs)
     table = measure(runs, quick)
     table.to_csv(out / "recovery.csv", index=False)
     wide = side_by_side(table)

@@ -15,6 +15,7 @@ papers describe its loss recovery; BBR and CUBIC run with SACK, as Linux does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_all
+from wavelab.experiments.parallel import run_to_disk
 from wavelab.results import Results
 from wavelab.scenario import Scenario, builtin_scenario
 
@@ -134,7 +135,7 @@ def regain_time(res: Results, ph: Phases, link: float) -> float:
     return float("nan")
 
 
-def measure(runs: dict[str, Results], ph: Phases) -> pd.DataFrame:
+def measure(runs: Mapping[str, Results], ph: Phases) -> pd.DataFrame:
     """The page's statements beside our figures."""
     single = runs["single"]
     s = single.series
@@ -185,7 +186,7 @@ def measure(runs: dict[str, Results], ph: Phases) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["check", "project page", "wavelab"])
 
 
-def figures(runs: dict[str, Results], ph: Phases, out: Path) -> list[Path]:
+def figures(runs: Mapping[str, Results], ph: Phases, out: Path) -> list[Path]:
     """The page's Figures 1-8, from our runs."""
     files: list[Path] = []
     single = runs["single"]
@@ -268,9 +269,8 @@ def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
     """Runs the experiments, prints and writes the comparison, draws the figures."""
     ph = QUICK if quick else FULL
     out.mkdir(parents=True, exist_ok=True)
-    runs = run_all(scenarios(quick), jobs)
-    for key, res in runs.items():
-        res.to_parquet(out / "runs" / key)
+    # every run goes to disk as it finishes and is read back when needed
+    runs = run_to_disk(scenarios(quick), out / "runs", jobs)
     table = measure(runs, ph)
     table.to_csv(out / "comparison.csv", index=False)
     (out / "comparison.md").write_text(table.to_markdown(index=False) + "\n", encoding="utf-8")

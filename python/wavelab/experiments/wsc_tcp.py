@@ -36,6 +36,7 @@ with the interval of the paired per-seed differences.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from importlib import resources
@@ -51,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_all
+from wavelab.experiments.parallel import run_each
 from wavelab.results import Results
 from wavelab.scenario import Scenario, from_dict
 
@@ -321,8 +322,9 @@ def reproduce(out: Path, quick: bool, jobs: int | None, seeds: int | None = None
     loss sweep's gains, and draws the sweep."""
     out.mkdir(parents=True, exist_ok=True)
     todo = cells(quick, seeds)
-    runs = run_all({c.key: scenario(c) for c in todo}, jobs)
-    rows = pd.DataFrame([measure(c, runs[c.key]) for c in todo])
+    # each run is measured where it ran; only its row comes back
+    measured = run_each({c.key: (scenario(c), functools.partial(measure, c)) for c in todo}, jobs)
+    rows = pd.DataFrame([measured[c.key] for c in todo])
     rows.to_csv(out / "runs.csv", index=False)
     summary = summarise(rows)
     summary.to_csv(out / "summary.csv", index=False)
