@@ -23,7 +23,7 @@ def scenarios() -> dict[str, Scenario]:
                 "flows[0].cc": cc,
                 "name": f"{cc}{d}",
                 "links[1].outages": [],
-            "flows[1].start": "1s",
+                "flows[1].start": "1s",
             }
         )
         for cc in ("newreno", "cubic")
