@@ -104,8 +104,12 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     points = plot_points(browser)
     for plot in ("plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-scatter"):
         assert plot in points and sum(points[plot]) > 0, (plot, points)
-    # two flows: a goodput and a sending-rate trace each, with data
-    assert len(points["plot-rate"]) == 4 and min(points["plot-rate"]) > 50
+    # two flows: a goodput and a sending-rate trace each, with data, and the
+    # bottleneck's capacity: 2 Mbit/s, nothing during the handover's outage, 8
+    assert len(points["plot-rate"]) == 5 and min(points["plot-rate"][:4]) > 50
+    capacity = browser.evaluate("document.getElementById('plot-rate').data[4]")
+    assert capacity["name"] == "capacity (bottleneck:forward)"
+    assert sorted(set(capacity["y"])) == [0, 2, 8]
     # one marker per run, and per parameter point the seeds' mean with its interval
     assert points["plot-scatter"] == [4, 2], "one marker per run, one mean per point"
     browser.evaluate(
@@ -125,7 +129,7 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
         assert down == pytest.approx(gp.loc[x, "mean"] - gp.loc[x, "ci95_low"], rel=1e-4)
         assert up > 0
     assert (
-        browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 4
+        browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 5
     )
     first = browser.evaluate("document.body.getAttribute('data-plotted-run')")
     table_rows = browser.evaluate("document.querySelectorAll('tbody tr.clickable').length")

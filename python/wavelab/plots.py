@@ -4,7 +4,11 @@
   data and of received ACKs against time, one panel per logged flow, as in the
   papers' figures (falls back to the sampled highest-sent / acked curves when
   no packet log was kept);
-* ``rate.png``: goodput and sending rate per flow;
+* ``rate.png``: goodput and sending rate per flow, averaged over 1 s
+  (:data:`wavelab.analysis.RATE_WINDOW`, which says why), with the
+  bottleneck's capacity as every schedule entry, handover and trace changed
+  it (:mod:`wavelab.capacity`); a release after a long hole far above the
+  capacity is drawn off scale;
 * ``cwnd.png``: congestion window and ssthresh per flow, with the recovery state;
 * ``rtt.png``: smoothed RTT, RTT samples and RTO per flow;
 * ``queue.png``: queue length of every link direction that ever queued;
@@ -14,9 +18,9 @@
 * ``jain.png``: Jain's fairness index of the flows' goodputs over 1 s
   windows against time, for runs of two flows or more.
 
-The sequence, rate, window and RTT plots mark the handoffs of multi-homed
-nodes (a dotted purple line at each switch, shaded over a break-before-make
-disconnection).
+Every plot against time marks the handoffs of multi-homed nodes (a dotted
+purple line at each switch) and shades every window when a link was down
+(its outages, a handover's or a break-before-make handoff's disconnection).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling
+from wavelab.capacity import Capacity, bottleneck_direction, direction_capacity, outages
 from wavelab.outputs import figure_dpi, figure_format, save_figure
 from wavelab.results import Results
 
@@ -75,24 +81,34 @@ def _panels(n: int, height: float = 2.6) -> tuple[Figure, list[Axes]]:
     return fig, [a for row in axes for a in row]
 
 
-def _mark_handoffs(axes: list[Axes], results: Results, window: TimeRange) -> None:
-    """A dotted line at every handoff that happened (in the window), the
-    disconnection of a break-before-make one shaded; labelled once."""
+def _mark_events(axes: list[Axes], results: Results, window: TimeRange) -> None:
+    """On every time axis: a dotted line at every handoff that happened, and
+    every window when a link was down shaded (its outages, a handover's or a
+    break-before-make handoff's disconnection: :func:`wavelab.capacity.outages`);
+    each labelled once."""
     h = results.handoffs
-    if not len(h):
-        return
-    done = h[h["time"].notna()]
+    done = h[h["time"].notna()] if len(h) else h
+    end = float(results.run.get("simulated") or np.inf)
+    down = [
+        w
+        for spans in outages(results.scenario.normalized, results.handovers, h, end).values()
+        for w in spans
+    ]
     for ax in axes:
         labelled = False
         for _, row in done.iterrows():
             t = float(row["time"])
             if window is not None and not window[0] <= t <= window[1]:
                 continue
-            label = None if labelled else "handoff"
-            ax.axvline(t, ls=":", lw=1, color="tab:purple", label=label)
-            if row["disconnection"] > 0:
-                ax.axvspan(t, t + float(row["disconnection"]), color="tab:purple", alpha=0.08)
+            ax.axvline(t, ls=":", lw=1, color="tab:purple", label=None if labelled else "handoff")
             labelled = True
+        shaded = False
+        for w in down:
+            if window is not None and (w.end < window[0] or w.start > window[1]):
+                continue
+            label = None if shaded else "link down"
+            ax.axvspan(w.start, w.end, color="tab:red", alpha=0.12, lw=0, label=label)
+            shaded = True
 
 
 def _finish(fig: Figure, axes: list[Axes], title: str, path: Path) -> Path:
@@ -156,20 +172,30 @@ def plot_sequence(
         ax.set_title(f"{names[f]} (MSS {mss[f]} B)", fontsize=10, loc="left")
         ax.legend(loc="upper left", fontsize=8, markerscale=2)
         ax.grid(alpha=0.3)
-    _mark_handoffs(axes, results, window)
+    _mark_events(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: sequence numbers", path)
 
 
-def _bottleneck_rate(results: Results) -> float | None:
-    links = results.links
-    if not len(links):
+def bottleneck_capacity(results: Results) -> Capacity | None:
+    """The capacity over time of the run's bottleneck (the direction where
+    packets waited longest, as the metrics choose it), or None."""
+    if not len(results.links) or "queue_delay_mean" not in results.links:
         return None
-    return float(links["rate"].min())
+    d = bottleneck_direction(results.links)
+    if d is None:
+        return None
+    end = float(results.run.get("simulated") or results.scenario.normalized.get("duration", 0))
+    return direction_capacity(
+        results.scenario.normalized, d, end, results.handovers, results.handoffs
+    )
 
 
 def plot_rate(results: Results, path: Path, window: TimeRange = None) -> Path:
-    """Goodput and sending rate per flow."""
-    g = _within(results.goodput(), window)
+    """Goodput and sending rate per flow, each averaged over
+    :data:`wavelab.analysis.RATE_WINDOW`, with the bottleneck's capacity as
+    it changed; values far above it (a release after a long hole) are drawn
+    off scale at the top, marked with a triangle."""
+    g = _within(flow_rates(results.series), window)
     names = flow_names(results)
     fig, axes = _panels(2, 3.2)
     for f in sorted(set(g["flow"].tolist())):
@@ -178,17 +204,44 @@ def plot_rate(results: Results, path: Path, window: TimeRange = None) -> Path:
         axes[0].plot(part["time"], part["goodput"] / 1e6, lw=1, label=label)
         axes[1].plot(part["time"], part["send_rate"] / 1e6, lw=1, label=label)
     if len(g) and len(names) > 1:
-        total = g.groupby("time")["goodput"].sum()
+        total = g.groupby("time")["goodput"].sum(min_count=1)
         axes[0].plot(total.index, total / 1e6, color="black", lw=1, alpha=0.6, label="all flows")
-    cap = _bottleneck_rate(results)
-    for ax, what in zip(axes, ["goodput", "sending rate (with retransmissions)"], strict=True):
-        if cap:
-            ax.axhline(cap / 1e6, ls="--", color="grey", lw=0.8, label="slowest link")
+    cap = bottleneck_capacity(results)
+    start, end = window if window is not None else (0.0, None)
+    columns = ["goodput", "send_rate"]
+    titles = ["goodput", "sending rate (with retransmissions)"]
+    for ax, column, what in zip(axes, columns, titles, strict=True):
+        if cap is not None:
+            xs, ys = cap.steps(start, end)
+            ax.plot(
+                xs,
+                np.asarray(ys) / 1e6,
+                ls="--",
+                color="grey",
+                lw=0.9,
+                label=f"capacity ({cap.name})",
+            )
+            values = g[column].to_numpy(dtype=float)
+            if column == "goodput" and len(names) > 1 and len(g):
+                values = np.append(values, g.groupby("time")["goodput"].sum().to_numpy())
+            top = rate_ceiling(float(np.max(cap.rates)), values)
+            if top is not None:
+                ax.set_ylim(0, top / 1e6)
+                off = g[g[column] > top]
+                if len(off):
+                    ax.plot(
+                        off["time"],
+                        np.full(len(off), top / 1e6 * 0.985),
+                        "^",
+                        ms=4,
+                        color="tab:red",
+                        label=f"off scale (up to {off[column].max() / 1e6:.1f} Mbit/s)",
+                    )
         ax.set_ylabel("Mbit/s")
-        ax.set_title(what, fontsize=10, loc="left")
+        ax.set_title(f"{what}, over {RATE_WINDOW:g} s", fontsize=10, loc="left")
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
-    _mark_handoffs(axes, results, window)
+    _mark_events(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: rate", path)
 
 
@@ -231,7 +284,7 @@ def plot_cwnd(results: Results, path: Path, max_flows: int = 4, window: TimeRang
         finite = np.concatenate([s["cwnd"].to_numpy() / seg, s["in_flight"].to_numpy() / seg])
         if len(finite):
             ax.set_ylim(0, max(4.0, float(np.nanmax(finite)) * 1.15))
-    _mark_handoffs(axes, results, window)
+    _mark_events(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: congestion window and state", path)
 
 
@@ -253,7 +306,7 @@ def plot_rtt(results: Results, path: Path, window: TimeRange = None) -> Path:
     for ax in axes:
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
-    _mark_handoffs(axes, results, window)
+    _mark_events(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: RTT", path)
 
 
@@ -270,6 +323,7 @@ def plot_queues(results: Results, path: Path, window: TimeRange = None) -> Path 
         part = q[q["dir"] == d]
         axes[0].plot(part["time"], part["packets"], lw=1, label=str(part["link"].iloc[0]))
     axes[0].set_ylabel("packets waiting")
+    _mark_events(axes, results, window)
     axes[0].legend(loc="upper right", fontsize=8)
     axes[0].grid(alpha=0.3)
     return _finish(fig, axes, f"{results.scenario.name}: queues", path)
@@ -304,6 +358,7 @@ def plot_algorithm_state(
                 ax.plot(part["time"], part[col] * scale, lw=0.9, label=names[f])
         ax.set_title(var + unit, fontsize=9, loc="left")
         ax.grid(alpha=0.3)
+    _mark_events(axes[: len(cols)], results, window)
     for ax in axes[len(cols) :]:
         ax.set_visible(False)
     axes[0].legend(fontsize=7, loc="upper right")
@@ -336,7 +391,7 @@ def plot_jain(results: Results, path: Path, window: TimeRange = None) -> Path | 
     ax.set_title(f"fairness of {n} flows' goodput over 1 s windows", fontsize=10, loc="left")
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
-    _mark_handoffs(axes, results, window)
+    _mark_events(axes, results, window)
     return _finish(fig, axes, f"{results.scenario.name}: fairness", path)
 
 

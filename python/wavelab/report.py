@@ -19,12 +19,16 @@ What it shows:
   tables (every CSV at the top of DIR), its figures, and the time series of
   its runs (``DIR/runs/*``).
 
-The time series of a run, per flow: goodput and sending rate; congestion
+The time series of a run, per flow: goodput and sending rate averaged over
+:data:`wavelab.analysis.RATE_WINDOW` by the function ``rate.png`` uses
+(:func:`wavelab.analysis.flow_rates`), with the bottleneck's capacity as it
+changed and every window when a link was down shaded; congestion
 window and ssthresh (segments), or TCP Wave's burst (segments) and TxTime;
 RTT (smoothed and sampled) and RTO; sequence numbers (highest sent and
 acknowledged, in segments) with the retransmissions of the packet log when
 the run kept one. Each trace is decimated to at most :data:`MAX_POINTS`
-points (every k-th sample); the time series of at most ``max_runs`` runs are
+points (every k-th sample of the averaged series: the values at the kept
+instants are the PNG's); the time series of at most ``max_runs`` runs are
 embedded (the table still lists every run), each as gzip-compressed JSON in
 base64 that the page inflates (``DecompressionStream``) when the run is
 shown, which makes a sweep's report about three times smaller.
@@ -47,6 +51,8 @@ import numpy as np
 import pandas as pd
 
 from wavelab import __version__
+from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling
+from wavelab.capacity import bottleneck_direction, direction_capacity, outages
 from wavelab.errors import WavelabError
 
 MAX_POINTS = 1500
@@ -98,40 +104,43 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
     if packets_path.exists():
         log = pd.read_parquet(packets_path, columns=["time", "flow", "event", "seq"])
         rtx = log[log["event"].astype(str) == "retransmit"]
-    handovers_path = directory / "handovers.parquet"
-    events = []
-    if handovers_path.exists():
-        hand = pd.read_parquet(handovers_path)
-        for link, at, outage in zip(
-            hand["link"].astype(str),
-            hand["time"].to_numpy(dtype=float),
-            hand["outage"].to_numpy(dtype=float),
-            strict=True,
-        ):
-            if not math.isnan(at):
-                events.append(
-                    {"label": f"handover ({link})", "start": float(at), "end": float(at + outage)}
-                )
-    for i, link in enumerate(scenario.get("links", [])):
-        for o in link.get("outages", []):
-            start = _seconds(o["start"])
-            events.append(
-                {
-                    "label": f"outage ({link.get('name') or f'link{i}'})",
-                    "start": start,
-                    "end": start + _seconds(o["duration"]),
-                }
-            )
+
+    def table(name: str) -> pd.DataFrame | None:
+        path = directory / f"{name}.parquet"
+        return pd.read_parquet(path) if path.exists() else None
+
+    handovers, handoffs = table("handovers"), table("handoffs")
+    end = float(meta.get("run", {}).get("simulated") or np.nan)
+    if math.isnan(end):
+        end = float(series["time"].max()) if len(series) else 0.0
+    events = [
+        {"label": w.label, "start": w.start, "end": w.end}
+        for spans in outages(scenario, handovers, handoffs, end).values()
+        for w in spans
+    ]
+    links = table("links")
+    capacity: dict[str, Any] | None = None
+    d = bottleneck_direction(links) if links is not None and len(links) else None
+    if d is not None:
+        cap = direction_capacity(scenario, d, end, handovers, handoffs)
+        xs, ys = cap.steps(0.0, end)
+        capacity = {
+            "name": cap.name,
+            "t": _clean(np.asarray(xs), 4),
+            "y": _clean(np.asarray(ys) / 1e6, 4),
+        }
+    rates = flow_rates(series)
     out_flows = []
+    all_rates: list[pd.DataFrame] = []
     for f, row in enumerate(flows.itertuples(index=False)):
         s = series[series["flow"] == f].sort_values("time")
         seg = mss[f] if f < len(mss) else 1460.0
         t = s["time"].to_numpy(dtype=float)
-        dt = np.diff(t, prepend=np.nan)
-        delivered = s["bytes_delivered"].to_numpy(dtype=float)
-        sent = (s["bytes_sent"] + s["bytes_retransmitted"]).to_numpy(dtype=float)
-        goodput = np.diff(delivered, prepend=np.nan) * 8 / dt / 1e6
-        send_rate = np.diff(sent, prepend=np.nan) * 8 / dt / 1e6
+        # the same averaging as rate.png (flow_rates), at the kept samples
+        r = rates[rates["flow"] == f]
+        goodput = r["goodput"].to_numpy(dtype=float) / 1e6
+        send_rate = r["send_rate"].to_numpy(dtype=float) / 1e6
+        all_rates.append(r)
         keep = _decimate(len(t))
         flow: dict[str, Any] = {
             "name": str(row.name),
@@ -156,19 +165,26 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
             flow["rtx_t"] = _clean(r["time"].to_numpy(dtype=float), 4)
             flow["rtx_seq"] = _clean(r["seq"].to_numpy(dtype=float) / seg, 1)
         out_flows.append(flow)
+    ceiling = None
+    if capacity is not None and all_rates:
+        every = pd.concat(all_rates)
+        values = np.concatenate(
+            [every[c].to_numpy(dtype=float) for c in ("goodput", "send_rate")]
+            + [every.groupby("time")["goodput"].sum().to_numpy(dtype=float)]
+        )
+        peak = max((v for v in capacity["y"] if v is not None), default=0.0) * 1e6
+        top = rate_ceiling(peak, values)
+        ceiling = None if top is None else round(top / 1e6, 4)
     return {
         "label": label or str(scenario.get("name") or directory.name),
         "name": str(scenario.get("name") or ""),
         "complete": bool(meta.get("complete", True)),
         "flows": out_flows,
         "events": events,
+        "capacity": capacity,
+        "rate_window": RATE_WINDOW,
+        "rate_ceiling": ceiling,
     }
-
-
-def _seconds(text: str) -> float:
-    from wavelab.scenario import _seconds as parse
-
-    return parse(str(text))
 
 
 def _cell(v: Any) -> Any:

@@ -189,8 +189,15 @@
     });
     var winExtra = y2 ? { yaxis2: { title: { text: "TxTime (ms)" }, overlaying: "y", side: "right", rangemode: "tozero" },
       margin: { l: 60, r: 60, t: 36, b: 96 } } : {};
+    if (run.capacity) {
+      rate.push({ type: "scatter", mode: "lines", x: run.capacity.t, y: run.capacity.y, name: "capacity (" + run.capacity.name + ")",
+        line: { color: "#7f7f7f", width: 1.2, dash: "dash" }, hovertemplate: "%{x:.3f} s: %{y} Mbit/s<extra>capacity</extra>" });
+    }
+    var rateExtra = run.rate_ceiling ? { yaxis: { title: { text: "Mbit/s" }, range: [0, run.rate_ceiling] } } : {};
+    var rateTitle = "Rate" + (run.rate_window ? " (averaged over " + run.rate_window + " s)" : "") +
+      (run.rate_ceiling ? "; off scale above " + run.rate_ceiling + " Mbit/s" : "");
     return [
-      { id: "rate", data: rate, layout: layout("Rate", "Mbit/s", run) },
+      { id: "rate", data: rate, layout: layout(rateTitle, "Mbit/s", run, rateExtra) },
       { id: "window", data: win, layout: layout("Congestion window / burst", "segments", run, winExtra) },
       { id: "rtt", data: rtt, layout: layout("RTT", "ms", run) },
       { id: "sequence", data: seq, layout: layout("Sequence numbers", "segment", run) }
