@@ -102,11 +102,16 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     open_report(browser, html)
     assert_clean(browser, html)
     points = plot_points(browser)
-    for plot in ("plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-scatter"):
+    for plot in (
+        "plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-rtt-cdf", "plot-scatter"
+    ):  # fmt: skip
         assert plot in points and sum(points[plot]) > 0, (plot, points)
     # two flows: a goodput and a sending-rate trace each, with data, and the
     # bottleneck's capacity: 2 Mbit/s, nothing during the handover's outage, 8
     assert len(points["plot-rate"]) == 5 and min(points["plot-rate"][:4]) > 50
+    # the RTT CDF of each flow, from every sample, ending at 1
+    cdf = browser.evaluate("document.getElementById('plot-rtt-cdf').data.map(t => t.y)")
+    assert len(cdf) == 2 and all(y[-1] == 1 and y[0] == 0 and len(y) > 20 for y in cdf)
     capacity = browser.evaluate("document.getElementById('plot-rate').data[4]")
     assert capacity["name"] == "capacity (bottleneck:forward)"
     assert sorted(set(capacity["y"])) == [0, 2, 8]

@@ -15,6 +15,9 @@
 * ``algorithm.png``: the algorithms' own variables (the ``cc_*`` columns:
   TCP Wave's TxTime and burst, CUBIC's W_max, BBR's bottleneck estimate, ...),
   one small panel per variable;
+* ``rtt-cdf.png``: the CDF of every RTT sample per flow (not only the
+  sampled series: the run's ``rtt_distribution``), the whole run whatever
+  ``window`` says;
 * ``jain.png``: Jain's fairness index of the flows' goodputs over 1 s
   windows against time, for runs of two flows or more.
 
@@ -395,6 +398,54 @@ def plot_jain(results: Results, path: Path, window: TimeRange = None) -> Path | 
     return _finish(fig, axes, f"{results.scenario.name}: fairness", path)
 
 
+def plot_rtt_cdf(results: Results, path: Path) -> Path | None:
+    """The distribution of every RTT sample each flow's sender took, as a
+    CDF per flow (and of all flows together with two or more), from the
+    run's ``rtt_distribution`` (:func:`wavelab.analysis.rtt_cdf`); the
+    median and the 95th percentile of each flow marked. None without
+    samples (an emulation)."""
+    from wavelab.analysis import rtt_cdf
+
+    dist = results.rtt_distribution
+    if not len(dist):
+        return None
+    names = flow_names(results)
+    fig, axes = _panels(1, 3.6)
+    ax = axes[0]
+    for f in sorted(set(dist["flow"].tolist())):
+        c = rtt_cdf(dist, f)
+        (line,) = ax.step(c["rtt"] * 1e3, c["cdf"], where="post", lw=1.2, label=names[f])
+        row = results.flows.iloc[f]
+        for q, marker in (("rtt_p50", "o"), ("rtt_p95", "s")):
+            at = float(row[q]) * 1e3
+            if np.isfinite(at):
+                level = 0.5 if q == "rtt_p50" else 0.95
+                ax.plot([at], [level], marker, ms=4, mfc="none", color=line.get_color())
+    if len(names) > 1:
+        c = rtt_cdf(dist)
+        ax.step(
+            c["rtt"] * 1e3,
+            c["cdf"],
+            where="post",
+            lw=1,
+            color="black",
+            alpha=0.6,
+            label="all flows",
+        )
+    ax.axhline(0.95, ls=":", color="grey", lw=0.8)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("fraction of samples")
+    ax.set_title("RTT of every sample (circle: median, square: p95)", fontsize=10, loc="left")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_xlabel("RTT (ms)")
+    fig.suptitle(f"{results.scenario.name}: RTT distribution")
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
 def plot_all(
     results: Results,
     directory: str | Path,
@@ -419,6 +470,7 @@ def plot_all(
             plot_queues(results, out / f"queue.{fmt}", window=window),
             plot_algorithm_state(results, out / f"algorithm.{fmt}", window=window),
             plot_jain(results, out / f"jain.{fmt}", window=window),
+            plot_rtt_cdf(results, out / f"rtt-cdf.{fmt}"),
         ):
             if extra:
                 written.append(extra)

@@ -24,7 +24,8 @@ The time series of a run, per flow: goodput and sending rate averaged over
 (:func:`wavelab.analysis.flow_rates`), with the bottleneck's capacity as it
 changed and every window when a link was down shaded; congestion
 window and ssthresh (segments), or TCP Wave's burst (segments) and TxTime;
-RTT (smoothed and sampled) and RTO; sequence numbers (highest sent and
+RTT (smoothed and sampled) and RTO; the CDF of every RTT sample (the run's
+``rtt_distribution``, as ``rtt-cdf.png``); sequence numbers (highest sent and
 acknowledged, in segments) with the retransmissions of the packet log when
 the run kept one. Each trace is decimated to at most :data:`MAX_POINTS`
 points (every k-th sample of the averaged series: the values at the kept
@@ -51,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from wavelab import __version__
-from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling
+from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling, rtt_cdf
 from wavelab.capacity import bottleneck_direction, direction_capacity, outages
 from wavelab.errors import WavelabError
 
@@ -130,6 +131,7 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
             "y": _clean(np.asarray(ys) / 1e6, 4),
         }
     rates = flow_rates(series)
+    distribution = table("rtt_distribution")
     out_flows = []
     all_rates: list[pd.DataFrame] = []
     for f, row in enumerate(flows.itertuples(index=False)):
@@ -160,6 +162,10 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
             flow["burst"] = _clean(s["cc_burst"].to_numpy(dtype=float)[keep], 2)
         if "cc_tx_time" in s and s["cc_tx_time"].notna().any():
             flow["tx_time"] = _clean(s["cc_tx_time"].to_numpy(dtype=float)[keep] * 1e3, 2)
+        if distribution is not None and len(distribution):
+            cdf = rtt_cdf(distribution, f)
+            flow["rtt_cdf_ms"] = _clean(cdf["rtt"].to_numpy(dtype=float) * 1e3, 3)
+            flow["rtt_cdf"] = _clean(cdf["cdf"].to_numpy(dtype=float), 5)
         if len(rtx):
             r = rtx[rtx["flow"] == f].head(MAX_RETRANSMISSIONS)
             flow["rtx_t"] = _clean(r["time"].to_numpy(dtype=float), 4)

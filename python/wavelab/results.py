@@ -24,11 +24,19 @@ TABLES = (
     "handovers",
     "handoffs",
     "notifications",
+    "rtt_distribution",
     "releases",
 )
 """The tables of a run; ``releases`` only an emulation has."""
 
-OPTIONAL_TABLES = ("packets", "handovers", "handoffs", "notifications", "releases")
+OPTIONAL_TABLES = (
+    "packets",
+    "handovers",
+    "handoffs",
+    "notifications",
+    "rtt_distribution",
+    "releases",
+)
 """Tables written to files only when they have rows."""
 
 COUNTERS = (
@@ -93,6 +101,11 @@ class Results:
       (when, to which flow, and what they said: a handoff's old and new
       access link rate and delay and the flows on the new link, or a
       link-layer report's segment and retransmissions);
+    * ``rtt_distribution``: every RTT sample of each flow's sender, as the
+      non-empty buckets of its histogram (``flow``, ``rtt_low``, ``rtt_high``
+      in seconds, ``count``; a bucket is at most 1/64 of its lower edge
+      wide), from which :func:`wavelab.analysis.rtt_cdf` draws the CDF
+      (none in an emulation: the kernel's samples are not seen one by one);
     * ``releases`` (an emulation's only): every packet handed to its
       destination, its planned instant and its lateness.
 
@@ -118,6 +131,7 @@ class Results:
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
+        rtt_distribution: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
         complete: bool = True,
@@ -135,6 +149,7 @@ class Results:
             "handovers": handovers,
             "handoffs": handoffs,
             "notifications": notifications,
+            "rtt_distribution": rtt_distribution,
             "releases": releases,
         }
         self._frames = {name: f for name, f in given.items() if f is not None}
@@ -224,6 +239,12 @@ class Results:
         """The cross-layer notifications delivered to senders, with what
         they said."""
         return self._table("notifications")
+
+    @property
+    def rtt_distribution(self) -> pd.DataFrame:
+        """Each flow's RTT samples as histogram buckets (``flow``,
+        ``rtt_low``, ``rtt_high``, ``count``)."""
+        return self._table("rtt_distribution")
 
     @property
     def releases(self) -> pd.DataFrame:
@@ -329,6 +350,7 @@ class Results:
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
+            rtt_distribution=frames["rtt_distribution"],
             releases=frames["releases"],
             run=meta["run"],
             complete=meta["complete"],

@@ -150,6 +150,8 @@ pub fn build(
         handoffs: wavelab_sim::handoff_table_until(&plan.scenario, end),
         // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
+        // the kernel's RTT samples are not seen one by one: no distribution
+        rtt_distribution: wavelab_sim::tables::rtt_distribution(std::iter::empty()),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,

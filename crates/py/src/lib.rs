@@ -186,6 +186,7 @@ pub(crate) fn results_to_py<'py>(
         ("handovers", &r.handovers),
         ("handoffs", &r.handoffs),
         ("notifications", &r.notifications),
+        ("rtt_distribution", &r.rtt_distribution),
     ] {
         out.set_item(name, table_to_py(py, table)?)?;
     }

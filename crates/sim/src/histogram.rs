@@ -110,6 +110,20 @@ impl Histogram {
         self.sum_ns as f64 / self.count as f64 / 1e9
     }
 
+    /// The non-empty buckets in order: each one's lower edge and upper edge
+    /// (exclusive) in seconds and how many samples it holds. A distribution
+    /// (a CDF) drawn from them is exact at every upper edge.
+    pub fn buckets(&self) -> impl Iterator<Item = (f64, f64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (low, width) = span(self.first + i as u32);
+                (low as f64 / 1e9, (low + width) as f64 / 1e9, c as u64)
+            })
+    }
+
     /// The `q`-quantile (0 < q <= 1) in seconds, the midpoint of the bucket
     /// of the sample of rank ceil(q n) (the nearest-rank definition); NaN
     /// without samples.
@@ -154,6 +168,27 @@ mod tests {
             previous = Some((low, width));
         }
         assert_eq!(bucket(u64::MAX), bucket(u64::MAX - 1));
+    }
+
+    #[test]
+    fn buckets_hold_every_sample_between_their_edges() {
+        let mut h = Histogram::default();
+        let samples = [5u64, 5, 700, 1_000_000, 1_000_001, 40_000_000];
+        for &us in &samples {
+            h.record(Duration::from_micros(us));
+        }
+        let b: Vec<_> = h.buckets().collect();
+        assert_eq!(b.iter().map(|x| x.2).sum::<u64>(), samples.len() as u64);
+        // in order, none empty, each sample inside its bucket's edges
+        assert!(b.windows(2).all(|w| w[0].1 <= w[1].0) && b.iter().all(|x| x.2 > 0));
+        for &us in &samples {
+            let s = us as f64 / 1e6;
+            assert!(b.iter().any(|&(lo, hi, _)| lo <= s && s < hi), "{us} us");
+        }
+        // 5 us twice in one bucket; 1 s and 1 s + 1 us share one too (1/64 wide)
+        assert_eq!(b.len(), 4);
+        assert_eq!(b[0].2, 2);
+        assert_eq!(Histogram::default().buckets().count(), 0);
     }
 
     #[test]

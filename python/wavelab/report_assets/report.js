@@ -160,7 +160,7 @@
   }
 
   function figures(run) {
-    var rate = [], win = [], rtt = [], seq = [];
+    var rate = [], win = [], rtt = [], seq = [], cdf = [];
     var y2 = false;
     run.flows.forEach(function (f, i) {
       rate.push(line(f, i, "goodput", "goodput"));
@@ -179,6 +179,10 @@
       rtt.push(line(f, i, "srtt", "srtt"));
       rtt.push(line(f, i, "rtt", "RTT sample", { mode: "markers", marker: { size: 3, color: COLORS[i % COLORS.length] } }));
       rtt.push(line(f, i, "rto", "RTO", { visible: "legendonly", line: { color: COLORS[i % COLORS.length], width: 1, dash: "dot" } }));
+      if (f.rtt_cdf) {
+        cdf.push({ type: "scatter", mode: "lines", x: f.rtt_cdf_ms, y: f.rtt_cdf, name: f.name, line: { shape: "hv", color: COLORS[i % COLORS.length], width: 1.4 },
+          hovertemplate: "%{y:.3f} of the samples below %{x} ms<extra>" + f.name + "</extra>" });
+      }
       seq.push(line(f, i, "seq_sent", "highest sent"));
       seq.push(line(f, i, "seq_acked", "acknowledged", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
       if (f.rtx_t && f.rtx_t.length) {
@@ -200,7 +204,9 @@
       { id: "rate", data: rate, layout: layout(rateTitle, "Mbit/s", run, rateExtra) },
       { id: "window", data: win, layout: layout("Congestion window / burst", "segments", run, winExtra) },
       { id: "rtt", data: rtt, layout: layout("RTT", "ms", run) },
-      { id: "sequence", data: seq, layout: layout("Sequence numbers", "segment", run) }
+      { id: "sequence", data: seq, layout: layout("Sequence numbers", "segment", run) },
+      { id: "rtt-cdf", data: cdf, layout: layout("RTT of every sample (CDF)", "fraction of samples", { events: [] },
+        { xaxis: { title: { text: "RTT (ms)" }, zeroline: false }, yaxis: { title: { text: "fraction of samples" }, range: [0, 1.02] } }) }
     ];
   }
 
@@ -225,7 +231,8 @@
     var status = el("p", { cls: "note" });
     var grid = el("div", { cls: "plots" });
     var divs = {};
-    ["rate", "window", "rtt", "sequence"].forEach(function (id) {
+    var TIME = ["rate", "window", "rtt", "sequence"];
+    TIME.concat(["rtt-cdf"]).forEach(function (id) {
       divs[id] = el("div", { cls: "plot", id: "plot-" + id });
       grid.appendChild(divs[id]);
     });
@@ -248,7 +255,7 @@
     function draw(key, run) {
       status.textContent = run.label + " \u2014 " + run.flows.length + " flow(s)" +
         (run.complete ? "" : " \u2014 interrupted run (partial)") +
-        ". Click a legend entry to hide a trace, double-click to isolate a flow; drag to zoom (all four plots follow).";
+        ". Click a legend entry to hide a trace, double-click to isolate a flow; drag to zoom (the four plots against time follow).";
       figures(run).forEach(function (fig) {
         Plotly.react(divs[fig.id], fig.data, fig.layout, CONFIG);
       });
@@ -267,7 +274,7 @@
             r["xaxis.autorange"] = true;
           } else return;
           syncing = true;
-          Promise.all(Object.keys(divs).filter(function (o) { return o !== id; }).map(function (o) {
+          Promise.all(TIME.filter(function (o) { return o !== id; }).map(function (o) {
             return Plotly.relayout(divs[o], r);
           })).then(function () { syncing = false; }, function () { syncing = false; });
         });
@@ -279,7 +286,8 @@
     this.current = function () { return current; };
     /* once the node is in the page (plotly sizes a plot from its container) */
     this.start = function () {
-      Object.keys(divs).forEach(link);
+      TIME.forEach(link);
+      Plotly.newPlot(divs["rtt-cdf"], [], layout("", "", { events: [] }), CONFIG);
       if (keys.length) show(keys[0]);
     };
   }

@@ -16,7 +16,7 @@ mod summary;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub(crate) use results::handoff_table;
-pub use results::{handover_table, link_table, Results, RunStats};
+pub use results::{handover_table, link_table, rtt_distribution, Results, RunStats};
 
 /// The values of one column.
 #[derive(Clone, Debug, PartialEq)]

@@ -50,6 +50,12 @@ pub struct Results {
     /// The cross-layer notifications delivered to senders, with what they
     /// said.
     pub notifications: Table,
+    /// Every RTT sample of each flow's sender as a distribution: one row per
+    /// non-empty bucket of its histogram (`flow`, `rtt_low`, `rtt_high` in
+    /// seconds, `count`; [`crate::histogram`]), from which a CDF is exact at
+    /// every `rtt_high`. The same samples as the flows table's `rtt_*`
+    /// figures, which the digest already pins; not in the digest itself.
+    pub rtt_distribution: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
@@ -82,6 +88,26 @@ impl Results {
     }
 }
 
+/// The table of [`Results::rtt_distribution`] from each flow's histogram,
+/// in flow order.
+pub fn rtt_distribution<'a>(flows: impl Iterator<Item = &'a Histogram>) -> Table {
+    let (mut flow, mut low, mut high, mut count) = (vec![], vec![], vec![], vec![]);
+    for (f, h) in flows.enumerate() {
+        for (lo, hi, n) in h.buckets() {
+            flow.push(f as u32);
+            low.push(lo);
+            high.push(hi);
+            count.push(n);
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow", ColumnData::U32(flow));
+    t.push("rtt_low", ColumnData::F64(low));
+    t.push("rtt_high", ColumnData::F64(high));
+    t.push("count", ColumnData::U64(count));
+    t
+}
+
 impl Simulation {
     /// The results so far (callable at any time; a partial run gives partial results).
     pub fn results(&self) -> Results {
@@ -97,6 +123,7 @@ impl Simulation {
             handovers: self.handover_table(),
             handoffs: self.handoff_table(),
             notifications: self.notification_table(),
+            rtt_distribution: rtt_distribution(self.flows.iter().map(|f| &f.rtts)),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),
