@@ -32,7 +32,8 @@ def test_a_run_with_changes_gets_its_own_default_directory(tmp_path: Path) -> No
     from wavelab.ownership import scenario_digest
 
     assert dirs == ["small", f"small-{scenario_digest(digest.normalized)[:8]}"]
-    assert f"wrote 7 files to results/{dirs[1]}/" in changed.stdout
+    # the run's tables (rtt_distribution.parquet among them), summary.csv, run.json
+    assert f"wrote 8 files to results/{dirs[1]}/" in changed.stdout
     for d in dirs:
         meta = json.loads((tmp_path / "results" / d / "run.json").read_text())
         assert meta["scenario"]["flows"][0]["cc"]["algorithm"] == (

@@ -225,10 +225,11 @@ def test_a_full_disk_stops_the_sweep_and_keeps_the_finished_runs(
     calls = {"n": 0}
 
     def full_after_three_runs(path: Path, data: bytes) -> None:
-        # sweep.toml, sweep.json, then 6 files per run (series, flows, links,
-        # queues, summary, run.json): the disk fills up inside the 4th run
+        # sweep.toml, sweep.json, then 7 files per run (series, flows, links,
+        # queues, rtt_distribution, summary, run.json): the disk fills up
+        # inside the 4th run
         calls["n"] += 1
-        if calls["n"] > 2 + 3 * 6 + 2:
+        if calls["n"] > 2 + 3 * 7 + 2:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         real(path, data)
 
