@@ -53,6 +53,9 @@ class Job:
     """Write the run's files (Parquet tables, ``summary.csv``, ``run.json``);
     False keeps only its metrics and figures, in the store's index line (a
     study that needs no per-run tables spares their encoding and writing)."""
+    traces: tuple[tuple[str, str], ...] = ()
+    """The SHA-256 of each trace file the scenario reads, by path (as
+    :attr:`wavelab.scenario.Scenario.traces`; ``run.json`` records them)."""
 
 
 @dataclass
@@ -89,7 +92,7 @@ def execute(job: Job) -> RunOutput:
     wall = time.perf_counter()
     try:
         normalized = json.loads(job.scenario_json)
-        sc = Scenario(normalized, normalized, None, job.scenario_json)
+        sc = Scenario(normalized, normalized, None, job.scenario_json, traces=dict(job.traces))
         sim = _native.Simulation(job.scenario_json)
         files: dict[str, bytes] = {}
         with tempfile.TemporaryDirectory(prefix="wavelab-capture-") as tmp:

@@ -63,7 +63,7 @@ def simulation_of(sc: Scenario) -> Scenario:
         # a table keeps its parameters (the BPF TCP Wave's variant and
         # overrides are the simulated Wave's)
         f["cc"] = {**cc, "algorithm": MODEL[name]} if isinstance(cc, dict) else MODEL[name]
-    return from_dict(data, sc.source)
+    return from_dict(data, sc.source, folder=sc.folder)
 
 
 def _mean(values: pd.Series) -> float:

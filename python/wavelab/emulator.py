@@ -41,7 +41,7 @@ def for_emulation(scenario: Scenario) -> Scenario:
     """The scenario validated for the emulator (kernel congestion controls)."""
     if scenario.emulation:
         return scenario
-    return from_dict(scenario.data, scenario.source, emulation=True)
+    return from_dict(scenario.data, scenario.source, emulation=True, folder=scenario.folder)
 
 
 @contextmanager

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -42,6 +43,15 @@ DEFAULT_ROOT = Path("results")
 
 class OutputPathError(WavelabError):
     """A file would be written outside its output root."""
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's contents, in hex (read in 1 MiB chunks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def file_name(label: str, fallback: str = "scenario") -> str:

@@ -20,6 +20,7 @@ anything is written, a run or a sweep *claims* its output directory:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -133,7 +134,13 @@ def _stored_sweep_base(out: Path) -> dict[str, Any] | None:
 
     try:
         text = (out / "sweep.toml").read_text(encoding="utf-8")
-        return from_sweep_dict(parse_toml(text, "", WavelabError)).base.normalized
+        folder = None
+        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
+            # where its relative trace paths were read from
+            stored = json.loads((out / "sweep.json").read_text(encoding="utf-8")).get("folder")
+            folder = Path(stored) if isinstance(stored, str) else None
+        data = parse_toml(text, "", WavelabError)
+        return from_sweep_dict(data, folder=folder).base.normalized
     except (OSError, ValueError, WavelabError):
         return None
 

@@ -377,8 +377,11 @@ def summary_frame(flows: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
-    """``run.json`` of a run: the normalised scenario, the run's figures."""
-    meta = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    """``run.json`` of a run: the normalised scenario, the run's figures, and
+    the SHA-256 of each trace file the scenario reads (if any)."""
+    meta: dict[str, Any] = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    if scenario.traces:
+        meta["traces"] = scenario.traces
     return (json.dumps(meta, indent=2) + "\n").encode()
 
 

@@ -25,6 +25,7 @@ from wavelab.errors import (
     check_type,
     read_text_file,
 )
+from wavelab.outputs import file_sha256
 from wavelab.paths import set_path
 
 MAX_DEPTH = 32
@@ -41,7 +42,11 @@ class Scenario:
     in (what the simulator runs). ``source`` is the file it came from, if any.
     ``emulation`` is true for a scenario validated for the emulator, whose
     flows' ``cc`` name congestion controls of the kernel (see
-    ``docs/emulation.md``).
+    ``docs/emulation.md``). ``folder`` is where the relative paths of its
+    trace files are read from (the scenario file's folder); ``normalized``
+    holds them resolved, and ``traces`` maps each to the SHA-256 of its
+    contents when it was validated (run keys hash the contents, not the
+    path: an edited trace is another run).
     """
 
     data: dict[str, Any]
@@ -49,6 +54,8 @@ class Scenario:
     source: Path | None = None
     _json: str = field(default="", repr=False, compare=False)
     emulation: bool = False
+    folder: Path | None = None
+    traces: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_type("Scenario(data)", self.data, dict, "a dict (use wavelab.from_dict)")
@@ -82,7 +89,41 @@ class Scenario:
         data = copy.deepcopy(self.data)
         for path, value in changes.items():
             set_path(data, path, value)
-        return from_dict(data, source=self.source, emulation=self.emulation)
+        return from_dict(data, source=self.source, emulation=self.emulation, folder=self.folder)
+
+
+TRACE_FIELDS = ("trace", "rate_trace", "delay_trace", "loss_trace")
+"""A link direction's fields that name trace files."""
+
+
+def trace_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The trace files a scenario names, as (field path, file), in order."""
+    found: list[tuple[str, str]] = []
+    links = data.get("links")
+    if not isinstance(links, list):
+        return found
+    for i, link in enumerate(links):
+        for side in ("forward", "reverse"):
+            d = link.get(side) if isinstance(link, Mapping) else None
+            if not isinstance(d, Mapping):
+                continue
+            for f in TRACE_FIELDS:
+                v = d.get(f)
+                if isinstance(v, str):
+                    found.append((f"links[{i}].{side}.{f}", v))
+    return found
+
+
+def _resolve_traces(data: dict[str, Any], folder: Path) -> dict[str, str]:
+    """Makes the relative trace paths of ``data`` (a copy) relative to
+    ``folder``, made absolute; returns what each resolved path was written as."""
+    written: dict[str, str] = {}
+    for path, v in trace_paths(data):
+        if v and not Path(v).is_absolute():
+            resolved = str((folder / v).absolute())
+            set_path(data, path, resolved)
+            written[resolved] = v
+    return written
 
 
 def _seconds(text: str) -> float:
@@ -176,19 +217,32 @@ def from_dict(
     source: str | Path | None = None,
     emulation: bool = False,
     check_kernel: bool = True,
+    folder: str | Path | None = None,
 ) -> Scenario:
     """Validates a scenario given as a dict (as TOML would give it): for the
     simulator, or with ``emulation`` for the emulator (against the running
-    kernel's congestion controls, unless ``check_kernel`` is false)."""
+    kernel's congestion controls, unless ``check_kernel`` is false).
+
+    Relative paths of trace files are read from ``folder``: by default the
+    folder of ``source``, or the working directory without one."""
     check_type("from_dict(data)", data, Mapping, "a dict (a scenario as TOML gives it)")
     if source is not None:
         source = check_path("from_dict(source)", source)
+    if folder is not None:
+        folder = check_path("from_dict(folder)", folder)
+    elif source is not None:
+        folder = source.parent
     where = f"{source}: " if source else ""
     bad = _scan(data)
     if bad is not None:
         raise ScenarioFileError(f"{where}{bad[0] or 'the scenario'}: {bad[1]}")
+    resolved = dict(data)
+    written: dict[str, str] = {}
+    if folder is not None and trace_paths(data):
+        resolved = copy.deepcopy(resolved)
+        written = _resolve_traces(resolved, folder)
     try:
-        text = json.dumps(data, allow_nan=False)
+        text = json.dumps(resolved, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ScenarioFileError(f"{where}cannot be represented: {e}") from None
     try:
@@ -197,11 +251,29 @@ def from_dict(
         else:
             normalized_json = _native.normalize_scenario(text)
     except _native.ScenarioError as e:
-        raise ScenarioFileError(f"{where}{e}") from None
+        message = str(e)
+        for path, as_written in written.items():
+            if f": {path}: cannot be read" in message:
+                where_from = Path(folder).absolute() if folder is not None else folder
+                message += f" ({as_written!r} is read from the scenario's folder, {where_from})"
+                break
+        raise ScenarioFileError(f"{where}{message}") from None
     except OSError as e:
         raise ScenarioFileError(f"{where}{e}") from None
     normalized = json.loads(normalized_json)
-    return Scenario(dict(data), normalized, source, normalized_json, emulation)
+    try:
+        traces = {f: file_sha256(f) for _, f in trace_paths(normalized)}
+    except OSError as e:
+        raise ScenarioFileError(f"{where}a trace file cannot be read: {e}") from None
+    return Scenario(
+        dict(data),
+        normalized,
+        source,
+        normalized_json,
+        emulation,
+        Path(folder) if folder is not None else None,
+        traces,
+    )
 
 
 def from_toml(
@@ -209,10 +281,12 @@ def from_toml(
     source: str | Path | None = None,
     emulation: bool = False,
     changes: Mapping[str, Any] | None = None,
+    folder: str | Path | None = None,
 ) -> Scenario:
     """Validates a scenario given as TOML text (``str``, or UTF-8 ``bytes``;
     for the emulator with ``emulation``), after replacing the fields in
-    ``changes`` (as :meth:`Scenario.with_changes`)."""
+    ``changes`` (as :meth:`Scenario.with_changes`); relative trace paths are
+    read from ``folder`` (as :func:`from_dict`)."""
     if source is not None:
         source = check_path("from_toml(source)", source)
     where = f"{source}: " if source else ""
@@ -224,7 +298,7 @@ def from_toml(
         )
     for path, value in (changes or {}).items():
         set_path(data, path, value)
-    return from_dict(data, source, emulation)
+    return from_dict(data, source, emulation, folder=folder)
 
 
 def load_scenario(
@@ -260,8 +334,10 @@ def builtin_toml(name: str) -> str:
 def builtin_scenario(
     name: str, emulation: bool = False, changes: Mapping[str, Any] | None = None
 ) -> Scenario:
-    """A shipped scenario by name (e.g. ``"wave-page-single"``)."""
-    return from_toml(builtin_toml(name), Path(f"{name}.toml"), emulation, changes)
+    """A shipped scenario by name (e.g. ``"wave-page-single"``); its trace
+    paths are read from the package's ``scenarios/`` folder."""
+    folder = Path(str(resources.files("wavelab").joinpath("scenarios")))
+    return from_toml(builtin_toml(name), Path(f"{name}.toml"), emulation, changes, folder)
 
 
 def load_scenario_or_builtin(

@@ -14,7 +14,10 @@ Layout of a store directory::
   the package version and the native module's build id, a hash of the
   simulator's Rust sources and compiler (``crates/py/build.rs``). The same
   scenario run by the same code is the same run, whichever sweep asked for
-  it; a rebuilt simulator never reuses old results.
+  it; a rebuilt simulator never reuses old results. A trace file enters the
+  key by its contents (its SHA-256 in place of its path, recorded in
+  ``run.json`` as ``traces``): an edited trace is another run, a moved one
+  the same.
 * **Atomic writes.** A finished run is written into ``runs/.tmp-<key>-...``,
   every file and the directory are fsynced, the directory is renamed to
   ``runs/<key>`` (atomic on POSIX), the parent is fsynced, and only then is
@@ -50,18 +53,20 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wavelab import _native
 from wavelab.errors import WavelabError
 from wavelab.outputs import (
     OutputPathError,
+    file_sha256,
     fsync_dir,
     inside,
     write_atomically,
     write_file_synced,
 )
-from wavelab.scenario import Scenario
+from wavelab.paths import set_path
+from wavelab.scenario import Scenario, trace_paths
 
 INDEX = "index.jsonl"
 RUNS = "runs"
@@ -88,10 +93,29 @@ def code_version() -> str:
     return f"{_native.__version__}+{_native.build_id}"
 
 
-def run_key(normalized: Mapping[str, Any], code: str | None = None) -> str:
-    """The store key of a run of this (normalised) scenario by this code."""
+def _by_contents(normalized: Mapping[str, Any], traces: Mapping[str, str]) -> Mapping[str, Any]:
+    """The scenario with each trace file's path replaced by its contents'
+    SHA-256 (``traces`` maps path to digest)."""
+    named = trace_paths(normalized)
+    if not named:
+        return normalized
+    out = json.loads(json.dumps(normalized))
+    for path, f in named:
+        set_path(out, path, f"sha256:{traces.get(f, '?')}")
+    return cast(Mapping[str, Any], out)
+
+
+def run_key(
+    normalized: Mapping[str, Any],
+    code: str | None = None,
+    traces: Mapping[str, str] | None = None,
+) -> str:
+    """The store key of a run of this (normalised) scenario by this code;
+    ``traces`` maps the scenario's trace files to their SHA-256 (as
+    :attr:`Scenario.traces`), which the key hashes instead of their paths."""
+    scenario = _by_contents(normalized, traces or {})
     material = json.dumps(
-        {"scenario": normalized, "code": code or code_version()},
+        {"scenario": scenario, "code": code or code_version()},
         sort_keys=True,
         separators=(",", ":"),
     )
@@ -100,19 +124,11 @@ def run_key(normalized: Mapping[str, Any], code: str | None = None) -> str:
 
 def scenario_key(sc: Scenario) -> str:
     """:func:`run_key` of a scenario."""
-    return run_key(sc.normalized)
+    return run_key(sc.normalized, traces=sc.traces)
 
 
 _write_file = write_file_synced
 """Writes one file of the store (the seam the disk-full tests replace)."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 REQUIRED_FILES = frozenset(
@@ -237,10 +253,14 @@ def _describes(run_json: Path, key: str, code: str) -> str | None:
     """Why ``run_json`` is not the record of run ``key`` (its scenario and
     the code version must hash to the key), or None."""
     try:
-        scenario = json.loads(run_json.read_text(encoding="utf-8"))["scenario"]
-    except (OSError, ValueError, KeyError, TypeError):
+        meta = json.loads(run_json.read_text(encoding="utf-8"))
+        scenario = meta["scenario"]
+        traces = meta.get("traces", {})
+        if not isinstance(traces, dict):
+            return "run.json's traces are not a table"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "run.json has no scenario"
-    if run_key(scenario, code) != key:
+    if run_key(scenario, code, traces) != key:
         return "run.json describes another run"
     return None
 
@@ -398,7 +418,7 @@ class Store:
                 if size != info.get("size"):
                     why = f"{name} has {size} bytes, {info.get('size')} were written"
                     break
-                if _sha256(p) != info.get("sha256"):
+                if file_sha256(p) != info.get("sha256"):
                     why = f"{name} does not match its checksum"
                     break
             else:

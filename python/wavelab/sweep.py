@@ -245,7 +245,7 @@ class Sweep:
         for path, value in params.items():
             set_path(data, path, value)
         try:
-            sc = from_dict(data)
+            sc = from_dict(data, folder=self.base.folder)
         except ScenarioFileError as e:
             described = ", ".join(f"{p} = {_toml(v)}" for p, v in params.items())
             raise SweepError(f"{where}point {index} ({described}): {e}") from None
@@ -257,7 +257,7 @@ class Sweep:
             yield self.point(i)
 
 
-def _check_axis(base: dict[str, Any], where: str, axis: Axis) -> None:
+def _check_axis(base: dict[str, Any], where: str, axis: Axis, folder: Path | None) -> None:
     """Applies each value of an axis alone to the base scenario, so a bad path
     or value is reported with its key before the points are built."""
     for k, row in enumerate(axis.values):
@@ -271,7 +271,7 @@ def _check_axis(base: dict[str, Any], where: str, axis: Axis) -> None:
                     "entry the sweep changes"
                 ) from None
         try:
-            from_dict(data)
+            from_dict(data, folder=folder)
         except ScenarioFileError as e:
             shown = _toml(row[0] if len(row) == 1 else list(row))
             detail = str(e)
@@ -282,8 +282,15 @@ def _check_axis(base: dict[str, Any], where: str, axis: Axis) -> None:
             raise SweepError(f'{where}sweep."{axis.key}" value {k} ({shown}): {detail}') from None
 
 
-def from_sweep_dict(data: Mapping[str, Any], source: Path | None = None, text: str = "") -> Sweep:
-    """A sweep from a parsed file (a scenario with a ``sweep`` table)."""
+def from_sweep_dict(
+    data: Mapping[str, Any],
+    source: Path | None = None,
+    text: str = "",
+    folder: Path | None = None,
+) -> Sweep:
+    """A sweep from a parsed file (a scenario with a ``sweep`` table);
+    relative trace paths are read from ``folder`` (by default the folder of
+    ``source``)."""
     check_type("from_sweep_dict(data)", data, Mapping, "a dict (a sweep file as TOML gives it)")
     where = f"{source}: " if source else ""
     table = data.get("sweep")
@@ -298,7 +305,7 @@ def from_sweep_dict(data: Mapping[str, Any], source: Path | None = None, text: s
         raise SweepError(f"{where}the [sweep] table is empty: nothing to vary")
     scenario_data = {k: v for k, v in data.items() if k != "sweep"}
     try:
-        base = from_dict(scenario_data, source)
+        base = from_dict(scenario_data, source, folder=folder)
     except ScenarioFileError as e:
         raise SweepError(str(e)) from None
     axes_built: list[Axis] = []
@@ -327,7 +334,7 @@ def from_sweep_dict(data: Mapping[str, Any], source: Path | None = None, text: s
             + " x ".join(f"{len(a.values)} ({a.key})" for a in axes)
         )
     for a in axes:
-        _check_axis(scenario_data, where, a)
+        _check_axis(scenario_data, where, a, base.folder)
     return sweep
 
 

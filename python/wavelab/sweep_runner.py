@@ -136,9 +136,9 @@ def _jobs(
         if is_base:
             base = baseline_scenario(sc)
             assert base is not None
-            yield Job(key, base.to_json())
+            yield Job(key, base.to_json(), traces=tuple(base.traces.items()))
         else:
-            yield Job(key, sc.to_json(), captures, tables)
+            yield Job(key, sc.to_json(), captures, tables, tuple(sc.traces.items()))
 
 
 def _param_column(values: list[Any]) -> list[Any]:
@@ -359,6 +359,8 @@ def _meta(sweep: Sweep, plan: Plan, captures: tuple[str, ...]) -> dict[str, Any]
     return {
         "name": sweep.name,
         "source": str(sweep.source) if sweep.source else None,
+        # where the sweep file's relative trace paths are read from
+        "folder": str(sweep.base.folder.absolute()) if sweep.base.folder else None,
         "code": code_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "captures": list(captures),

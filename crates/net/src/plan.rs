@@ -793,6 +793,27 @@ mod tests {
         );
     }
 
+    /// CSV traces are in the link model the emulator runs; reordering is
+    /// not, and is refused naming its field.
+    #[test]
+    fn csv_traces_are_planned_and_reordering_is_refused() {
+        let file = std::env::temp_dir().join(format!("wavelab-plan-{}.csv", std::process::id()));
+        std::fs::write(&file, "time,delay\n0,30ms\n1,5ms\n").unwrap();
+        let t = toml_json("cc = \"reno\"");
+        let mut v: Value = serde_json::from_str(&t).unwrap();
+        v["links"][1]["forward"] = serde_json::json!({ "delay_trace": file.to_str().unwrap() });
+        Plan::new(&v.to_string(), &kernel()).unwrap();
+        v["links"][1]["forward"]["reorder"] = serde_json::json!(true);
+        let e = Plan::new(&v.to_string(), &kernel())
+            .unwrap_err()
+            .to_string();
+        std::fs::remove_file(&file).ok();
+        assert!(
+            e.starts_with("links[1].forward.reorder: reordering runs in the simulator's"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn steady_handovers_are_refused_with_their_field() {
         let t = toml_json("cc = \"reno\"");

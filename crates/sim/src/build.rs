@@ -6,7 +6,8 @@ use crate::endpoints::{Flow, Wake};
 use crate::engine::{Event, EventQueue};
 use crate::handover::{at, switch_entry, Change, ChangeKind, Handoff, Handover};
 use crate::link::{
-    outage_windows, Arq, Link, LossModel, MahimahiTrace, Opportunities, Outages, Settings, Stepped,
+    outage_windows, Arq, CsvTrace, Link, LossModel, MahimahiTrace, Measured, Opportunities,
+    Outages, Quantity, Settings, Stepped,
 };
 use crate::net::{Dir, Net};
 use crate::notices::Notices;
@@ -58,22 +59,28 @@ impl Simulation {
             .into_iter()
             .enumerate()
             .map(|(d, (settings, loss, outages, wireless))| {
-                // ARQ and traces run in the stepped model only
-                if wireless.arq.is_some() || wireless.trace.is_some() {
-                    let mut s = Stepped::new(settings, loss, outages);
+                // ARQ, Mahimahi traces and reordering run in the stepped
+                // model only
+                let stepped_only =
+                    wireless.arq.is_some() || wireless.trace.is_some() || wireless.reorder;
+                if stepped_only || reference || decided_live[d / 2] {
+                    let mut s =
+                        Stepped::new(settings, loss, outages).with_measured(wireless.measured);
                     if let Some(arq) = wireless.arq {
                         s = s.with_arq(arq);
                     }
                     if let Some(trace) = wireless.trace {
                         s = s.with_trace(trace);
                     }
+                    if wireless.reorder {
+                        s = s.reordering();
+                    }
                     return Dir::stepped(s);
                 }
-                if reference || decided_live[d / 2] {
-                    return Dir::stepped(Stepped::new(settings, loss, outages));
-                }
                 let timeline = timeline(&changes, d);
-                Dir::timed(Link::new(settings, loss, outages, timeline))
+                Dir::timed(
+                    Link::new(settings, loss, outages, timeline).with_measured(wireless.measured),
+                )
             })
             .collect();
 
@@ -187,8 +194,9 @@ impl Simulation {
 /// routes switching at the handoffs' instants). A handover at `"steady"` is
 /// decided during the run: its direction's model has no change for it.
 ///
-/// Link-layer ARQ and Mahimahi traces are not in the clock-free model yet: a
-/// scenario with `arq` or `trace` on a link is an error naming it.
+/// CSV traces of a direction's rate, delay and loss are in it. Link-layer
+/// ARQ, Mahimahi traces and reordering are not yet: a scenario with `arq`,
+/// `trace` or `reorder = true` on a link is an error naming it.
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     sc.validate()?;
     for (i, l) in sc.links.iter().enumerate() {
@@ -198,6 +206,8 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             l.reverse.arq.is_some(),
             l.forward.trace.is_some(),
             l.reverse.trace.is_some(),
+            l.forward.reorder,
+            l.reverse.reorder,
         ];
         if let Some(k) = stepped_only.iter().position(|&a| a) {
             let field = [
@@ -206,13 +216,23 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
                 "reverse.arq",
                 "forward.trace",
                 "reverse.trace",
+                "forward.reorder",
+                "reverse.reorder",
             ][k];
-            let what = if k < 3 {
-                "link-layer ARQ runs in the simulator's event-driven link model only; the \
-                 clock-free model has no ARQ yet"
-            } else {
-                "a trace runs in the simulator's event-driven link model only; the \
-                 clock-free model has no traces yet"
+            let what = match k {
+                0..3 => {
+                    "link-layer ARQ runs in the simulator's event-driven link model only; the \
+                     clock-free model has no ARQ yet"
+                }
+                3..5 => {
+                    "a Mahimahi trace runs in the simulator's event-driven link model only; the \
+                     clock-free model has no Mahimahi traces yet (CSV rate, delay and loss traces \
+                     it has)"
+                }
+                _ => {
+                    "reordering runs in the simulator's event-driven link model only; the \
+                     clock-free model's pipe is first in, first out"
+                }
             };
             return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
         }
@@ -222,8 +242,9 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     Ok(c.dirs
         .into_iter()
         .enumerate()
-        .map(|(d, (settings, loss, outages, _))| {
+        .map(|(d, (settings, loss, outages, wireless))| {
             Link::new(settings, loss, outages, timeline(&c.changes, d))
+                .with_measured(wireless.measured)
         })
         .collect())
 }
@@ -286,10 +307,14 @@ struct Compiled {
     handovers: Vec<Handover>,
 }
 
-/// What runs a direction in the stepped model: its ARQ and its trace.
+/// What a direction has beyond its settings: its ARQ and Mahimahi trace
+/// (stepped model only), its CSV traces, and whether it reorders (stepped
+/// model only).
 struct Wireless {
     arq: Option<Arq>,
     trace: Option<Opportunities>,
+    measured: Measured,
+    reorder: bool,
 }
 
 fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
@@ -350,6 +375,13 @@ fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
                     .trace
                     .as_ref()
                     .map(|f| Opportunities::new(MahimahiTrace::load(f).expect("validated"))),
+                measured: Measured::new(
+                    series(&ov.rate_trace, Quantity::Rate),
+                    series(&ov.delay_trace, Quantity::Delay),
+                    series(&ov.loss_trace, Quantity::Loss),
+                    ov.delay_interpolation,
+                ),
+                reorder: ov.reorder,
             };
             dirs.push((settings, loss, outages.clone(), wireless));
         }
@@ -376,6 +408,12 @@ fn compile_links(sc: &Scenario, handoffs: &[Handoff]) -> Compiled {
         changes,
         handovers,
     }
+}
+
+/// The CSV trace `file` (validated), if any.
+fn series(file: &Option<String>, what: Quantity) -> Option<CsvTrace> {
+    file.as_ref()
+        .map(|f| CsvTrace::load(f, what).expect("validated"))
 }
 
 /// Direction `d`'s scheduled changes, in order.

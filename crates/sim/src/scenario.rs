@@ -10,6 +10,7 @@
 mod handoff;
 mod plain;
 mod preset;
+mod traces;
 mod wireless;
 
 pub(crate) use handoff::link_index;
@@ -17,6 +18,7 @@ pub use handoff::{
     detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec, TransferSpec,
 };
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
+pub use traces::DelayInterpolation;
 pub use wireless::{
     ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_RETRIES,
 };
@@ -272,6 +274,24 @@ pub struct DirectionSpec {
     /// direction (its `rate` is then not used).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// A CSV trace (time, rate) of this direction's rate
+    /// ([`crate::link::CsvTrace`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_trace: Option<String>,
+    /// A CSV trace (time, one-way delay) of this direction's delay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_trace: Option<String>,
+    /// How `delay_trace` is read between two points (default: a step).
+    #[serde(skip_serializing_if = "DelayInterpolation::is_step")]
+    pub delay_interpolation: DelayInterpolation,
+    /// A CSV trace (time, loss probability per packet) of this direction's
+    /// loss.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_trace: Option<String>,
+    /// Lets packets overtake each other when the delay drops (by default
+    /// the pipe is first in, first out).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reorder: bool,
 }
 
 /// A change applied at a given time.
@@ -708,18 +728,8 @@ impl Scenario {
                 if let Some(a) = &d.arq {
                     a.check(&format!("{p}.{dname}.arq"))?;
                 }
-                if let Some(file) = &d.trace {
-                    let path = format!("{p}.{dname}.trace");
-                    crate::link::MahimahiTrace::load(file)
-                        .map_err(|e| ScenarioError::at(&path, e.to_string()))?;
-                    if d.arq.is_some() || l.arq.is_some() {
-                        return Err(ScenarioError::at(
-                            path,
-                            "a trace and link-layer ARQ on one direction are not supported yet",
-                        ));
-                    }
-                }
             }
+            traces::check(&p, l)?;
             if let Some(o) = &l.outage_process {
                 o.check(&format!("{p}.outage_process"), self.duration)?;
             }

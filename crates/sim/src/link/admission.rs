@@ -15,7 +15,9 @@
 //! searches, not a pass over the packets.
 
 use super::timeline::Timeline;
-use super::{tx_time, DropCause, LinkCounters, LossModel, Offer, Outages, Outcome, Settings};
+use super::{
+    tx_time, DropCause, LinkCounters, LossModel, Measured, Offer, Outages, Outcome, Settings,
+};
 use crate::histogram::Histogram;
 use crate::ring::Ring;
 use crate::scenario::{QueueLimit, ScheduleEntry};
@@ -86,6 +88,8 @@ pub struct Link {
     /// Settings at the start of the run.
     initial: Settings,
     timeline: Timeline,
+    /// CSV traces of the rate, delay or loss, if any.
+    measured: Option<Box<Measured>>,
     loss: LossModel,
     outages: Outages,
     /// Counters as of the last [`Link::sync`].
@@ -136,6 +140,7 @@ impl Link {
         Link {
             initial,
             timeline: Timeline::new(changes, initial),
+            measured: None,
             loss,
             outages,
             counters: LinkCounters::default(),
@@ -155,6 +160,14 @@ impl Link {
             seen: Cursors::default(),
             tx_cache: Default::default(),
         }
+    }
+
+    /// The same direction with CSV traces of its rate, delay or loss (they
+    /// replace the setting they give from their first point on; the
+    /// scenario's validation refuses scheduled changes of the same setting).
+    pub fn with_measured(mut self, measured: Measured) -> Self {
+        self.measured = (!measured.is_empty()).then(|| Box::new(measured));
+        self
     }
 
     /// Offers a packet of `size` bytes at `a` (not before the previous
@@ -194,17 +207,26 @@ impl Link {
             m.1 = m.1.max(sat32(waiting_bytes + size as u64));
         }
         let start = if busy { self.last_finish } else { a };
-        let rate = self.timeline.rate(start);
+        let mut rate = self.timeline.rate(start);
+        if let Some(m) = &mut self.measured {
+            rate = m.rate(start, rate);
+        }
         let finish = start + self.tx(rate, size);
         self.last_start = start;
         self.last_finish = finish;
         self.timeline.loss(&mut self.loss, finish);
+        if let Some(m) = &mut self.measured {
+            m.loss(finish, &mut self.loss);
+        }
         totals.bytes += size as u64;
         let (outcome, arrival) = if self.loss.lose() {
             self.lost(size, DropCause::Random);
             (Outcome::Lost { finish }, self.last_arrival)
         } else {
-            let delay = self.timeline.delay(finish);
+            let mut delay = self.timeline.delay(finish);
+            if let Some(m) = &mut self.measured {
+                delay = m.delay(finish, delay);
+            }
             let arrival = (finish + delay).max(self.last_arrival);
             self.last_arrival = arrival;
             if !self.outages.is_empty() && self.outages.overlaps(start, arrival) {
@@ -500,5 +522,44 @@ mod tests {
         );
         assert_eq!(l.settings_at(t(99)).delay, Duration::from_millis(240));
         assert_eq!(l.settings_at(t(100)).delay, Duration::from_millis(10));
+    }
+
+    /// CSV traces in the clock-free model: the rate at the start of each
+    /// serialisation (2 Mbit/s, 6 ms a packet, then 8 Mbit/s from 30 ms,
+    /// 1.5 ms), the delay at its end, first in, first out when it drops.
+    #[test]
+    fn csv_traces_set_the_rate_and_the_delay() {
+        use crate::link::{CsvTrace, Measured, Quantity};
+        use crate::scenario::DelayInterpolation;
+        let rate = CsvTrace::parse("r", "0,2Mbit/s\n30ms,8Mbit/s\n", Quantity::Rate).unwrap();
+        let delay = CsvTrace::parse("d", "0,300ms\n31ms,10ms\n", Quantity::Delay).unwrap();
+        let m = Measured::new(Some(rate), Some(delay), None, DelayInterpolation::Step);
+        let mut l = link(QueueLimit::Packets(100), vec![]).with_measured(m);
+        let out: Vec<Outcome> = (0..7).map(|_| l.offer(t(0), 1500).outcome).collect();
+        let ends: Vec<Instant> = out.iter().map(|o| o.finish().unwrap()).collect();
+        let us = |x: u64| Instant::from_nanos(x * 1000);
+        assert_eq!(
+            ends,
+            [6, 12, 18, 24, 30]
+                .map(t)
+                .into_iter()
+                .chain([us(31_500), us(33_000)])
+                .collect::<Vec<_>>()
+        );
+        // 30 + 300 ms; then 31.5 + 10 ms would pass it: held to 330 ms
+        assert_eq!(
+            out[4],
+            Outcome::Arrive {
+                finish: t(30),
+                at: t(330)
+            }
+        );
+        assert_eq!(
+            out[5],
+            Outcome::Arrive {
+                finish: us(31_500),
+                at: t(330)
+            }
+        );
     }
 }

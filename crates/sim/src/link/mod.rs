@@ -34,21 +34,24 @@
 //!   applies at admission; the rate applies at the start of serialisation;
 //!   the delay and the loss model at its end;
 //! * the pipe is first in, first out: when the delay drops, later packets
-//!   queue behind earlier ones instead of overtaking them;
+//!   queue behind earlier ones instead of overtaking them (a direction with
+//!   `reorder` lets them overtake: stepped model only);
 //! * a packet is lost to an outage if any part of its time on the link (from
 //!   the start of its serialisation to its arrival) overlaps an outage
 //!   window: packets queued when an outage starts keep being serialised at
 //!   the link rate and are lost, and so is everything that arrives during the
 //!   outage.
 //!
-//! Link-layer ARQ ([`Arq`]) and Mahimahi traces ([`Opportunities`]) run in
-//! the stepped model only: a direction with either is stepped in both
-//! engine modes.
+//! CSV traces of a direction's rate, delay and loss ([`Measured`]) run in
+//! both models. Link-layer ARQ ([`Arq`]), Mahimahi traces
+//! ([`Opportunities`]) and reordering run in the stepped model only: a
+//! direction with any of them is stepped in both engine modes.
 
 mod admission;
 mod arq;
 mod fading;
 mod loss;
+mod measured;
 mod outages;
 mod stepped;
 mod timeline;
@@ -58,6 +61,7 @@ pub use admission::Link;
 pub use arq::{Arq, Attempts};
 pub use fading::outage_windows;
 pub use loss::LossModel;
+pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
 pub use trace::{MahimahiTrace, Opportunities, TraceError, MTU};

@@ -18,6 +18,7 @@
 //! frame alone, which the frames behind it may pass in the pipe.
 
 use super::arq::{Arq, Attempts};
+use super::measured::Measured;
 use super::trace::Opportunities;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Outages, Settings};
 use crate::histogram::Histogram;
@@ -114,6 +115,9 @@ pub struct Stepped<T> {
     trace: Option<Opportunities>,
     /// How long each packet that started its service waited in the queue.
     waits: Histogram,
+    measured: Option<Box<Measured>>,
+    /// Packets may overtake each other in the pipe when the delay drops.
+    reorder: bool,
 }
 
 impl<T: Copy> Stepped<T> {
@@ -132,6 +136,8 @@ impl<T: Copy> Stepped<T> {
             arq: None,
             trace: None,
             waits: Histogram::default(),
+            measured: None,
+            reorder: false,
         }
     }
 
@@ -150,6 +156,20 @@ impl<T: Copy> Stepped<T> {
         self
     }
 
+    /// The same direction with CSV traces of its rate, delay or loss.
+    pub fn with_measured(mut self, measured: Measured) -> Self {
+        self.measured = (!measured.is_empty()).then(|| Box::new(measured));
+        self
+    }
+
+    /// The same direction with a pipe that is not first in, first out: each
+    /// packet takes the delay in effect at the end of its serialisation, so
+    /// when the delay drops later packets overtake earlier ones.
+    pub fn reordering(mut self) -> Self {
+        self.reorder = true;
+        self
+    }
+
     /// The direction's ARQ, if it has one.
     pub fn arq(&self) -> Option<&Arq> {
         self.arq.as_ref()
@@ -159,12 +179,19 @@ impl<T: Copy> Stepped<T> {
     /// returns when its serialisation ends.
     fn serve(&mut self, now: Instant, mut held: Held<T>) -> Instant {
         self.waits.record(now.saturating_since(held.at));
+        let rate = match &mut self.measured {
+            Some(m) => m.rate(now, self.settings.rate),
+            None => self.settings.rate,
+        };
         let tx = match &mut self.trace {
             Some(o) => o.take(now) - now,
-            None => tx_time(self.settings.rate, held.size),
+            None => tx_time(rate, held.size),
         };
         let mut busy_for = tx;
         if let Some(arq) = &self.arq {
+            if let Some(m) = &mut self.measured {
+                m.loss(now, &mut self.loss);
+            }
             held.attempts = arq.draw(&mut self.loss);
             held.tx = tx;
             if arq.in_order() {
@@ -214,7 +241,12 @@ impl<T: Copy> Stepped<T> {
         self.counters.sent_packets += 1;
         self.counters.sent_bytes += held.size as u64;
         let (lost, extra, fifo) = match &self.arq {
-            None => (self.loss.lose(), Duration::ZERO, true),
+            None => {
+                if let Some(m) = &mut self.measured {
+                    m.loss(now, &mut self.loss);
+                }
+                (self.loss.lose(), Duration::ZERO, true)
+            }
             Some(arq) => {
                 let a = held.attempts;
                 let c = &mut self.counters;
@@ -234,7 +266,15 @@ impl<T: Copy> Stepped<T> {
         if lost {
             self.counters.dropped[DropCause::Random as usize] += 1;
         } else {
-            let at = (now + extra + self.settings.delay).max(self.last_arrival);
+            let delay = match &mut self.measured {
+                Some(m) => m.delay(now, self.settings.delay),
+                None => self.settings.delay,
+            };
+            let at = if self.reorder {
+                now + extra + delay
+            } else {
+                (now + extra + delay).max(self.last_arrival)
+            };
             // a frame delayed by its own retransmissions does not hold the
             // ones behind it
             if fifo {

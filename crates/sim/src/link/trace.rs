@@ -51,28 +51,33 @@ impl fmt::Display for TraceError {
     }
 }
 
+/// The text of the trace file `path`: a regular file (not a device or a
+/// pipe that would never end) of at most [`MAX_TRACE_BYTES`].
+pub(crate) fn read_trace_file(path: &str) -> Result<String, TraceError> {
+    let err = |message: String| TraceError {
+        file: path.to_string(),
+        line: 0,
+        message,
+    };
+    let meta =
+        std::fs::metadata(Path::new(path)).map_err(|e| err(format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(err("is not a regular file".to_string()));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(err(format!(
+            "is {} bytes, more than {MAX_TRACE_BYTES}",
+            meta.len()
+        )));
+    }
+    std::fs::read_to_string(Path::new(path)).map_err(|e| err(format!("cannot be read ({e})")))
+}
+
 impl MahimahiTrace {
     /// Reads the trace file `path` (a regular file of at most
     /// [`MAX_TRACE_BYTES`]: not a device or a pipe that would never end).
     pub fn load(path: &str) -> Result<Self, TraceError> {
-        let err = |message: String| TraceError {
-            file: path.to_string(),
-            line: 0,
-            message,
-        };
-        let meta =
-            std::fs::metadata(Path::new(path)).map_err(|e| err(format!("cannot be read ({e})")))?;
-        if !meta.is_file() {
-            return Err(err("is not a regular file".to_string()));
-        }
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(err(format!(
-                "is {} bytes, more than {MAX_TRACE_BYTES}",
-                meta.len()
-            )));
-        }
-        let text = std::fs::read_to_string(Path::new(path))
-            .map_err(|e| err(format!("cannot be read ({e})")))?;
+        let text = read_trace_file(path)?;
         Self::parse(path, &text)
     }
 
