@@ -103,7 +103,8 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     assert_clean(browser, html)
     points = plot_points(browser)
     for plot in (
-        "plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-rtt-cdf", "plot-scatter"
+        "plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-rtt-cdf", "plot-scatter",
+        "plot-throughput-delay",
     ):  # fmt: skip
         assert plot in points and sum(points[plot]) > 0, (plot, points)
     # two flows: a goodput and a sending-rate trace each, with data, and the
@@ -136,6 +137,22 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     assert (
         browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 5
     )
+    # the throughput-delay plot: p95 RTT reversed, a mean per parameter
+    # point with its intervals both ways, from seeds.parquet
+    td = browser.evaluate(
+        "(() => { const g = document.getElementById('plot-throughput-delay');"
+        " return { range: g._fullLayout.xaxis.range,"
+        " means: g.data.filter(t => t.error_x).map(t => [t.name, t.x, t.y, t.error_x.array]),"
+        " runs: g.data.filter(t => !t.error_x).map(t => t.x.length) }; })()"
+    )
+    assert td["range"][0] > td["range"][1] and sum(td["runs"]) == 4
+    rtt = seeds[seeds["metric"] == "rtt_p95_ms"].set_index("flows[0].cc")
+    means = {name.split("=")[1].split(" ")[0]: (x, y, e) for name, x, y, e in td["means"]}
+    assert sorted(means) == ["newreno", "wave"]
+    for cc, (x, y, e) in means.items():
+        assert x[0] == pytest.approx(rtt.loc[cc, "mean"], rel=1e-5)
+        assert y[0] == pytest.approx(gp.loc[cc, "mean"], rel=1e-5)
+        assert e[0] == pytest.approx(rtt.loc[cc, "ci95_high"] - rtt.loc[cc, "mean"], rel=1e-4)
     first = browser.evaluate("document.body.getAttribute('data-plotted-run')")
     table_rows = browser.evaluate("document.querySelectorAll('tbody tr.clickable').length")
     assert table_rows == 4

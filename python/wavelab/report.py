@@ -12,8 +12,11 @@ What it shows:
   filterable; a click selects a run), a plot of any metric against any
   parameter (when the sweep varies the seed, each parameter point's mean
   over the seeds with its 95 % confidence interval as error bars, from
-  ``seeds.parquet``, over the runs' points), and the time series of the
-  selected run;
+  ``seeds.parquet``, over the runs' points), the throughput-delay plot
+  (goodput against the p95 RTT or another delay, the delay axis reversed
+  as Pantheon draws it; with seeds each parameter point's mean with its
+  95 % intervals both ways, as ``wavelab plot DIR`` draws it), and the
+  time series of the selected run;
 * a **run** (``wavelab run --out DIR``): its summary and time series;
 * a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
   tables (every CSV at the top of DIR), its figures, and the time series of

@@ -409,12 +409,94 @@
     }
     [xs, ys, cs].forEach(function (sel) { sel.addEventListener("change", scatter); });
     scatter();
+    throughputDelay(sw, getViewer, function () { return table; });
     div.on("plotly_click", function (ev) {
       var key = ev.points && ev.points[0] && ev.points[0].customdata;
       var viewer = getViewer();
       if (key && viewer && D.runs[key]) { viewer.show(key); table.select(key); }
     });
     return table;
+  }
+
+  /* Pantheon's throughput-delay plot: mean goodput against a delay, the
+     delay axis reversed (better is up and to the right); with seeds, each
+     parameter point's mean with its 95 % intervals both ways */
+  function throughputDelay(sw, getViewer, getTable) {
+    var G = "goodput_mbps";
+    var delays = sw.metrics.filter(function (m) { return /_ms$/.test(m) && m.indexOf(":") < 0 && m !== "min_rtt_ms"; });
+    if (sw.columns.indexOf(G) < 0 || !delays.length) return;
+    var p = section("Throughput against delay");
+    var ds = el("select", { id: "td-delay" }), cs = el("select", { id: "td-color" });
+    delays.forEach(function (c) { ds.appendChild(el("option", { value: c, text: c })); });
+    if (delays.indexOf("rtt_p95_ms") >= 0) ds.value = "rtt_p95_ms";
+    var params = sw.params.filter(function (c) { return c !== "seed"; });
+    cs.appendChild(el("option", { value: "", text: "(none)" }));
+    params.forEach(function (c) { cs.appendChild(el("option", { value: c, text: c })); });
+    if (params.length) cs.value = params[0];
+    var div = el("div", { cls: "plot", id: "plot-throughput-delay" });
+    p.appendChild(el("div", { cls: "controls" }, el("label", { text: "delay" }), ds, el("label", { text: "colour" }), cs));
+    p.appendChild(div);
+    p.appendChild(el("p", { cls: "note", text: "The delay axis is reversed, as Pantheon draws it: better is up and to the right." +
+      (sw.seeds ? " Diamonds: each parameter point's mean over its seeds with its 95 % confidence intervals; dots: single runs." : "") }));
+    function draw() {
+      var runCol = sw.columns.indexOf("run"), st = sw.columns.indexOf("status");
+      var xi = sw.columns.indexOf(ds.value), yi = sw.columns.indexOf(G), ci = sw.columns.indexOf(cs.value);
+      var groups = {}, order = [];
+      sw.rows.forEach(function (r) {
+        if (st >= 0 && String(r[st]).indexOf("ok") !== 0) return;
+        var g = ci >= 0 ? fmt(r[ci]) : "runs";
+        if (!groups[g]) { groups[g] = { x: [], y: [], key: [] }; order.push(g); }
+        groups[g].x.push(r[xi]); groups[g].y.push(r[yi]); groups[g].key.push(r[runCol]);
+      });
+      var traces = order.map(function (g, i) {
+        return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
+          customdata: groups[g].key, marker: { size: 7, color: COLORS[i % COLORS.length], opacity: sw.seeds ? 0.35 : 0.85 },
+          hovertemplate: "%{x} ms, %{y} Mbit/s<br>run %{customdata}<extra></extra>" };
+      });
+      var sd = sw.seeds;
+      if (sd) {
+        var mi = sd.columns.indexOf("metric");
+        var fixed = ["metric", "unit", "n", "mean", "std", "ci95_low", "ci95_high"];
+        var keyCols = sd.columns.map(function (c, i) { return i; }).filter(function (i) { return fixed.indexOf(sd.columns[i]) < 0; });
+        var col = function (name) { return sd.columns.indexOf(name); };
+        var byKey = {};
+        sd.rows.forEach(function (r) {
+          if (r[mi] !== ds.value && r[mi] !== G) return;
+          var k = JSON.stringify(keyCols.map(function (i) { return r[i]; }));
+          (byKey[k] = byKey[k] || {})[r[mi] === G ? "y" : "x"] = r;
+        });
+        var sc = cs.value ? col(cs.value) : -1;
+        var means = {};
+        Object.keys(byKey).forEach(function (k) {
+          var b = byKey[k];
+          if (!b.x || !b.y || b.x[col("mean")] === null || b.y[col("mean")] === null) return;
+          var g = sc >= 0 ? fmt(b.x[sc]) : "runs";
+          var m = (means[g] = means[g] || { x: [], y: [], xu: [], xd: [], yu: [], yd: [], n: [] });
+          var half = function (r, which) { var v = r[col(which)]; return v === null ? 0 : Math.abs(v - r[col("mean")]); };
+          m.x.push(b.x[col("mean")]); m.y.push(b.y[col("mean")]); m.n.push(b.y[col("n")]);
+          m.xu.push(half(b.x, "ci95_high")); m.xd.push(half(b.x, "ci95_low"));
+          m.yu.push(half(b.y, "ci95_high")); m.yd.push(half(b.y, "ci95_low"));
+        });
+        Object.keys(means).forEach(function (g) {
+          var i = order.indexOf(g), m = means[g];
+          traces.push({ type: "scatter", mode: "markers", name: (cs.value ? cs.value + "=" + g + " " : "") + "mean, 95 % CI",
+            x: m.x, y: m.y, customdata: m.n, marker: { size: 10, symbol: "diamond", color: COLORS[(i < 0 ? 0 : i) % COLORS.length] },
+            error_x: { type: "data", symmetric: false, array: m.xu, arrayminus: m.xd, thickness: 1.2, width: 4 },
+            error_y: { type: "data", symmetric: false, array: m.yu, arrayminus: m.yd, thickness: 1.2, width: 4 },
+            hovertemplate: "%{x} ms, %{y} Mbit/s: mean over %{customdata} seeds<extra>95 % CI</extra>" });
+        });
+      }
+      Plotly.react(div, traces, { height: 420, margin: { l: 60, r: 20, t: 20, b: 50 },
+        xaxis: { title: { text: ds.value + " (reversed)" }, autorange: "reversed" },
+        yaxis: { title: { text: "goodput (Mbit/s)" }, rangemode: "tozero" }, hovermode: "closest" }, CONFIG);
+    }
+    [ds, cs].forEach(function (sel) { sel.addEventListener("change", draw); });
+    draw();
+    div.on("plotly_click", function (ev) {
+      var key = ev.points && ev.points[0] && ev.points[0].customdata;
+      var viewer = getViewer();
+      if (typeof key === "string" && viewer && D.runs[key]) { viewer.show(key); getTable().select(key); }
+    });
   }
 
   function runs() {
