@@ -29,14 +29,7 @@ TABLES = (
 )
 """The tables of a run; ``releases`` only an emulation has."""
 
-OPTIONAL_TABLES = (
-    "packets",
-    "handovers",
-    "handoffs",
-    "notifications",
-    "rtt_distribution",
-    "releases",
-)
+OPTIONAL_TABLES = tuple(t for t in TABLES if t not in ("series", "flows", "links", "queues"))
 """Tables written to files only when they have rows."""
 
 COUNTERS = (
