@@ -54,7 +54,7 @@ class Scenario:
     source: Path | None = None
     _json: str = field(default="", repr=False, compare=False)
     emulation: bool = False
-    folder: Path | None = None
+    folder: Path | None = field(default=None, compare=False)
     traces: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

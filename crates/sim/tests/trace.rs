@@ -292,6 +292,34 @@ fn a_csv_loss_trace_loses_the_fraction_it_says_when_it_says() {
     );
 }
 
+/// A loss trace is the loss of each attempt under link-layer ARQ: with a
+/// per-attempt loss of 0.4 from the trace and 3 retries, a fraction 0.4^4
+/// of the frames is lost after all its attempts, within four standard
+/// errors, and 0.4 / 0.6 retries are made per frame delivered.
+#[test]
+fn a_loss_trace_under_arq_is_the_loss_of_each_attempt() {
+    let tmp = Temp::new("arqloss");
+    let loss = tmp.file("loss.csv", "0,0.4\n");
+    let text = one_link(
+        &format!(r#"loss_trace = "{loss}", arq = {{ retries = 3, retry_delay = "1ms" }}"#),
+        60,
+    );
+    let r = common::run(&text);
+    let c = |name: &str| r.links.u64s(name)[0] as f64;
+    let frames = c("sent_packets");
+    let residual = c("arq_residual") / frames;
+    let want = 0.4f64.powi(4);
+    let se = (want * (1.0 - want) / frames).sqrt();
+    assert!(frames > 5000.0, "{frames}");
+    assert!((residual - want).abs() < 4.0 * se, "{residual} of {frames}");
+    let attempts = c("arq_attempts") / frames;
+    let want_attempts = (1.0 - want) / 0.6;
+    assert!(
+        (attempts - want_attempts).abs() < 0.03,
+        "{attempts} attempts a frame, want {want_attempts}"
+    );
+}
+
 /// The shipped LEO-like delay trace (`scenarios/leo-delay.toml`) in both
 /// engine modes: a CUBIC flow keeps most of the 20 Mbit/s through its
 /// jumps.
