@@ -31,6 +31,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+/* The running kernel's version, filled in by libbpf at load time. */
+extern __u32 LINUX_KERNEL_VERSION __kconfig;
+
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Parameters, set by the loader before loading. */
@@ -177,7 +180,17 @@ static __always_inline void pin_cwnd(struct sock *sk, struct wave *w)
 
 	if (quota && cwnd < 2 * quota)
 		cwnd = 2 * quota;
-	if (w->fr_mark && tp->total_retrans == w->fr_mark)
+	/*
+	 * One more while a retransmission is pending: the fast retransmission
+	 * (until the kernel's retransmission counter moves), or segments marked
+	 * lost and not yet retransmitted. The pacing timer's handler reaches the
+	 * retransmission queue only when the window exceeds what is in flight
+	 * (tcp_tsq_write()); without the one, a burst due in loss recovery sent
+	 * new data and the holes waited for the next RTO. Between bursts the
+	 * extra segment cannot leave: the pacing check, which comes first in
+	 * both send loops, holds everything until the next burst is due.
+	 */
+	if ((w->fr_mark && tp->total_retrans == w->fr_mark) || tp->lost_out > tp->retrans_out)
 		cwnd += 1;
 	tp->snd_cwnd = cwnd;
 }
@@ -335,6 +348,13 @@ void BPF_PROG(wave_init, struct sock *sk)
 		__sync_fetch_and_add(&c->sockets, 1);
 }
 
+/* True on kernels whose tcp_write_xmit() grows the first unsent skb to the
+ * window's quota from the skbs behind it (tcp_grow_skb(), Linux 6.10). */
+static __always_inline int grows_skb(void)
+{
+	return LINUX_KERNEL_VERSION >= KERNEL_VERSION(6, 10, 0);
+}
+
 /*
  * The pacing rate for the transmission about to happen. The stack waits
  * len / rate after sending len bytes (less a credit of up to half that when
@@ -343,6 +363,18 @@ void BPF_PROG(wave_init, struct sock *sk)
  * more than the first unsent skb holds, a rate that brings the next skb a few
  * microseconds later (and calls us again); for the skb that ends the burst, a
  * rate whose wait, credit included, ends exactly when the next burst is due.
+ *
+ * What one transmission sends depends on the kernel. Up to Linux 6.9 it is at
+ * most the first unsent skb. From 6.10 ("tcp: try to send bigger TSO
+ * packets", tcp_grow_skb() in tcp_write_xmit(), read in v6.18's
+ * tcp_output.c) the stack first pulls data from the skbs behind it until the
+ * skb holds the window's quota, so one transmission sends the whole burst
+ * whenever the application has written it (write_seq - snd_nxt bytes are
+ * unsent), however the bytes are split into skbs. Taking the first skb's
+ * length there, as for the older kernels, chose the short "next piece"
+ * rate for a skb that then left as the whole burst: the pacing timer fired
+ * a few microseconds later with nothing due, and the next burst waited for
+ * the next ACK (15-41 % of bursts one ACK interval late on 6.18).
  */
 static __always_inline void pace_next(struct sock *sk, struct wave *w, __u32 quota, __u64 now)
 {
@@ -350,7 +382,9 @@ static __always_inline void pace_next(struct sock *sk, struct wave *w, __u32 quo
 	struct sk_buff *head = sk->sk_write_queue.next;
 	__u64 part = (__u64)quota * tp->mss_cache, hlen = 0, gap, credit, len_ns;
 
-	if (head && (void *)head != (void *)&sk->sk_write_queue)
+	if (grows_skb())
+		hlen = tp->write_seq - tp->snd_nxt;
+	else if (head && (void *)head != (void *)&sk->sk_write_queue)
 		hlen = head->len;
 
 	if (!hlen)
