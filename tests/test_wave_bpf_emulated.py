@@ -118,27 +118,7 @@ def bursts(res: Results, gap: float = 1e-3) -> pd.DataFrame:
     return pd.DataFrame({"start": t[starts], "segments": sizes})
 
 
-def burst_gaps(emu: Results) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Gaps between consecutive full bursts after 2 s, the TxTime sampled
-    before and after each (the state is sampled every 10 ms, less than one
-    TxTime, so the TxTime in force is one of the two), and the slack the
-    emulator's own lateness allows."""
-    b = bursts(emu)
-    late = b[b["start"] > 2.0]
-    # gaps between full bursts only: a lone segment sent between two bursts
-    # would split one gap into two short ones.
-    s = emu.series[emu.series["flow"] == 0].sort_values("time")
-    ts, tx = s["time"].to_numpy(), s["cc_tx_time"].to_numpy()
-    full = late[late["segments"] == BURST]
-    st = full["start"].to_numpy()
-    i = np.searchsorted(ts, st[:-1]).clip(1, len(ts) - 1)
-    lo, hi = np.minimum(tx[i - 1], tx[i]), np.maximum(tx[i - 1], tx[i])
-    gaps = np.diff(st)
-    slack = 2 * float(emu.run["emulation"]["lateness_p99"]) + 20e-6
-    return gaps, lo, hi, slack
-
-
-def test_bursts_leave_whole_and_never_early(single: tuple[Results, Results]) -> None:
+def test_bursts_leave_whole(single: tuple[Results, Results]) -> None:
     emu, _ = single
     b = bursts(emu)
     late = b[b["start"] > 2.0]  # after the first, unpaced, bursts
@@ -146,10 +126,8 @@ def test_bursts_leave_whole_and_never_early(single: tuple[Results, Results]) -> 
     print(late["segments"].value_counts().head().to_string())
     # Bursts leave whole: the groups are BURST segments, and no burst is
     # split (two short groups in a row that add up to BURST, as a burst let
-    # out half a window at a time would be). A few segments leave outside
-    # the bursts (1-5 at a time, in 0.3-2.5 % of groups, sometimes right
-    # beside a burst; not traced, docs/algorithms/wave-bpf.md); nearly all
-    # the data travels in full bursts.
+    # out half a window at a time would be). A very few segments leave
+    # outside the bursts (1-6 at a time; docs/algorithms/wave-bpf.md).
     seg = late["segments"].to_numpy()
     assert np.bincount(seg).argmax() == BURST
     short = seg < BURST
@@ -157,33 +135,87 @@ def test_bursts_leave_whole_and_never_early(single: tuple[Results, Results]) -> 
     assert not split.any(), np.flatnonzero(split)
     in_full = seg[seg == BURST].sum() / seg.sum()
     print(f"{in_full:.4f} of the segments in full bursts")
-    assert in_full >= 0.95, in_full
-    gaps, lo, _, slack = burst_gaps(emu)
-    early = gaps < lo - slack
-    print(f"early {early.mean():.4f} by {np.round(np.sort(lo[early] - gaps[early]) * 1e6)} us")
-    # no burst leaves before its TxTime is up (the pacing rate the program
-    # sets per transmission): 0.3-0.7 % of gaps measured shorter than the
-    # TxTime sampled around them, not traced
-    assert early.mean() <= 0.01, early.mean()
+    assert in_full >= 0.99, in_full
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="15-41 % of bursts leave about one ACK interval late: the kernel's pacing timer "
-    "(a soft hrtimer) is not run at its expiry and the burst goes out when the next ACK "
-    "is processed (docs/algorithms/wave-bpf.md, Measured)",
-)
+TIMER_WAKEUP = 100e-6
+"""How late the pacing timer may run a due burst: it is a soft hrtimer, run
+from a softirq (10-40 us late on this project's machines, measured with
+bpftrace on ``hrtimer_expire_entry``; on a loaded machine a few in a
+thousand run 0.1-1.4 ms late, from ksoftirqd)."""
+
+EARLY = 20e-6
+"""How early the program opens a due burst (wave.bpf.c: a little early is
+on time)."""
+
+
+def kernel_bursts(emu: Results) -> pd.DataFrame:
+    """The bursts of flow 0 after 2 s as the program opened them (the
+    ``bursts`` table: the kernel's instants), with ``read``, the instant the
+    emulator read each one's first segment from the sender's device."""
+    all_bursts = emu.bursts[emu.bursts["flow"] == 0]
+    b = all_bursts[all_bursts["time"] > 2.0].reset_index(drop=True)
+    # the packet log numbers bytes from the first data byte, the kernel from
+    # its initial sequence number (the first burst starts at the first byte)
+    first = int(all_bursts["seq"].iloc[0])
+    rel = (b["seq"].to_numpy(dtype=np.int64) - first) % (1 << 32)
+    p = emu.packets
+    sent = p[(p["event"] == "send") & (p["flow"] == 0) & (p["kind"] == "data")]
+    read = sent.drop_duplicates("seq").set_index("seq")["time"]
+    return b.assign(read=read.reindex(rel).to_numpy())
+
+
+def test_bursts_open_tx_time_apart_in_the_kernel(single: tuple[Results, Results]) -> None:
+    """The program's own record: a burst opens when the TxTime the previous
+    one opened with is up, never earlier than its tolerance, and no later
+    than the pacing timer's wake-up."""
+    emu, _ = single
+    b = kernel_bursts(emu)
+    assert len(b) > 500, len(b)
+    t = b["time"].to_numpy()
+    off = np.diff(t) - b["tx_time"].to_numpy()[:-1]
+    late = off > TIMER_WAKEUP
+    print(
+        f"{len(off)} gaps; off the TxTime p50 {np.median(off) * 1e6:.1f} us, "
+        f"p99 {np.quantile(off, 0.99) * 1e6:.1f} us; later than the timer's wake-up: "
+        f"{late.mean():.4f} (by {np.round(np.sort(off[late]) * 1e6)} us)"
+    )
+    early = np.flatnonzero(off < -EARLY - 1e-6)
+    for k in early:
+        print(
+            f"early: the burst at {t[k + 1]:.4f} s, {off[k] * 1e6:.0f} us;", b.iloc[k - 1 : k + 3]
+        )
+    assert len(early) == 0, early
+    assert late.mean() <= 0.01, late.mean()
+
+
 def test_bursts_are_spaced_tx_time_within_the_emulators_lateness(
     single: tuple[Results, Results],
 ) -> None:
+    """At the link: the gap between two bursts' first segments as the
+    emulator read them is the TxTime, within the timer's wake-up and the
+    program's tolerance, plus the emulator's lateness in reading them (from
+    the kernel's send to the read; its p99, once for each end of a gap).
+
+    1 % of reads are later than that p99, and each such read lengthens one
+    gap and shortens the next: with every burst sent on time, up to 2 % of
+    gaps are off at the link, so the criterion is 98 % of gaps (the
+    kernel's own spacing is checked on its own, above)."""
     emu, _ = single
-    gaps, lo, hi, slack = burst_gaps(emu)
-    on_time = (gaps >= lo - slack) & (gaps <= hi + slack)
+    b = kernel_bursts(emu)
+    assert b["read"].notna().all(), "every burst's first segment is in the packet log"
+    read = b["read"].to_numpy()
+    delay = read - b["time"].to_numpy()
+    assert delay.min() > 0, delay.min()
+    p99 = float(np.quantile(delay, 0.99))
+    off = np.diff(read) - b["tx_time"].to_numpy()[:-1]
+    slack = TIMER_WAKEUP + EARLY + 2 * p99
+    on_time = np.abs(off) <= slack
     print(
-        f"gap median {np.median(gaps) * 1e3:.3f} ms; "
-        f"on time {on_time.mean():.3f}, slack {slack * 1e6:.0f} us"
+        f"read delay p50 {np.median(delay) * 1e6:.1f} us, p99 {p99 * 1e6:.1f} us; "
+        f"on time {on_time.mean():.4f} (slack {slack * 1e6:.0f} us)"
     )
-    assert on_time.mean() >= 0.99, on_time.mean()
+    assert on_time.mean() >= 0.98, on_time.mean()
 
 
 def test_tx_time_and_throughput_are_the_sans_io_waves(single: tuple[Results, Results]) -> None:

@@ -26,8 +26,9 @@ TABLES = (
     "notifications",
     "rtt_distribution",
     "releases",
+    "bursts",
 )
-"""The tables of a run; ``releases`` only an emulation has."""
+"""The tables of a run; ``releases`` and ``bursts`` only an emulation has."""
 
 OPTIONAL_TABLES = tuple(t for t in TABLES if t not in ("series", "flows", "links", "queues"))
 """Tables written to files only when they have rows."""
@@ -101,6 +102,10 @@ class Results:
       (none in an emulation: the kernel's samples are not seen one by one);
     * ``releases`` (an emulation's only): every packet handed to its
       destination, its planned instant and its lateness.
+    * ``bursts`` (an emulation's only, for flows that run the BPF TCP Wave):
+      every burst the program opened, at the kernel's instant (when the
+      stack sent its first segment), its flow, first sequence number and
+      segments.
 
     ``run`` holds the run's figures; an emulation's has ``mode =
     "emulation"`` and its lateness and settings under ``emulation``.
@@ -126,6 +131,7 @@ class Results:
         notifications: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
+        bursts: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
         complete: bool = True,
         native: Mapping[str, NativeTable] | None = None,
@@ -144,6 +150,7 @@ class Results:
             "notifications": notifications,
             "rtt_distribution": rtt_distribution,
             "releases": releases,
+            "bursts": bursts,
         }
         self._frames = {name: f for name, f in given.items() if f is not None}
         # the native module's column buffers of the tables not built yet
@@ -246,6 +253,13 @@ class Results:
         return self._table("releases")
 
     @property
+    def bursts(self) -> pd.DataFrame:
+        """An emulation's BPF TCP Wave bursts: ``time`` (s, when the kernel
+        opened the burst and sent its first segment), ``flow``, ``seq`` (its
+        first byte, the kernel's sequence number), ``segments``."""
+        return self._table("bursts")
+
+    @property
     def emulated(self) -> bool:
         """True for the results of an emulation."""
         return self.run.get("mode") == "emulation"
@@ -345,6 +359,7 @@ class Results:
             notifications=frames["notifications"],
             rtt_distribution=frames["rtt_distribution"],
             releases=frames["releases"],
+            bursts=frames["bursts"],
             run=meta["run"],
             complete=meta["complete"],
         )

@@ -14,7 +14,7 @@ pub mod socket;
 mod syscall;
 
 pub use params::Params;
-pub use socket::WaveSocket;
+pub use socket::{BurstRecord, WaveSocket};
 
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -74,8 +74,18 @@ impl SocketStates {
     /// The TCP Wave state of the connection `sock` (a socket of this
     /// process); `None` if it does not use the pinned program.
     pub fn get(&self, sock: BorrowedFd<'_>) -> io::Result<Option<WaveSocket>> {
+        Ok(self.get_with_bursts(sock)?.map(|(s, _)| s))
+    }
+
+    /// As [`get`](Self::get), with the bursts the program opened last
+    /// (its ring, oldest first; see [`WaveSocket::recent_bursts`]).
+    pub fn get_with_bursts(
+        &self,
+        sock: BorrowedFd<'_>,
+    ) -> io::Result<Option<(WaveSocket, Vec<BurstRecord>)>> {
         use std::os::fd::AsRawFd;
         let key = sock.as_raw_fd().to_ne_bytes();
-        Ok(syscall::lookup(&self.map, &key)?.and_then(|b| WaveSocket::from_bytes(&b)))
+        Ok(syscall::lookup(&self.map, &key)?
+            .and_then(|b| WaveSocket::from_bytes(&b).map(|s| (s, WaveSocket::recent_bursts(&b)))))
     }
 }

@@ -9,14 +9,29 @@ use wavelab_tcp::Instant;
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     origin: std::time::Instant,
+    /// `CLOCK_MONOTONIC` at the origin, ns (what the kernel's
+    /// `bpf_ktime_get_ns()` reads).
+    origin_ns: u64,
 }
 
 impl Clock {
     /// A clock whose zero is now.
     pub fn start() -> Self {
+        let origin = std::time::Instant::now();
+        let mono = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).map_or(0, |t| {
+            t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+        });
         Clock {
-            origin: std::time::Instant::now(),
+            origin,
+            // the two reads are some 20 ns apart
+            origin_ns: mono.saturating_sub(origin.elapsed().as_nanos() as u64),
         }
+    }
+
+    /// An instant of the kernel's monotonic clock (`ns`, as BPF programs
+    /// read it) on this clock; `None` before the origin.
+    pub fn from_monotonic(&self, ns: u64) -> Option<Instant> {
+        ns.checked_sub(self.origin_ns).map(Instant::from_nanos)
     }
 
     /// The time since the origin.
@@ -34,5 +49,23 @@ impl Clock {
                 t.as_nanos() - now.as_nanos(),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernels_monotonic_clock_maps_onto_this_one() {
+        let c = Clock::start();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let mono = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+        let ns = mono.tv_sec() as u64 * 1_000_000_000 + mono.tv_nsec() as u64;
+        let here = c.now().as_nanos();
+        let there = c.from_monotonic(ns).unwrap().as_nanos();
+        assert!(there.abs_diff(here) < 1_000_000, "{there} vs {here}");
+        assert!(here >= 5_000_000);
+        assert_eq!(c.from_monotonic(0), None);
     }
 }

@@ -13,7 +13,7 @@ use crate::network::Network;
 use crate::plan::{NodePlan, Plan};
 use crate::tables::{self, EmulationResults};
 use crate::tcpinfo::{bbr_metrics, TcpInfo, BBR_METRICS};
-use crate::wave::{wave_metrics, WAVE_METRICS};
+use crate::wave::{wave_metrics, BurstLog, WAVE_METRICS};
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -85,6 +85,7 @@ pub struct FlowEnd {
 struct Gathered {
     wire: WireOutput,
     series: Series,
+    bursts: BurstLog,
     flows: Vec<FlowEnd>,
     wall: std::time::Duration,
 }
@@ -261,6 +262,7 @@ impl Emulation {
             &self.options,
             g.wire,
             g.series,
+            &g.bursts,
             g.flows,
             g.wall,
         ))
@@ -472,6 +474,7 @@ fn sample(
         None
     };
     let mut series = Series::new(probes.iter().map(|p| p.columns()));
+    let mut bursts = BurstLog::default();
     let interval = plan.scenario.output.interval;
     let mut t = Instant::ZERO;
     // a wire thread that ended early (it panicked) ends the run
@@ -490,7 +493,8 @@ fn sample(
             break;
         }
         for (i, state) in flows.state.iter().enumerate() {
-            record(&mut series, t, i, state, probes[i], wave_states.as_ref());
+            let wave = wave_states.as_ref().map(|w| (w, &clock, &mut bursts));
+            record(&mut series, t, i, state, probes[i], wave);
         }
         t += interval;
     }
@@ -526,6 +530,7 @@ fn sample(
     Ok(Gathered {
         wire,
         series,
+        bursts,
         flows: ends,
         wall,
     })
@@ -559,7 +564,7 @@ fn record(
     i: usize,
     state: &FlowState,
     probe: Probe,
-    wave: Option<&SocketStates>,
+    wave: Option<(&SocketStates, &Clock, &mut BurstLog)>,
 ) {
     let Some(info) = state.sender_info() else {
         return;
@@ -568,9 +573,11 @@ fn record(
     let sample = info.sample(delivered);
     let values: Option<Vec<f64>> = match (probe, state.sender.get()) {
         (Probe::Bbr, Some(s)) => bbr_metrics(s.as_fd()).ok().map(Vec::from),
-        (Probe::Wave, Some(s)) => wave
-            .and_then(|w| w.get(s.as_fd()).ok().flatten())
-            .map(|w| Vec::from(wave_metrics(&w, info.snd_mss))),
+        (Probe::Wave, Some(s)) => wave.and_then(|(states, clock, log)| {
+            let (w, bursts) = states.get_with_bursts(s.as_fd()).ok().flatten()?;
+            log.add(i as u32, clock, &bursts, w.bursts);
+            Some(Vec::from(wave_metrics(&w, info.snd_mss)))
+        }),
         _ => None,
     };
     match values {

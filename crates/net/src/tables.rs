@@ -11,6 +11,7 @@
 use crate::driver::{Chunked, Release, WireOutput, NO_FLOW};
 use crate::emulation::{FlowEnd, Options};
 use crate::plan::Plan;
+use crate::wave::BurstLog;
 use wavelab_sim::capture::Capture;
 use wavelab_sim::scenario::{link_name, HandoverTime};
 use wavelab_sim::tables::series::Series;
@@ -106,6 +107,9 @@ pub struct EmulationResults {
     pub results: Results,
     /// Every release: planned instant, lateness, direction, flow, size.
     pub releases: Table,
+    /// The bursts the BPF TCP Wave opened on the emulated flows, at the
+    /// kernel's instants ([`crate::wave::BurstLog::to_table`]).
+    pub bursts: Table,
     /// Figures about the run.
     pub stats: EmulationStats,
     /// The packet captures, flushed (call `finish` for their figures).
@@ -122,12 +126,19 @@ pub fn build(
     options: &Options,
     wire: WireOutput,
     series: Series,
+    bursts: &BurstLog,
     flows: Vec<FlowEnd>,
     wall: std::time::Duration,
 ) -> EmulationResults {
     let end = wire.stopped_at;
     let lateness = Lateness::of(wire.releases.iter());
     let mut notes = plan.notes.clone();
+    if bursts.missed() > 0 {
+        notes.push(format!(
+            "the bursts table misses up to {} bursts of a flow: they were opened and overwritten in the BPF Wave's ring between two samples (sample more often: output.interval)",
+            bursts.missed()
+        ));
+    }
     let mut errors = Vec::new();
     for (f, e) in plan.flows.iter().zip(&flows) {
         notes.extend(e.notes.iter().map(|n| format!("{}: {n}", f.name)));
@@ -185,6 +196,7 @@ pub fn build(
     EmulationResults {
         results,
         releases: release_table(&wire.releases),
+        bursts: bursts.to_table(),
         stats,
         captures: wire.captures,
     }

@@ -2,9 +2,13 @@
 //! (`wavelab bpf load`), read from the program's socket storage at each
 //! sample and written under the simulator's Wave column names, so that
 //! `cc_tx_time` of an emulated flow and of a simulated one are the same
-//! quantity in the same unit.
+//! quantity in the same unit; and the bursts it opened ([`BurstLog`]), from
+//! the program's ring, with the kernel's own send instants.
 
-use wavelab_bpf_maps::WaveSocket;
+use crate::clock::Clock;
+use wavelab_bpf_maps::{BurstRecord, WaveSocket};
+use wavelab_sim::{ColumnData, Table};
+use wavelab_tcp::Instant;
 
 /// The columns, as the sans-IO Wave names them (`cc_<name>` in the series).
 pub use wavelab_tcp::cc::wave::METRICS as WAVE_METRICS;
@@ -33,6 +37,77 @@ pub fn wave_metrics(s: &WaveSocket, mss: u32) -> [f64; 10] {
     ]
 }
 
+/// Every burst the BPF TCP Wave opened on the emulated flows, gathered from
+/// the program's ring of its last 31 bursts at each sample: with samples
+/// every 10 ms a ring of 31 misses none unless bursts are under 0.33 ms
+/// apart, and [`BurstLog::missed`] counts the ones it did miss.
+#[derive(Debug, Default)]
+pub struct BurstLog {
+    /// Flow, opened at (this run's clock), first sequence number, segments,
+    /// TxTime (us).
+    rows: Vec<(u32, Instant, u32, u32, u32)>,
+    /// Per flow: the newest burst recorded (kernel ns) and how many.
+    seen: Vec<(u64, u64)>,
+    missed: u64,
+}
+
+impl BurstLog {
+    /// Adds the bursts of flow `flow` not recorded yet; `opened` is the
+    /// count of bursts the program opened on it (`WaveSocket::bursts`).
+    pub fn add(&mut self, flow: u32, clock: &Clock, bursts: &[BurstRecord], opened: u32) {
+        let f = flow as usize;
+        if self.seen.len() <= f {
+            self.seen.resize(f + 1, (0, 0));
+        }
+        let (newest, count) = &mut self.seen[f];
+        for b in bursts {
+            if b.opened_ns <= *newest {
+                continue;
+            }
+            if let Some(t) = clock.from_monotonic(b.opened_ns) {
+                self.rows.push((flow, t, b.start, b.segments, b.tx_time_us));
+            }
+            *newest = b.opened_ns;
+            *count += 1;
+        }
+        // the program's count also holds the slot being written
+        let missed = u64::from(opened).saturating_sub(*count + 1);
+        self.missed = self.missed.max(missed);
+    }
+
+    /// Bursts opened that the ring no longer held when it was read (at
+    /// most, over the flows).
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+
+    /// The `bursts` table: `time` (s, when the burst opened, i.e. when the
+    /// kernel sent its first segment), `flow`, `seq` (its first byte, the
+    /// kernel's absolute sequence number), `segments` (what it may send),
+    /// `tx_time` (s, the TxTime it opened with: the next burst was due that
+    /// long after it).
+    pub fn to_table(&self) -> Table {
+        let mut rows = self.rows.clone();
+        rows.sort_by_key(|r| (r.1, r.0));
+        let mut t = Table::default();
+        t.push(
+            "time",
+            ColumnData::F64(rows.iter().map(|r| r.1.as_secs_f64()).collect()),
+        );
+        t.push("flow", ColumnData::U32(rows.iter().map(|r| r.0).collect()));
+        t.push("seq", ColumnData::U32(rows.iter().map(|r| r.2).collect()));
+        t.push(
+            "segments",
+            ColumnData::U32(rows.iter().map(|r| r.3).collect()),
+        );
+        t.push(
+            "tx_time",
+            ColumnData::F64(rows.iter().map(|r| r.4 as f64 * 1e-6).collect()),
+        );
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +134,31 @@ mod tests {
         assert!((v[5] - 0.006).abs() < 1e-12, "avg - min");
         assert!((v[8] - 10.0 * 1448.0 * 8.0 / 0.02).abs() < 1e-6);
         assert_eq!(WAVE_METRICS.len(), v.len());
+    }
+
+    fn record(opened_ns: u64) -> BurstRecord {
+        BurstRecord {
+            opened_ns,
+            start: opened_ns as u32,
+            segments: 10,
+            tx_time_us: 12_000,
+        }
+    }
+
+    #[test]
+    fn bursts_seen_in_two_reads_are_recorded_once_in_time_order() {
+        let clock = Clock::start();
+        let base = 1u64 << 62; // far after the clock's origin
+        let mut log = BurstLog::default();
+        log.add(0, &clock, &[record(base), record(base + 10)], 3);
+        log.add(0, &clock, &[record(base + 10), record(base + 20)], 4);
+        log.add(1, &clock, &[record(base + 5)], 2);
+        assert_eq!(log.missed(), 0);
+        let t = log.to_table();
+        assert_eq!(t.col::<u32>("flow"), &[0, 1, 0, 0]);
+        assert!(t.col::<f64>("time").windows(2).all(|w| w[0] <= w[1]));
+        // a ring read after more bursts than it holds
+        log.add(0, &clock, &[record(base + 90)], 40);
+        assert_eq!(log.missed(), 40 - 4 - 1);
     }
 }

@@ -205,6 +205,7 @@ impl Emulation {
         let res = &r.results;
         let tables = results_to_py(py, res)?;
         tables.set_item("releases", table_to_py(py, &r.releases)?)?;
+        tables.set_item("bursts", table_to_py(py, &r.bursts)?)?;
         let run_stats = PyDict::new(py);
         run_stats.set_item("simulated", res.run.simulated.as_secs_f64())?;
         run_stats.set_item("events", res.run.events)?;

@@ -67,11 +67,13 @@ struct burst {
 	__u32 rtt_us;	/* its Karn-valid RTT sample, 0 for none */
 	__u8 has_first;
 	__u8 cut;
-	__u8 pad[6];
+	__u8 pad[2];
+	__u32 tx_time_us; /* the TxTime it opened with: the next is due that much later */
 };
 
 /* One socket's state. Its first 64 bytes are read by the loader
- * (crates/bpf/src/socket.rs, WaveSocket): keep the two in step. */
+ * (crates/bpf-maps/src/socket.rs, WaveSocket), and its ring of bursts by
+ * the emulator (WaveSocket::recent_bursts): keep them in step. */
 struct wave {
 	__u64 next_burst_ns;
 	__u32 tx_time_us;
@@ -221,6 +223,7 @@ static __always_inline void open_burst(struct sock *sk, struct wave *w, __u64 no
 	b->end = tp->snd_nxt;
 	b->segs = size;
 	b->segs_out0 = tp->segs_out;
+	b->tx_time_us = w->tx_time_us;
 	w->head++;
 	w->next_burst_ns = now + (__u64)w->tx_time_us * USEC;
 	if (c) {
