@@ -124,13 +124,13 @@ def test_algorithms_listed() -> None:
 def test_frames_are_built_when_first_read_and_travel_as_buffers(small_toml: str) -> None:
     import pickle
 
-    from wavelab.results import TABLES
+    from wavelab.results import EMULATION_TABLES, TABLES
 
     sc = wavelab.from_toml(small_toml)
     fresh = wavelab.run(sc)
     # nothing built yet: a copy for another process carries only buffers
-    # (every table but an emulation's releases)
-    assert fresh.pending == [t for t in TABLES if t != "releases"]
+    # (every table but an emulation's own)
+    assert fresh.pending == [t for t in TABLES if t not in EMULATION_TABLES]
     light = pickle.dumps(fresh)
     built = wavelab.run(sc)
     # queues first: its `link` column needs the links table, built on the way

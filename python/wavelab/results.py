@@ -30,6 +30,9 @@ TABLES = (
 )
 """The tables of a run; ``releases`` and ``bursts`` only an emulation has."""
 
+EMULATION_TABLES = ("releases", "bursts")
+"""The tables only an emulation has."""
+
 OPTIONAL_TABLES = tuple(t for t in TABLES if t not in ("series", "flows", "links", "queues"))
 """Tables written to files only when they have rows."""
 
