@@ -103,3 +103,53 @@ def test_units_come_from_the_names() -> None:
     assert unit("recovery_s") == "s" and unit("links[1].rate_bps") == "bit/s"
     assert unit("loss_rate") == "1" and unit("utilisation") == "1" and unit("jain") == "1"
     assert unit("retransmissions") is None and unit("bottleneck") is None
+
+
+def test_a_csv_rate_trace_gives_its_steps(tmp_path: Path) -> None:
+    trace = tmp_path / "rate.csv"
+    trace.write_text("time,rate\n1s,4Mbit/s\n2.5,1000000\n")
+    sc = _link()
+    sc["links"][0]["forward"]["rate_trace"] = str(trace)
+    c = direction_capacity(sc, 0, 4.0)
+    # the configured 10 Mbit/s before the first point, the last one held
+    assert c.times.tolist() == [0.0, 1.0, 2.5] and c.rates.tolist() == [10e6, 4e6, 1e6]
+    assert c.bits() == pytest.approx(10e6 + 4e6 * 1.5 + 1e6 * 1.5)
+    # the reverse direction has no trace
+    assert direction_capacity(sc, 1, 4.0).rates.tolist() == [10e6]
+
+
+def test_utilisation_of_a_run_on_a_rate_trace(tmp_path: Path) -> None:
+    import wavelab
+    from wavelab.metrics import flow_metrics
+
+    (tmp_path / "rate.csv").write_text("0,8Mbit/s\n2s,2Mbit/s\n4s,8Mbit/s\n")
+    text = """
+name = "traced"
+duration = "6s"
+[[links]]
+name = "access"
+between = ["s", "r"]
+rate = "100Mbit/s"
+delay = "1ms"
+[[links]]
+name = "bottleneck"
+between = ["r", "d"]
+rate = "8Mbit/s"
+delay = "20ms"
+queue = "30pkt"
+forward = { rate_trace = "rate.csv" }
+[[flows]]
+name = "bulk"
+from = "s"
+to = "d"
+cc = "cubic"
+"""
+    (tmp_path / "t.toml").write_text(text)
+    r = wavelab.run(wavelab.load_scenario(tmp_path / "t.toml"))
+    m = flow_metrics(r.flows, r.links, r.run, r.scenario.normalized, r.handovers, r.handoffs)
+    assert m["bottleneck"] == "bottleneck:forward"
+    assert m["capacity_mb"] == pytest.approx((8e6 * 2 + 2e6 * 2 + 8e6 * 2) / 8e6)
+    b = r.links.set_index(["link", "direction"]).loc[("bottleneck", "forward")]
+    assert m["utilisation"] == pytest.approx(b["delivered_bytes"] * 8 / (36e6), rel=1e-12)
+    # a bulk flow keeps the link busy, and never more than it could carry
+    assert 0.7 < m["utilisation"] <= 1.0

@@ -15,6 +15,9 @@ def normalize_scenario(json: str) -> str:
 def algorithms() -> list[str]:
     """Names of the congestion-control algorithms."""
 
+def rate_trace(path: str) -> list[tuple[float, float]]:
+    """A CSV rate trace's points: (seconds, bit/s), each a step from its time."""
+
 def quantity(text: str) -> tuple[float, str] | None:
     """A value with a unit in its base unit: (seconds, "s"), (bit/s,
     "bit/s"), (bytes, "B") or (packets, "pkt"); None for anything else."""

@@ -13,7 +13,10 @@ a multi-homed node imposes on the link it moves to (plus, when the old link's
 packets are ``held = "lost"``, the old link until the node comes back), as
 ``crates/sim/src/build.rs`` compiles them.
 
-A direction driven by a Mahimahi trace has the trace's capacity: one
+A direction with a CSV ``rate_trace`` has its steps (the configured rate
+before the first point, the last one held to the end), read by the
+simulator's own parser. A direction driven by a Mahimahi trace has the
+trace's capacity: one
 1,500-byte delivery opportunity per line (a millisecond), the trace repeated
 over the run; the step function holds the capacity averaged over each second
 (:data:`TRACE_STEP`), exact when integrated over whole seconds.
@@ -203,8 +206,16 @@ def direction_capacity(
     override = link.get(SIDES[side]) or {}
     known = not link.get("outage_process")
     trace = override.get("trace")
+    rate_trace = override.get("rate_trace")
     if trace:
         times, rates = _trace_steps(Path(str(trace)), end)
+    elif rate_trace:
+        # the configured rate before the first point, the last one held (a
+        # schedule or handover may not change a traced rate)
+        points = _native.rate_trace(str(rate_trace))
+        first = _value(override.get("rate") or link["rate"], "bit/s")
+        times = np.array([0.0] + [t for t, _ in points])
+        rates = np.array([first] + [r for _, r in points])
     else:
         changes: list[tuple[float, int, float]] = []  # (time, order, rate)
         mine = [r for r in _records(handovers) if str(r["link"]) == name]

@@ -59,6 +59,19 @@ fn quantity(text: &str) -> Option<(f64, &'static str)> {
     }
 }
 
+/// The points of a CSV rate trace (`rate_trace`) as the simulator reads
+/// them: (seconds from the start, bit/s) each, the rate a step from its
+/// time on (`crates/sim/src/link/measured.rs`); a `ValueError` naming the
+/// file and line for a bad one.
+#[pyfunction]
+fn rate_trace(path: &str) -> PyResult<Vec<(f64, f64)>> {
+    use wavelab_sim::link::{CsvTrace, Quantity};
+    let t =
+        CsvTrace::load(path, Quantity::Rate).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // as CsvTrace::rate applies it: whole bits per second
+    Ok(t.points().map(|(s, b)| (s, (b as u64) as f64)).collect())
+}
+
 fn seconds_to_instant(t: f64) -> PyResult<Instant> {
     if !t.is_finite() || t < 0.0 {
         return Err(PyValueError::new_err(format!(
@@ -295,6 +308,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(rate_trace, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // a hash of the simulator's sources and the compiler (build.rs)

@@ -190,6 +190,16 @@ impl CsvTrace {
         })
     }
 
+    /// The points in order: (seconds from the start of the run, value: bit/s
+    /// for a rate as [`CsvTrace::rate`] applies it, nanoseconds for a
+    /// delay, a probability for a loss).
+    pub fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.times
+            .iter()
+            .zip(&self.values)
+            .map(|(&t, &v)| (t as f64 / 1e9, v))
+    }
+
     /// Points in the series.
     pub fn len(&self) -> usize {
         self.times.len()
