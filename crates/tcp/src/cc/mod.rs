@@ -18,12 +18,14 @@
 //!   timer and an open gate is ACK-clocked, unchanged.
 //!
 //! Built-ins are variants of [`Cc`], dispatched by `match`; [`Cc::Custom`] boxes a
-//! user algorithm. [`CcConfig`] is the serde form, tagged by algorithm name.
+//! user algorithm, which [`registry`] makes usable from scenarios by name.
+//! [`CcConfig`] is the serde form, tagged by algorithm name.
 
 pub mod bbr;
 pub mod cubic;
 pub mod etcp;
 pub mod notification;
+pub mod registry;
 mod reno;
 pub mod wave;
 pub mod westwood;
@@ -496,6 +498,10 @@ pub enum CcConfig {
     /// WSC-TCP (Srinivasan, MS thesis, UC Santa Cruz 2016).
     #[serde(rename = "wsc-tcp")]
     WscTcp(WscParams),
+    /// An algorithm registered under a name at run time
+    /// ([`registry::register`]); written as a table tagged by its name.
+    #[serde(untagged)]
+    Custom(registry::CustomConfig),
 }
 
 impl Default for CcConfig {
@@ -523,6 +529,7 @@ impl CcConfig {
             CcConfig::Etcpv0(_) => "etcpv0",
             CcConfig::Etcpv1(_) => "etcpv1",
             CcConfig::WscTcp(_) => "wsc-tcp",
+            CcConfig::Custom(c) => c.name(),
         }
     }
 
@@ -537,6 +544,8 @@ impl CcConfig {
             CcConfig::Wave(p) => p.validate(),
             CcConfig::Etcpv0(p) | CcConfig::Etcpv1(p) => p.validate(),
             CcConfig::WscTcp(p) => p.validate(),
+            // checked when it was parsed
+            CcConfig::Custom(_) => Ok(()),
         }
     }
 
@@ -566,6 +575,7 @@ impl CcConfig {
             CcConfig::Etcpv0(p) => Cc::Etcp(Etcp::new(etcp::Version::V0, p, &start)),
             CcConfig::Etcpv1(p) => Cc::Etcp(Etcp::new(etcp::Version::V1, p, &start)),
             CcConfig::WscTcp(p) => Cc::Wsc(WscTcp::new(p, &start)),
+            CcConfig::Custom(c) => c.build(&start),
         }
     }
 
@@ -596,10 +606,14 @@ impl CcConfig {
             "etcpv0" => parse(params).map(CcConfig::Etcpv0),
             "etcpv1" => parse(params).map(CcConfig::Etcpv1),
             "wsc-tcp" => parse(params).map(CcConfig::WscTcp),
-            other => Err(format!(
-                "\"{other}\" is not a congestion-control algorithm, choose one of {}",
-                ALGORITHMS.join(", ")
-            )),
+            other => registry::CustomConfig::parse(other, params)
+                .map(|r| r.map(CcConfig::Custom))
+                .unwrap_or_else(|| {
+                    Err(format!(
+                        "\"{other}\" is not a congestion-control algorithm, choose one of {}",
+                        CcConfig::names().join(", ")
+                    ))
+                }),
         }
     }
 }
@@ -615,13 +629,13 @@ impl<'de> Deserialize<'de> for CcConfig {
                     Some(other) => {
                         return Err(de::Error::custom(format!(
                             "algorithm: {other} is not an algorithm name, choose one of {}",
-                            ALGORITHMS.join(", ")
+                            CcConfig::names().join(", ")
                         )))
                     }
                     None => {
                         return Err(de::Error::custom(format!(
                             "missing field `algorithm` (one of {})",
-                            ALGORITHMS.join(", ")
+                            CcConfig::names().join(", ")
                         )))
                     }
                 };
