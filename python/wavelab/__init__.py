@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
+    from wavelab.custom_cc import congestion_control, register_cc
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
     from wavelab.paths import PathError
     from wavelab.results import Results
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "ArgumentError": "wavelab.errors",
+    "congestion_control": "wavelab.custom_cc",
+    "register_cc": "wavelab.custom_cc",
     "PathError": "wavelab.paths",
     "ScenarioFileError": "wavelab.errors",
     "WavelabError": "wavelab.errors",
@@ -66,10 +69,12 @@ __all__ = [
     "WavelabError",
     "__version__",
     "algorithms",
+    "congestion_control",
     "demo_scenario",
     "from_dict",
     "from_toml",
     "load_scenario",
     "load_sweep",
+    "register_cc",
     "run",
 ]

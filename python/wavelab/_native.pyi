@@ -13,7 +13,59 @@ def normalize_scenario(json: str) -> str:
     """Validate a scenario given as JSON; return it with every default filled in."""
 
 def algorithms() -> list[str]:
-    """Names of the congestion-control algorithms."""
+    """Names of the congestion-control algorithms: built-in, then registered."""
+
+def register_python_cc(name: str, cls: type, metrics: list[str], replace: bool = False) -> None:
+    """Register a Python class as the congestion control ``name``."""
+
+class Start:
+    """A connection's start, the first argument of a Python algorithm's constructor."""
+
+    mss: int
+    initial_cwnd: int
+    initial_ssthresh: int | None
+
+class Ack:
+    """An ACK that carried news (times in s, sizes in bytes)."""
+
+    mss: int
+    bytes_acked: int
+    bytes_delivered: int
+    prior_in_flight: int
+    in_flight: int
+    bytes_lost: int
+    rtt: float | None
+    srtt: float | None
+    min_rtt: float | None
+    state: str
+    dupack: bool
+    cwnd_limited: bool
+    window_reduced: bool
+    snd_una: int
+    snd_nxt: int
+    may_grow_window: bool
+
+class Congestion:
+    """A congestion event: kind is "fast_retransmit", "rto" or "ecn"."""
+
+    kind: str
+    repeated: bool
+    flight_size: int
+    in_flight: int
+    mss: int
+
+class Exit:
+    """The end of a fast recovery."""
+
+    flight_size: int
+    mss: int
+    sack: bool
+
+class PathChange:
+    """A change of the path: the new rate (bit/s) and one-way delay (s) where known."""
+
+    rate: float | None
+    delay: float | None
 
 def rate_trace(path: str) -> list[tuple[float, float]]:
     """A CSV rate trace's points: (seconds, bit/s), each a step from its time."""

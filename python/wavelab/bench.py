@@ -19,6 +19,10 @@ Python cases measure the layer above the engine:
   handover instant and the algorithm varied) through the parallel runner on
   all cores: runs per second, and the share of the wall time spent outside
   the engine;
+* ``custom-cc``: the congestion-control example of docs/custom-cc.md, TCP
+  Vegas, in Rust (``vegas``) and as a Python class (``py-vegas``, the same
+  rules, bit-identical results) on the same 60 s dumbbell run: wall time of
+  each and the extra cost per ACK;
 * ``reproduce-memory``: ``wavelab reproduce dcnet2016`` (92 runs on all
   cores) in a child process, into a temporary directory: its wall time and
   the peak resident memory of its largest process (what ``/usr/bin/time -v``
@@ -109,6 +113,7 @@ CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
 PYTHON_CASES = {
     "python-overhead": "dcnet-newreno through wavelab.run vs the engine alone",
     "sweep": "1,000 short handover runs through the parallel runner, all cores",
+    "custom-cc": "TCP Vegas in Rust vs the same algorithm as a Python class",
     "reproduce-memory": "wavelab reproduce dcnet2016 in a child: wall time, peak memory",
 }
 """Cases that measure the Python layer."""
@@ -328,6 +333,53 @@ def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
     return LayerFigures(
         "sweep", n, wall, engine, f"{jobs} workers; engine time = serial engine time / workers"
     )
+
+
+@dataclass
+class CustomCcFigures:
+    """What ``custom-cc`` measured: the fastest wall time of each version."""
+
+    rust_s: float
+    python_s: float
+    calls: int
+    simulated_s: float
+
+    def lines(self) -> str:
+        """The figures as text."""
+        extra = self.python_s - self.rust_s
+        return "\n".join(
+            [
+                f"custom-cc: TCP Vegas, one flow, {self.simulated_s:g} simulated s, "
+                f"{self.calls:,} ACKs and congestion events (at most one call each)",
+                f"  Rust   (vegas):    {self.rust_s:.3f} s wall",
+                f"  Python (py-vegas): {self.python_s:.3f} s wall, "
+                f"{self.python_s / self.rust_s:.1f}x; "
+                f"{extra / self.calls * 1e6:.2f} us more per ACK",
+            ]
+        )
+
+
+def custom_cc(repeat: int = 3) -> CustomCcFigures:
+    """Runs the dumbbell (``newreno`` built-in, 60 s, no packet log) with the
+    Rust Vegas and with the Python one, ``repeat`` times each, in this
+    process; the fastest of each."""
+    import wavelab.examples.vegas  # noqa: F401 - registers "py-vegas"
+    from wavelab.runner import run
+    from wavelab.scenario import builtin_scenario
+
+    base = builtin_scenario("newreno").with_changes({"flows[0].log_packets": False})
+    best: dict[str, float] = {}
+    calls = 0
+    for cc in ("vegas", "py-vegas"):
+        sc = base.with_changes({"flows[0].cc": cc})
+        for _ in range(repeat):
+            res = run(sc)
+            if not res.complete:
+                raise RuntimeError(f"{cc}: {res.run.get('stopped')}")
+            best[cc] = min(best.get(cc, float("inf")), res.run["wall_seconds"])
+        f = res.flows.iloc[0]
+        calls = int(f["acks_received"]) + int(f["fast_retransmits"]) + int(f["rto_expiries"])
+    return CustomCcFigures(best["vegas"], best["py-vegas"], calls, float(res.run["simulated"]))
 
 
 @dataclass

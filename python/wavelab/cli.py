@@ -310,6 +310,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``wavelab run``."""
+    if args.cc_file:
+        from wavelab.custom_cc import load_cc_file
+
+        for f in args.cc_file:
+            load_cc_file(f)
     sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
     # a scenario's name is a label: results/<a safe directory name made of it>;
     # a variant (--set) gets a directory of its own, named after its scenario
@@ -524,6 +529,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from wavelab.bench import (
         CASES,
         PYTHON_CASES,
+        custom_cc,
         format_layer_table,
         format_table,
         python_overhead,
@@ -570,6 +576,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if rows:
             print()
         print(format_layer_table(layer))
+    if "custom-cc" in cases:
+        print(f"running custom-cc: {PYTHON_CASES['custom-cc']} ...", file=sys.stderr)
+        print(custom_cc(args.repeat).lines())
     if "reproduce-memory" in cases:
         print(f"running reproduce-memory: {PYTHON_CASES['reproduce-memory']} ...", file=sys.stderr)
         print(reproduce_memory().line())
@@ -630,6 +639,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario file (TOML), or a built-in scenario's name")
     r.add_argument("--out", help="output directory (default results/NAME)")
     _run_options(r, "reno")
+    r.add_argument(
+        "--cc-file",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="first run this Python file, which registers congestion controls written "
+        "in Python (docs/custom-cc.md; repeatable)",
+    )
     r.set_defaults(func=cmd_run)
 
     em = sub.add_parser(

@@ -336,7 +336,7 @@ class Results:
     def read_parquet(cls, directory: str | Path) -> Results:
         """Reads results written by :meth:`to_parquet`; :class:`WavelabError`
         if ``directory`` holds none."""
-        from wavelab.scenario import from_dict
+        from wavelab.scenario import stored_scenario
 
         d = check_path("read_parquet(directory)", directory)
         try:
@@ -351,7 +351,7 @@ class Results:
             frames[name] = pd.read_parquet(p) if p.exists() else pd.DataFrame()
         emulated = meta["run"].get("mode") == "emulation"
         return cls(
-            from_dict(meta["scenario"], emulation=emulated, check_kernel=False),
+            stored_scenario(meta["scenario"], emulation=emulated),
             series=frames["series"],
             flows=frames["flows"],
             links=frames["links"],

@@ -276,6 +276,38 @@ def from_dict(
     )
 
 
+def stored_scenario(normalized: Mapping[str, Any], emulation: bool = False) -> Scenario:
+    """The scenario of stored results (a run's ``run.json``), validated as
+    :func:`from_dict` does, except that a flow's algorithm this process does
+    not know is accepted as written: a congestion control registered by the
+    process that made the run (a Python class, ``docs/custom-cc.md``) need
+    not be registered to read its results. The rest of the scenario is
+    validated with a built-in algorithm in that flow's place."""
+    try:
+        return from_dict(normalized, emulation=emulation, check_kernel=False)
+    except ScenarioFileError:
+        flows = normalized.get("flows")
+        known = set(_native.algorithms())
+
+        def name(f: Any) -> Any:
+            cc = f.get("cc") if isinstance(f, dict) else None
+            return cc.get("algorithm") if isinstance(cc, dict) else cc
+
+        if emulation or not isinstance(flows, list):
+            raise
+        unknown = [
+            i for i, f in enumerate(flows) if isinstance(name(f), str) and name(f) not in known
+        ]
+        if not unknown:
+            raise
+        stand_in = json.loads(json.dumps(normalized))
+        for i in unknown:
+            stand_in["flows"][i]["cc"] = "newreno"
+        from_dict(stand_in)
+        data = json.loads(json.dumps(normalized))
+        return Scenario(data, json.loads(json.dumps(normalized)), None, json.dumps(normalized))
+
+
 def from_toml(
     text: str | bytes,
     source: str | Path | None = None,

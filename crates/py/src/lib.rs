@@ -11,6 +11,7 @@ use wavelab_sim::{ColumnData, Scenario, Table};
 use wavelab_tcp::Instant;
 
 mod emulation;
+mod pycc;
 
 create_exception!(
     _native,
@@ -29,10 +30,11 @@ fn normalize_scenario(json: &str) -> PyResult<String> {
     Ok(scenario_from_json(json)?.to_json())
 }
 
-/// Names of the congestion-control algorithms.
+/// Names of the congestion-control algorithms: the built-in ones, then those
+/// registered (`wavelab-user-cc`'s, then Python classes).
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
-    wavelab_tcp::cc::ALGORITHMS.to_vec()
+    wavelab_tcp::cc::CcConfig::names()
 }
 
 /// A configuration value with a unit as a number in the base unit and the
@@ -87,6 +89,10 @@ fn seconds_to_instant(t: f64) -> PyResult<Instant> {
 #[pyclass(module = "wavelab._native", unsendable)]
 struct Simulation {
     inner: wavelab_sim::Simulation,
+    /// A flow runs a Python algorithm: keep the interpreter while running.
+    python: bool,
+    /// Why a Python algorithm stopped the run.
+    failure: Option<String>,
 }
 
 #[pymethods]
@@ -95,9 +101,17 @@ impl Simulation {
     #[new]
     fn new(json: &str) -> PyResult<Self> {
         let sc = scenario_from_json(json)?;
+        let python = sc.flows.iter().any(|f| pycc::is_python(f.cc.name()));
+        // a failure left by an earlier simulation's algorithm is not this one's
+        let _ = pycc::take_failure();
         let inner =
             wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        Ok(Simulation { inner })
+        let failure = pycc::take_failure();
+        Ok(Simulation {
+            inner,
+            python,
+            failure,
+        })
     }
 
     /// Simulated seconds reached.
@@ -119,10 +133,12 @@ impl Simulation {
     }
 
     /// Why the run stopped before the scenario's end (its packet log reached
-    /// the limit), or `None`.
+    /// the limit, or a Python congestion control failed), or `None`.
     #[getter]
     fn stopped(&self) -> Option<String> {
-        self.inner.stopped().map(str::to_string)
+        self.failure
+            .clone()
+            .or_else(|| self.inner.stopped().map(str::to_string))
     }
 
     /// Lowers the packet log's row limit (for tests: the real one takes
@@ -131,11 +147,21 @@ impl Simulation {
         self.inner.set_log_limit(rows);
     }
 
-    /// Runs every event up to `t` seconds (capped at the end), without the GIL.
+    /// Runs every event up to `t` seconds (capped at the end), without the
+    /// GIL unless a flow runs a Python algorithm. After a Python algorithm
+    /// failed, does nothing more (`stopped` says why).
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         let until = seconds_to_instant(t)?;
+        if self.failure.is_some() {
+            return Ok(());
+        }
         let inner = &mut self.inner;
-        py.detach(|| inner.run_until(until));
+        if self.python {
+            inner.run_until(until);
+            self.failure = pycc::take_failure();
+        } else {
+            py.detach(|| inner.run_until(until));
+        }
         Ok(())
     }
 
@@ -298,7 +324,15 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    wavelab_user_cc::register_all()
+        .map_err(|e| pyo3::exceptions::PyImportError::new_err(format!("wavelab-user-cc: {e}")))?;
     m.add_class::<Simulation>()?;
+    m.add_class::<pycc::Start>()?;
+    m.add_class::<pycc::Ack>()?;
+    m.add_class::<pycc::Congestion>()?;
+    m.add_class::<pycc::Exit>()?;
+    m.add_class::<pycc::PathChange>()?;
+    m.add_function(wrap_pyfunction!(pycc::register_python_cc, m)?)?;
     m.add_class::<emulation::Emulation>()?;
     m.add_function(wrap_pyfunction!(emulation::normalize_emulation, m)?)?;
     m.add_function(wrap_pyfunction!(emulation::emulation_unavailable, m)?)?;
