@@ -585,16 +585,7 @@ impl CcConfig {
     }
 
     fn from_parts(name: &str, params: serde_json::Value) -> Result<Self, String> {
-        fn parse<T: for<'a> Deserialize<'a>>(v: serde_json::Value) -> Result<T, String> {
-            serde_path_to_error::deserialize(v).map_err(|e| {
-                let path = e.path().to_string();
-                if path == "." {
-                    e.inner().to_string()
-                } else {
-                    format!("{path}: {}", e.inner())
-                }
-            })
-        }
+        use registry::parse_params as parse;
         match name {
             "tahoe" => parse(params).map(CcConfig::Tahoe),
             "reno" => parse(params).map(CcConfig::Reno),

@@ -48,8 +48,9 @@ struct Typed<P> {
     build: BuildFn<P>,
 }
 
-fn parse<P: DeserializeOwned>(params: &Params) -> Result<P, String> {
-    let v = serde_json::Value::Object(params.clone());
+/// An algorithm's parameters from their JSON table; the message starts with
+/// the path of the bad field.
+pub(crate) fn parse_params<P: DeserializeOwned>(v: serde_json::Value) -> Result<P, String> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
@@ -58,6 +59,10 @@ fn parse<P: DeserializeOwned>(params: &Params) -> Result<P, String> {
             format!("{path}: {}", e.inner())
         }
     })
+}
+
+fn parse<P: DeserializeOwned>(params: &Params) -> Result<P, String> {
+    parse_params(serde_json::Value::Object(params.clone()))
 }
 
 impl<P: CcParams> Factory for Typed<P> {
