@@ -107,9 +107,11 @@ def test_finite_flow_completion_and_fairness_scenario(scenarios_dir: Path) -> No
 
 
 def test_algorithms_listed() -> None:
-    # the built-ins, then the registered ones: crates/user-cc's Vegas first,
-    # then Python classes other tests register (tests/test_custom_cc.py)
-    assert wavelab.algorithms()[:11] == [
+    # the built-ins, then the registered ones (sorted): crates/user-cc's
+    # Vegas, and Python classes other tests register (tests/test_custom_cc.py)
+    names = wavelab.algorithms()
+    assert "vegas" in names[10:]
+    assert names[:10] == [
         "tahoe",
         "reno",
         "newreno",
@@ -120,7 +122,6 @@ def test_algorithms_listed() -> None:
         "etcpv0",
         "etcpv1",
         "wsc-tcp",
-        "vegas",
     ]
 
 
