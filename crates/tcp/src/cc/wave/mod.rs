@@ -26,8 +26,10 @@
 //! * RTT: one sample per burst (first packet to first ACK of its train). Every
 //!   sample, inflated by retransmissions or not, feeds the RFC 6298 estimator
 //!   ([`SenderRequest::RttSample`]; the RTO floor stays the sender's, 1 s by
-//!   default); only samples valid under Karn's rule reach Wave's minimum and
-//!   maximum RTT and the weighted average;
+//!   default) as DCNET 2016 has it, or, with `rto_samples = "karn"`
+//!   ([`RtoSamples`]), the sender samples every ACK under Karn's rule as the
+//!   module's kernel does; only samples valid under Karn's rule reach Wave's
+//!   minimum and maximum RTT and the weighted average;
 //! * at each train's end, in the module's order: the average RTT; the
 //!   dispersion sample (span × n/(n−1) for n ACKs in the default variant;
 //!   none for a train cut by a loss or above the average RTT); then either
@@ -55,7 +57,9 @@
 mod params;
 mod train;
 
-pub use params::{DispersionFilter, MinimumReset, StabilityDivisor, Variant, WaveParams};
+pub use params::{
+    DispersionFilter, MinimumReset, RtoSamples, StabilityDivisor, Variant, WaveParams,
+};
 pub use train::{BurstSample, ClosedTrain, RttStats, TrainUpdate, Trains};
 
 use super::{
@@ -314,7 +318,7 @@ impl CongestionControl for Wave {
         self.start_burst(now);
     }
     fn takes_rtt_samples(&self) -> bool {
-        true
+        self.p.rto_samples == RtoSamples::All
     }
     fn poll_request(&mut self) -> Option<SenderRequest> {
         self.requests.pop_front()
@@ -368,7 +372,9 @@ impl CongestionControl for Wave {
             .trains
             .on_advance(now, ack.snd_una, cumulative, ack.rtt.is_some());
         if let Some(s) = up.sample {
-            self.requests.push_back(SenderRequest::RttSample(s.rtt));
+            if self.takes_rtt_samples() {
+                self.requests.push_back(SenderRequest::RttSample(s.rtt));
+            }
             if s.of_closed {
                 self.on_burst_sample(&s);
             }

@@ -63,6 +63,7 @@ impl Variant {
             beta: ms(150),
             dispersion_scaling: false,
             dispersion_filter: DispersionFilter::Mean,
+            rto_samples: RtoSamples::All,
         };
         match self {
             Variant::Dcnet2016 => WaveParams {
@@ -120,6 +121,30 @@ pub enum MinimumReset {
     Zero,
 }
 
+/// Which RTT samples reach the sender's RFC 6298 estimator, and so the RTO.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoSamples {
+    /// Every burst's sample, inflated by retransmissions or not (DCNET 2016,
+    /// section 2.2: "all the RTT measurements including those calculated
+    /// during retransmissions, are sent to the underlying RTT estimator").
+    /// A train whose first ACK is a partial ACK after a long repair gives a
+    /// sample of that whole repair.
+    #[default]
+    All,
+    /// The sender's own samples, one per ACK of new data under Karn's rule
+    /// (or from timestamps), as the Linux module's kernel takes them
+    /// (`tcp_ack_update_rtt`): Wave's burst samples then feed only Wave's
+    /// statistics.
+    Karn,
+}
+
+impl RtoSamples {
+    fn is_all(&self) -> bool {
+        *self == RtoSamples::All
+    }
+}
+
 /// How a new ACK-train dispersion sample is folded into the value TxTime uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -159,6 +184,11 @@ pub struct WaveParams {
     pub dispersion_scaling: bool,
     /// How dispersion samples are smoothed.
     pub dispersion_filter: DispersionFilter,
+    /// Which RTT samples set the RTO (`"all"`, the DCNET 2016 rule, in every
+    /// variant; `"karn"`, the kernel's). Left out of the scenario's
+    /// normalised form at its default, so stored results keep their keys.
+    #[serde(skip_serializing_if = "RtoSamples::is_all")]
+    pub rto_samples: RtoSamples,
 }
 
 impl Default for WaveParams {
@@ -179,6 +209,7 @@ struct WaveFields {
     beta: Option<Duration>,
     dispersion_scaling: Option<bool>,
     dispersion_filter: Option<DispersionFilter>,
+    rto_samples: Option<RtoSamples>,
 }
 
 impl<'de> Deserialize<'de> for WaveParams {
@@ -193,6 +224,7 @@ impl<'de> Deserialize<'de> for WaveParams {
             beta: f.beta.unwrap_or(p.beta),
             dispersion_scaling: f.dispersion_scaling.unwrap_or(p.dispersion_scaling),
             dispersion_filter: f.dispersion_filter.unwrap_or(p.dispersion_filter),
+            rto_samples: f.rto_samples.unwrap_or(p.rto_samples),
             variant: p.variant,
         })
     }
@@ -269,6 +301,20 @@ mod tests {
             let back = parse(&serde_json::to_string(&p).unwrap()).unwrap();
             assert_eq!(p, back, "{name}");
         }
+    }
+
+    #[test]
+    fn rto_samples_is_the_papers_unless_set_and_is_written_only_when_set() {
+        let p = parse(r#"{"variant": "linux-4.12"}"#).unwrap();
+        assert_eq!(p.rto_samples, RtoSamples::All);
+        assert!(!serde_json::to_string(&p).unwrap().contains("rto_samples"));
+        let k = parse(r#"{"rto_samples": "karn"}"#).unwrap();
+        assert_eq!(k.rto_samples, RtoSamples::Karn);
+        let json = serde_json::to_string(&k).unwrap();
+        assert!(json.contains(r#""rto_samples":"karn""#), "{json}");
+        assert_eq!(parse(&json).unwrap(), k);
+        let e = parse(r#"{"rto_samples": "linux"}"#).unwrap_err();
+        assert!(e.contains("expected `all` or `karn`"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `crate::testing`): the SYN-ACK arrives at 100 ms, so the first burst leaves
 //! at 100 ms and the timer's next expiry is 100 ms + TxTime.
 
-use super::{DispersionFilter, Mode, Variant, WaveParams};
+use super::{DispersionFilter, Mode, RtoSamples, Variant, WaveParams};
 use crate::cc::{CcConfig, CongestionControl};
 use crate::testing::{ms, Harness};
 use crate::time::{Duration, Instant};
@@ -217,7 +217,11 @@ fn after_adjustment_the_first_sample_is_the_minimum_and_the_average() {
 /// One clean train (RTT 50 ms, dispersion 10 ms), a burst at 600 ms, then an
 /// outage: nothing comes back and the timers run until the RTO fires.
 fn train_then_outage_until_the_rto() -> Harness {
-    let mut h = wave(WaveParams::default());
+    train_then_outage_until_the_rto_with(WaveParams::default())
+}
+
+fn train_then_outage_until_the_rto_with(params: WaveParams) -> Harness {
+    let mut h = wave(params);
     h.sent();
     ack_train(&mut h, 0, 10, 150, 2);
     h.at(600);
@@ -258,6 +262,30 @@ fn an_ack_without_a_karn_valid_sample_leaves_the_statistics_but_feeds_the_rto() 
         "min, avg and max unchanged"
     );
     assert_eq!(after.max, Some(d(50)));
+}
+
+#[test]
+fn with_the_kernels_rto_samples_a_repair_gives_the_estimator_no_inflated_sample() {
+    // the same exchange as above with rto_samples = "karn": the ACKs of the
+    // retransmitted segments cover retransmitted data, and the sender, which
+    // now takes the estimator's samples itself, takes none from them
+    let params = WaveParams {
+        rto_samples: RtoSamples::Karn,
+        ..WaveParams::default()
+    };
+    let mut h = train_then_outage_until_the_rto_with(params);
+    assert!(!state(&h).takes_rtt_samples());
+    assert_eq!(h.sent(), segs(10..20, true));
+    let rto_at = h.now.as_nanos() / 1_000_000;
+    let samples = h.tx.rtt().sample_count();
+    let latest = h.tx.rtt().latest();
+    h.at(rto_at + 300);
+    h.ack(12 * MSS, &[]);
+    ack_train(&mut h, 14, 20, rto_at + 302, 2);
+    assert_eq!(h.tx.rtt().sample_count(), samples, "Karn: no sample");
+    assert_eq!(h.tx.rtt().latest(), latest);
+    // the train before the outage: one sample per ACK, 50-58 ms, none inflated
+    assert!(latest.is_some_and(|l| l <= d(60)), "{latest:?}");
 }
 
 #[test]
