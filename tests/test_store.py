@@ -424,3 +424,28 @@ def test_an_index_line_without_tables_that_lists_files_is_not_trusted(tmp_path: 
     # a full run's line is as before: no tables field
     full = json.loads(store.Entry(key="0123456789abcdef", code="c", files={}).to_json())
     assert "tables" not in full
+
+
+def test_index_lines_are_written_at_once_and_fsynced_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(store.os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    out = tmp_path / "out"
+    with Store(out) as s:
+        for i in range(50):
+            s.write_run(f"{i:016x}", {}, {"events": i}, {"goodput_mbps": 1.0}, tables=False)
+            # each line is in the file (a killed sweep keeps it) as it is written
+            assert len(index_lines(out)) == i + 1
+        assert synced == [], "no fsync per line"
+    assert len(synced) == 1, "one fsync when the store closes"
+    with Store(out) as s:
+        assert len(s.entries) == 50
+    # a line waits at most INDEX_SYNC_SECONDS for its fsync
+    monkeypatch.setattr(store, "INDEX_SYNC_SECONDS", 0.0)
+    synced.clear()
+    with Store(out) as s:
+        for i in range(50, 55):
+            s.write_run(f"{i:016x}", {}, {}, {}, tables=False)
+        assert len(synced) == 5
