@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from conftest import wavelab
+from wavelab.sweep_runner import TIMINGS
 
 HANDOVER_SWEEP = """
 name = "cluster-test"
@@ -75,8 +76,8 @@ def test_a_local_dask_cluster_gives_the_local_pools_results(tmp_path: Path) -> N
         for name, info in a[key]["files"].items():  # type: ignore[attr-defined]
             if name != "run.json":  # run.json holds the wall time and the worker
                 assert info == b[key]["files"][name], (key, name)  # type: ignore[index]
-    ta = pd.read_parquet(on_cluster / "runs.parquet").drop(columns="wall_s")
-    tb = pd.read_parquet(local / "runs.parquet").drop(columns="wall_s")
+    ta = pd.read_parquet(on_cluster / "runs.parquet").drop(columns=list(TIMINGS))
+    tb = pd.read_parquet(local / "runs.parquet").drop(columns=list(TIMINGS))
     pd.testing.assert_frame_equal(ta, tb)
     assert ta["recovery_s"].notna().any(), "the handover's recovery time was computed"
 

@@ -202,3 +202,39 @@ def test_parameters_are_typed_and_units_are_in_the_parquet_fields(tmp_path: Path
     # the faster link carries more in the same time: the typed column sorts as numbers
     fast = runs.sort_values("links[1].rate_bps")["goodput_mbps"].to_numpy()
     assert fast[-1] > fast[0]
+
+
+@pytest.mark.parametrize("name", ["dcnet2016-handover", "mobiwac-handoff", "wlan-arq", "demo"])
+def test_the_metrics_from_native_columns_are_those_from_frames(name: str) -> None:
+    # a sweep's worker computes a run's metrics from the native columns (no
+    # DataFrames); they must be the figures the DataFrame path gives, name
+    # for name, type for type: a handover with an outage, a break-before-make
+    # handoff with a transfer, a wireless hop, two flows through an outage
+    from wavelab import _native
+    from wavelab.metrics import handoff_metrics
+    from wavelab.results import table_columns, table_to_frame
+    from wavelab.scenario import builtin_scenario
+
+    sc = builtin_scenario(name)
+    sim = _native.Simulation(sc.to_json())
+    sim.run_until(sim.end)
+    native, run = sim.results(), dict(sim.run_stats())
+
+    def metrics(table: object) -> dict[str, object]:
+        t = {k: table(native[k]) for k in ("flows", "links", "handovers", "handoffs")}  # type: ignore[operator]
+        return {
+            **flow_metrics(
+                t["flows"], t["links"], run, sc.normalized, t["handovers"], t["handoffs"]
+            ),
+            **handoff_metrics(t["handoffs"]),
+        }
+
+    frames, columns = metrics(table_to_frame), metrics(table_columns)
+    assert list(columns) == list(frames)
+    assert "utilisation" in frames and "rtt_p95_ms" in frames
+    for k, v in frames.items():
+        assert type(columns[k]) is type(v), k
+        same = columns[k] == v or (
+            isinstance(v, float) and math.isnan(v) and math.isnan(columns[k])
+        )  # type: ignore[arg-type]
+        assert same, (k, v, columns[k])

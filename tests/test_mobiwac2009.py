@@ -86,6 +86,8 @@ def test_a_small_grid_through_the_sweep_machinery(tmp_path: Path) -> None:
     again = study.run_study(grid, tmp_path / "mw", study.LocalPool(1), progress=False)
     assert len(again) == 16 and (again["status"] == "ok").all()
     assert not math.isnan(float(again["transfer_s"].iloc[0]))
+    # each run's CPU time in its worker, and the engine's part of it
+    assert (again["engine_cpu_s"] > 0).all() and (again["cpu_s"] >= again["engine_cpu_s"]).all()
     more = study.Grid((13,), (4.0, 9.0, 14.0), (1,), ("regular",))
     bigger = study.run_study(more, tmp_path / "mw", study.LocalPool(1), progress=False)
     assert (bigger["status"] == "ok").all() and len(bigger) == 3

@@ -85,21 +85,31 @@ def execute(job: Job) -> RunOutput:
 
     from wavelab.metrics import flow_metrics, handoff_metrics
     from wavelab.native_files import run_files
-    from wavelab.results import table_to_frame
+    from wavelab.results import table_columns
     from wavelab.scenario import Scenario
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
     wall = time.perf_counter()
+    cpu = time.process_time()
     try:
         normalized = json.loads(job.scenario_json)
         sc = Scenario(normalized, normalized, None, job.scenario_json, traces=dict(job.traces))
         sim = _native.Simulation(job.scenario_json)
         files: dict[str, bytes] = {}
-        with tempfile.TemporaryDirectory(prefix="wavelab-capture-") as tmp:
+        # a directory for the captures only when there are any: creating and
+        # removing one takes about 3 ms of waiting on this machine's disk,
+        # as long as a short run
+        with (
+            tempfile.TemporaryDirectory(prefix="wavelab-capture-")
+            if job.captures
+            else contextlib.nullcontext("")
+        ) as tmp:
             paths = [Path(tmp) / capture_file_name(t) for t in job.captures]
             for target, path in zip(job.captures, paths, strict=True):
                 sim.add_capture(target, str(path))
+            engine = time.process_time()
             sim.run_until(sim.end)
+            engine = time.process_time() - engine
             if sim.stopped is not None:
                 return RunOutput(job.key, error=sim.stopped, worker=worker)
             for done, path in zip(sim.finish_captures(), paths, strict=True):
@@ -108,29 +118,37 @@ def execute(job: Job) -> RunOutput:
                 files[path.name] = path.read_bytes()
         stats: dict[str, Any] = dict(sim.run_stats())
         stats["wall_seconds"] = time.perf_counter() - wall
+        stats["engine_cpu_seconds"] = engine
         stats["worker"] = worker
         # the files straight from the native columns (byte-identical to
         # Results.to_files, without building the DataFrames)
         native = sim.results()
+        flows: Any
         if job.tables:
             tables, flows = run_files(sc, native, stats, True)
             files = {**tables, **files}
         else:
-            flows = table_to_frame(native["flows"])
             # the store keeps only the index line of such a run
-        handoffs = table_to_frame(native["handoffs"]) if "handoffs" in native else None
-        handovers = table_to_frame(native["handovers"]) if "handovers" in native else None
-        # the links table from the native columns: a run without stored
-        # tables (job.tables false) has no links.parquet to read back
-        links = table_to_frame(native["links"])
+            flows = table_columns(native["flows"])
+        # the metrics from the native columns, no DataFrames (the same
+        # figures; the links table is read here because a run without stored
+        # tables has no links.parquet to read back)
+        handoffs = table_columns(native["handoffs"]) if "handoffs" in native else None
+        handovers = table_columns(native["handovers"]) if "handovers" in native else None
+        links = table_columns(native["links"])
+        metrics = {
+            **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
+            **handoff_metrics(handoffs),
+        }
+        # the worker's CPU time for the whole run (scenario to metrics), for
+        # the index line and the runs table (run.json, written above, has the
+        # engine's)
+        stats["cpu_seconds"] = time.process_time() - cpu
         return RunOutput(
             job.key,
             files,
             stats,
-            {
-                **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
-                **handoff_metrics(handoffs),
-            },
+            metrics,
             list(job.captures),
             None,
             worker,

@@ -119,16 +119,32 @@ class Capacity:
         return xs, ys
 
 
-def _records(table: pd.DataFrame | None) -> list[dict[str, Any]]:
-    if table is None or not len(table):
+Table = pd.DataFrame | Mapping[str, Any]
+"""A run's table: a DataFrame, or its columns by name (a sweep's worker
+passes :func:`wavelab.results.table_columns`, not to build DataFrames)."""
+
+
+def _rows(table: Table | None) -> int:
+    if table is None:
+        return 0
+    if isinstance(table, pd.DataFrame):
+        return len(table)
+    return len(next(iter(table.values()))) if table else 0
+
+
+def _records(table: Table | None) -> list[dict[str, Any]]:
+    if table is None or not _rows(table):
         return []
-    return [{str(k): v for k, v in r.items()} for r in table.to_dict("records")]
+    if isinstance(table, pd.DataFrame):
+        return [{str(k): v for k, v in r.items()} for r in table.to_dict("records")]
+    cols = {str(k): list(v) for k, v in table.items()}
+    return [{k: v[i] for k, v in cols.items()} for i in range(_rows(table))]
 
 
 def outages(
     normalized: Mapping[str, Any],
-    handovers: pd.DataFrame | None = None,
-    handoffs: pd.DataFrame | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
     end: float = math.inf,
 ) -> dict[int, list[Outage]]:
     """The windows when each link (by index) was down (see the module), each
@@ -194,8 +210,8 @@ def direction_capacity(
     normalized: Mapping[str, Any],
     direction: int,
     end: float,
-    handovers: pd.DataFrame | None = None,
-    handoffs: pd.DataFrame | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
 ) -> Capacity:
     """The capacity of direction ``direction`` (2 x link + 0 forward, 1
     reverse) over [0, end] (see the module)."""
@@ -246,14 +262,26 @@ def direction_capacity(
     return Capacity(label, times[last], rates[last].astype(float), end, known)
 
 
-def bottleneck_direction(links: pd.DataFrame) -> int | None:
+def bottleneck_direction(links: Table) -> int | None:
     """The bottleneck of a run's links table: the direction where packets
-    waited longest on average (ties: the slowest); None if no direction
-    carried a packet or the table has no queueing delay."""
-    used = links[links["sent_packets"] > 0]
-    if used.empty or "queue_delay_mean" not in used:
+    waited longest on average (ties: the slowest, then the first); None if no
+    direction carried a packet or the table has no queueing delay."""
+    if "queue_delay_mean" not in links:
         return None
-    order = used.assign(_neg_rate=-used["rate"].astype(float)).sort_values(
-        ["queue_delay_mean", "_neg_rate"], ascending=False, kind="stable"
-    )
-    return int(order["dir"].iloc[0])
+    sent = np.asarray(links["sent_packets"])
+    delay = np.asarray(links["queue_delay_mean"], dtype=float)
+    rate = np.asarray(links["rate"], dtype=float)
+    best: tuple[bool, float, bool, float] | None = None
+    found = None
+    for i in np.flatnonzero(sent > 0):
+        q, r = float(delay[i]), -float(rate[i])
+        # largest delay first, then the slowest; NaN after any number
+        key = (
+            not math.isnan(q),
+            0.0 if math.isnan(q) else q,
+            not math.isnan(r),
+            0.0 if math.isnan(r) else r,
+        )
+        if best is None or key > best:
+            best, found = key, int(i)
+    return None if found is None else int(np.asarray(links["dir"])[found])

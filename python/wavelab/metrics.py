@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from wavelab import analysis
-from wavelab.capacity import bottleneck_direction, direction_capacity
+from wavelab.capacity import Table, bottleneck_direction, direction_capacity
 from wavelab.scenario import Scenario
 
 PER_FLOW_LIMIT = 16
@@ -104,18 +104,22 @@ def _ratio(a: float, b: float) -> float:
 
 
 def flow_metrics(
-    flows: pd.DataFrame,
-    links: pd.DataFrame | None = None,
+    flows: Table,
+    links: Table | None = None,
     run: Mapping[str, Any] | None = None,
     normalized: Mapping[str, Any] | None = None,
-    handovers: pd.DataFrame | None = None,
-    handoffs: pd.DataFrame | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
 ) -> dict[str, Any]:
     """The figures of one run from its flows table, its links table, its run
     figures (``Results.run``), its normalised scenario and its handovers and
     handoffs tables (see the module description; without links, run and
-    scenario, only the flows' figures)."""
-    out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(flows)}
+    scenario, only the flows' figures). The tables are DataFrames, or their
+    columns by name (:func:`wavelab.results.table_columns`, which a sweep's
+    worker passes: building DataFrames of a few rows took longer than the
+    short runs of a study): the same figures, type for type."""
+    names = [str(n) for n in flows["name"]]
+    out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(names)}
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
     out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
     for c in COUNTERS:
@@ -130,20 +134,28 @@ def flow_metrics(
         out.update(
             bottleneck_metrics(links, normalized, _num(run.get("simulated")), handovers, handoffs)
         )
-    if len(flows) <= PER_FLOW_LIMIT:
-        for i, row in enumerate(flows.itertuples(index=False)):
-            name = str(row.name)
+    if len(names) <= PER_FLOW_LIMIT:
+        nan = [math.nan] * len(names)
+
+        def values_of(name: str) -> list[Any]:
+            return list(flows[name]) if name in flows else nan
+
+        per_flow = {c: values_of(c) for c in (*COUNTERS, "segments_sent")}
+        delivered, min_rtt = values_of("bytes_delivered"), values_of("min_rtt")
+        completion = values_of("completion_time")
+        rtt = {field: values_of(field) for field, _ in RTT}
+        for i, name in enumerate(names):
             out[f"goodput_mbps:{name}"] = goodputs[i]
-            out[f"delivered_mb:{name}"] = _num(row.bytes_delivered) / 1e6
+            out[f"delivered_mb:{name}"] = _num(delivered[i]) / 1e6
             for c in COUNTERS:
-                out[f"{c}:{name}"] = int(getattr(row, c))
+                out[f"{c}:{name}"] = int(per_flow[c][i])
             out[f"retransmission_rate:{name}"] = _ratio(
-                _num(row.retransmissions), _num(row.segments_sent)
+                _num(per_flow["retransmissions"][i]), _num(per_flow["segments_sent"][i])
             )
-            out[f"min_rtt_ms:{name}"] = _num(row.min_rtt) * 1e3
-            for field, column in RTT:
-                out[f"{column}:{name}"] = _num(getattr(row, field, math.nan)) * 1e3
-            out[f"completion_s:{name}"] = _num(row.completion_time)
+            out[f"min_rtt_ms:{name}"] = _num(min_rtt[i]) * 1e3
+            for field, col in RTT:
+                out[f"{col}:{name}"] = _num(rtt[field][i]) * 1e3
+            out[f"completion_s:{name}"] = _num(completion[i])
     return out
 
 
@@ -161,18 +173,19 @@ def handoff_metrics(handoffs: Columns | pd.DataFrame | None) -> dict[str, Any]:
 
 
 def bottleneck_metrics(
-    links: pd.DataFrame,
+    links: Table,
     normalized: Mapping[str, Any],
     simulated: float,
-    handovers: pd.DataFrame | None = None,
-    handoffs: pd.DataFrame | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
 ) -> dict[str, Any]:
     """Queueing delay, loss rate and utilisation of the bottleneck (the module
     description says which direction that is and how each is defined)."""
     d = bottleneck_direction(links)
     if d is None:
         return {}
-    b = links[links["dir"] == d].iloc[0]
+    row = int(np.flatnonzero(np.asarray(links["dir"]) == d)[0])
+    b = {n: list(links[n])[row] for n in [str(c) for c in links]}
     dropped = float(b["dropped_queue"] + b["dropped_random"] + b["dropped_outage"])
     cap = direction_capacity(normalized, d, simulated, handovers, handoffs)
     bits = cap.bits() if cap.known else math.nan

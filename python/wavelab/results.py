@@ -79,6 +79,17 @@ def table_to_frame(columns: NativeTable) -> pd.DataFrame:
     return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
 
 
+def table_columns(columns: NativeTable) -> dict[str, Any]:
+    """A native table's columns without building a DataFrame (pandas takes
+    about a millisecond to build a frame of a few rows, longer than a short
+    run of a sweep takes to simulate): numbers as numpy arrays, strings as
+    the native module's list of ``str``, categories as categoricals."""
+    return {
+        name: data if kind == "str" else _column(kind, data, labels)
+        for name, kind, data, labels in columns
+    }
+
+
 class Results:
     """What a run produced.
 

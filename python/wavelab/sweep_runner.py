@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -255,6 +256,8 @@ def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) 
             row.update(metrics)
             row["events"] = run.get("events")
             row["wall_s"] = run.get("wall_seconds")
+            row["cpu_s"] = run.get("cpu_seconds", math.nan)
+            row["engine_cpu_s"] = run.get("engine_cpu_seconds", math.nan)
         rows.append(row)
     table = _order_columns(pd.DataFrame(rows), sweep.param_names)
     for name in sweep.param_names:
@@ -297,7 +300,12 @@ TOTALS = (
     "transfer_packets",
     "events",
     "wall_s",
+    "cpu_s",
+    "engine_cpu_s",
 )
+TIMINGS = ("wall_s", "cpu_s", "engine_cpu_s")
+"""The runs table's columns that time a run (they differ from run to run:
+everything else in the table is deterministic)."""
 PER_FLOW = (
     "goodput_mbps",
     "delivered_mb",
