@@ -27,7 +27,7 @@ from wavelab.outputs import (
 )
 from wavelab.ownership import claim_run_dir, scenario_digest
 from wavelab.paths import PathError
-from wavelab.results import Results
+from wavelab.results import RUN_COLUMNS, Results
 from wavelab.runner import run
 from wavelab.scenario import (
     Scenario,
@@ -68,9 +68,40 @@ def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
         raise WavelabError(f"--set {e}") from None
 
 
+RTT_COLUMNS = ("flow", "min_rtt_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms")
+"""The summary's RTT block (the flow's name, then its RTT figures)."""
+
+
 def _print_summary(res: Results) -> None:
+    """The summary as three blocks: per flow its counters, per flow its RTT,
+    and one line of the run's figures (the bottleneck's, and Jain's index
+    with two flows or more)."""
+    frame = res.summary()
+    rtt = list(RTT_COLUMNS[1:])
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(res.summary().to_string(index=False))
+        print(counters.to_string(index=False))
+        print(frame[list(RTT_COLUMNS)].to_string(index=False))
+    if "bottleneck" in frame and len(frame):
+        print(_run_line(frame.iloc[0]))
+
+
+def _run_line(row: pd.Series) -> str:
+    """``run: bottleneck ...`` with the run's figures of the summary."""
+
+    def fmt(v: float, digits: int) -> str:
+        return "n/a" if pd.isna(v) else f"{v:.{digits}f}"
+
+    parts = [
+        f"run: bottleneck {row['bottleneck']}",
+        f"queue_delay_mean_ms {fmt(row['queue_delay_mean_ms'], 2)}",
+        f"queue_delay_p95_ms {fmt(row['queue_delay_p95_ms'], 2)}",
+        f"loss_rate {fmt(row['loss_rate'], 5)}",
+        f"utilisation {fmt(row['utilisation'], 4)}",
+    ]
+    if not pd.isna(row["jain"]):
+        parts.append(f"jain {row['jain']:.4f}")
+    return "  ".join(parts)
 
 
 Runner = Callable[[Scenario, bool, dict[str, Path]], Results]

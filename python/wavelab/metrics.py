@@ -140,22 +140,38 @@ def flow_metrics(
         def values_of(name: str) -> list[Any]:
             return list(flows[name]) if name in flows else nan
 
-        per_flow = {c: values_of(c) for c in (*COUNTERS, "segments_sent")}
+        per_flow = {c: values_of(c) for c in COUNTERS}
         delivered, min_rtt = values_of("bytes_delivered"), values_of("min_rtt")
         completion = values_of("completion_time")
-        rtt = {field: values_of(field) for field, _ in RTT}
+        rates = flow_rates(flows)
         for i, name in enumerate(names):
             out[f"goodput_mbps:{name}"] = goodputs[i]
             out[f"delivered_mb:{name}"] = _num(delivered[i]) / 1e6
             for c in COUNTERS:
                 out[f"{c}:{name}"] = int(per_flow[c][i])
-            out[f"retransmission_rate:{name}"] = _ratio(
-                _num(per_flow["retransmissions"][i]), _num(per_flow["segments_sent"][i])
-            )
             out[f"min_rtt_ms:{name}"] = _num(min_rtt[i]) * 1e3
-            for field, col in RTT:
-                out[f"{col}:{name}"] = _num(rtt[field][i]) * 1e3
+            for col, values in rates.items():
+                out[f"{col}:{name}"] = values[i]
             out[f"completion_s:{name}"] = _num(completion[i])
+    return out
+
+
+def flow_rates(flows: Table) -> dict[str, list[float]]:
+    """Each flow's ``retransmission_rate`` (retransmitted segments / segments
+    sent) and ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms``
+    (its sender's RTT samples), by metric name, one value per row of the
+    flows table (NaN where the table has no such column): the per-flow
+    figures of :func:`flow_metrics` and of the run summary
+    (:func:`wavelab.results.summary_frame`)."""
+    n = len(flows["name"])
+
+    def values_of(name: str) -> list[float]:
+        return [_num(v) for v in flows[name]] if name in flows else [math.nan] * n
+
+    sent, retx = values_of("segments_sent"), values_of("retransmissions")
+    out = {"retransmission_rate": [_ratio(r, s) for r, s in zip(retx, sent, strict=True)]}
+    for field, col in RTT:
+        out[col] = [v * 1e3 for v in values_of(field)]
     return out
 
 

@@ -27,6 +27,7 @@ from wavelab.results import (
     NativeTable,
     direction_labels,
     meta_files,
+    table_columns,
     table_to_frame,
 )
 from wavelab.scenario import Scenario
@@ -140,4 +141,16 @@ def run_files(
     its native tables, and the ``flows`` DataFrame (the only one built)."""
     flows = table_to_frame(tables["flows"])
     out = parquet_files(tables)
-    return {**out, **meta_files(scenario, flows, run, complete)}, flows
+    def columns(name: str) -> dict[str, Any] | None:
+        return table_columns(tables[name]) if name in tables else None
+
+    meta = meta_files(
+        scenario,
+        flows,
+        run,
+        complete,
+        columns("links"),
+        columns("handovers"),
+        columns("handoffs"),
+    )
+    return {**out, **meta}, flows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wavelab.capacity import Table
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.outputs import write_files_atomically
 from wavelab.scenario import Scenario
@@ -283,8 +285,16 @@ class Results:
         return f"Results({self.scenario.name!r}, {state}, {len(self.flows)} flows)"
 
     def summary(self) -> pd.DataFrame:
-        """One row per flow: the figures people compare first."""
-        return summary_frame(self.flows)
+        """One row per flow: the figures people compare first, and the run's
+        (:func:`summary_frame`)."""
+        return summary_frame(
+            self.flows,
+            self.links,
+            self.run,
+            self.scenario.normalized,
+            self.handovers,
+            self.handoffs,
+        )
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
@@ -321,7 +331,16 @@ class Results:
             buf = io.BytesIO()
             frame.to_parquet(buf, index=False)
             files[f"{name}.parquet"] = buf.getvalue()
-        return {**files, **meta_files(self.scenario, self.flows, self.run, self.complete)}
+        meta = meta_files(
+            self.scenario,
+            self.flows,
+            self.run,
+            self.complete,
+            self.links,
+            self.handovers,
+            self.handoffs,
+        )
+        return {**files, **meta}
 
     def to_parquet(self, directory: str | Path, force: bool = False) -> list[Path]:
         """Writes every table as Parquet, the summary as CSV, and the normalised
@@ -379,10 +398,41 @@ class Results:
         )
 
 
-def summary_frame(flows: pd.DataFrame) -> pd.DataFrame:
-    """One row per flow of a ``flows`` table: the figures people compare first."""
+RUN_COLUMNS = (
+    "bottleneck",
+    "queue_delay_mean_ms",
+    "queue_delay_p95_ms",
+    "loss_rate",
+    "utilisation",
+    "jain",
+)
+"""The run's figures in the summary (the same on every flow's row)."""
+
+
+def summary_frame(
+    flows: pd.DataFrame,
+    links: Table | None = None,
+    run: Mapping[str, Any] | None = None,
+    normalized: Mapping[str, Any] | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
+) -> pd.DataFrame:
+    """One row per flow of a ``flows`` table: the figures people compare
+    first. Per flow: goodput, bytes delivered, the retransmission counters and
+    ``retransmission_rate``, the minimum RTT and ``rtt_mean_ms``,
+    ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms`` (its sender's samples),
+    completion time. Per run, repeated on each row (:data:`RUN_COLUMNS`; with
+    the links table, run figures and normalised scenario): the bottleneck's
+    name, queueing delay mean and p95 (ms), ``loss_rate`` (packets dropped
+    there / offered) and ``utilisation``, and ``jain`` (Jain's index of the
+    flows' goodputs; empty for one flow, where it says nothing). Every figure
+    comes from :func:`wavelab.metrics.flow_metrics` and
+    :func:`wavelab.metrics.flow_rates`, as in a sweep's metrics table."""
+    from wavelab.metrics import flow_metrics, flow_rates
+
     f = flows
-    return pd.DataFrame(
+    rates = flow_rates(f)
+    out = pd.DataFrame(
         {
             "flow": f["name"],
             "algorithm": f["algorithm"],
@@ -392,10 +442,21 @@ def summary_frame(flows: pd.DataFrame) -> pd.DataFrame:
             "fast_retransmits": f["fast_retransmits"],
             "rto_expiries": f["rto_expiries"],
             "spurious_retransmissions": f["spurious_retransmissions"],
+            "retransmission_rate": np.round(rates["retransmission_rate"], 5),
             "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
+            **{c: np.round(rates[c], 2) for c in ("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms")},
+            "rtt_p99_ms": np.round(rates["rtt_p99_ms"], 2),
             "completion_s": f["completion_time"].round(4),
         }
     )
+    if links is None or run is None or normalized is None:
+        return out
+    m = flow_metrics(f, links, run, normalized, handovers, handoffs)
+    digits = {"queue_delay_mean_ms": 2, "queue_delay_p95_ms": 2, "loss_rate": 5}
+    for c in RUN_COLUMNS:
+        v = m.get(c, math.nan)
+        out[c] = v if isinstance(v, str) else round(float(v), digits.get(c, 4))
+    return out
 
 
 def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
@@ -408,11 +469,19 @@ def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
 
 
 def meta_files(
-    scenario: Scenario, flows: pd.DataFrame, run: dict[str, Any], complete: bool
+    scenario: Scenario,
+    flows: pd.DataFrame,
+    run: dict[str, Any],
+    complete: bool,
+    links: Table | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
 ) -> dict[str, bytes]:
-    """``summary.csv`` and ``run.json`` of a run."""
+    """``summary.csv`` (:func:`summary_frame`; its run columns need
+    ``links``) and ``run.json`` of a run."""
+    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs)
     return {
-        "summary.csv": summary_frame(flows).to_csv(index=False).encode(),
+        "summary.csv": summary.to_csv(index=False).encode(),
         "run.json": run_json(scenario, run, complete),
     }
 
