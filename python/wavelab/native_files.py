@@ -141,6 +141,7 @@ def run_files(
     its native tables, and the ``flows`` DataFrame (the only one built)."""
     flows = table_to_frame(tables["flows"])
     out = parquet_files(tables)
+
     def columns(name: str) -> dict[str, Any] | None:
         return table_columns(tables[name]) if name in tables else None
 
