@@ -82,7 +82,9 @@ def _print_summary(res: Results) -> None:
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(counters.to_string(index=False))
         print(frame[list(RTT_COLUMNS)].to_string(index=False))
-    if "bottleneck" in frame and len(frame):
+    # no line when the run has no bottleneck figures (an emulation's links
+    # table has no queueing delay)
+    if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):
         print(_run_line(frame.iloc[0]))
 
 
