@@ -17,7 +17,7 @@ from conftest import wavelab as cli
 from wavelab import _native
 from wavelab.metrics import flow_metrics
 from wavelab.native_files import run_files
-from wavelab.results import RUN_COLUMNS
+from wavelab.results import RUN_COLUMNS, table_columns
 from wavelab.scenario import builtin_scenario
 
 
@@ -78,7 +78,13 @@ def test_summary_csv_is_the_summary_on_both_write_paths(demo: wavelab.Results) -
     sc = builtin_scenario("demo")
     sim = _native.Simulation(sc.to_json())
     sim.run_until(sim.end)
-    native, _ = run_files(sc, sim.results(), dict(sim.run_stats()), True)
+    tables, run = sim.results(), dict(sim.run_stats())
+    native, _ = run_files(sc, tables, run, True)
+    # and with the metrics a sweep's worker computed from the native columns
+    t = {k: table_columns(tables[k]) for k in ("flows", "links", "handovers", "handoffs")}
+    m = flow_metrics(t["flows"], t["links"], run, sc.normalized, t["handovers"], t["handoffs"])
+    worker, _ = run_files(sc, tables, run, True, m)
+    assert worker["summary.csv"] == native["summary.csv"]
     frame = pd.read_csv(io.BytesIO(mine))
     assert list(frame.columns)[-len(RUN_COLUMNS) :] == list(RUN_COLUMNS)
     assert frame["rtt_p95_ms"].tolist() == demo.summary()["rtt_p95_ms"].tolist()

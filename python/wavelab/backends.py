@@ -123,13 +123,7 @@ def execute(job: Job) -> RunOutput:
         # the files straight from the native columns (byte-identical to
         # Results.to_files, without building the DataFrames)
         native = sim.results()
-        flows: Any
-        if job.tables:
-            tables, flows = run_files(sc, native, stats, True)
-            files = {**tables, **files}
-        else:
-            # the store keeps only the index line of such a run
-            flows = table_columns(native["flows"])
+        flows = table_columns(native["flows"])
         # the metrics from the native columns, no DataFrames (the same
         # figures; the links table is read here because a run without stored
         # tables has no links.parquet to read back)
@@ -140,6 +134,10 @@ def execute(job: Job) -> RunOutput:
             **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
             **handoff_metrics(handoffs),
         }
+        if job.tables:
+            # (a run without them: the store keeps only its index line)
+            tables, _ = run_files(sc, native, stats, True, metrics)
+            files = {**tables, **files}
         # the worker's CPU time for the whole run (scenario to metrics), for
         # the index line and the runs table (run.json, written above, has the
         # engine's)

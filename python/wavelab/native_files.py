@@ -13,6 +13,7 @@ from an empty DataFrame of that shape, and cached.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -136,9 +137,12 @@ def run_files(
     tables: dict[str, NativeTable],
     run: dict[str, Any],
     complete: bool,
+    metrics: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, bytes], pd.DataFrame]:
     """Every file :meth:`Results.to_files` writes for this run, straight from
-    its native tables, and the ``flows`` DataFrame (the only one built)."""
+    its native tables, and the ``flows`` DataFrame (the only one built);
+    ``metrics``, the run's :func:`wavelab.metrics.flow_metrics` if the caller
+    has them (a sweep's worker), saves computing them again for the summary."""
     flows = table_to_frame(tables["flows"])
     out = parquet_files(tables)
 
@@ -153,5 +157,6 @@ def run_files(
         columns("links"),
         columns("handovers"),
         columns("handoffs"),
+        metrics,
     )
     return {**out, **meta}, flows

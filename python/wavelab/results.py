@@ -416,6 +416,7 @@ def summary_frame(
     normalized: Mapping[str, Any] | None = None,
     handovers: Table | None = None,
     handoffs: Table | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One row per flow of a ``flows`` table: the figures people compare
     first. Per flow: goodput, bytes delivered, the retransmission counters and
@@ -427,7 +428,10 @@ def summary_frame(
     there / offered) and ``utilisation``, and ``jain`` (Jain's index of the
     flows' goodputs; empty for one flow, where it says nothing). Every figure
     comes from :func:`wavelab.metrics.flow_metrics` and
-    :func:`wavelab.metrics.flow_rates`, as in a sweep's metrics table."""
+    :func:`wavelab.metrics.flow_rates`, as in a sweep's metrics table;
+    ``metrics``, the run's :func:`~wavelab.metrics.flow_metrics` already
+    computed (a sweep's worker has them), replaces the tables for the run's
+    figures."""
     from wavelab.metrics import flow_metrics, flow_rates
 
     f = flows
@@ -449,9 +453,12 @@ def summary_frame(
             "completion_s": f["completion_time"].round(4),
         }
     )
-    if links is None or run is None or normalized is None:
+    if metrics is not None:
+        m = metrics
+    elif links is None or run is None or normalized is None:
         return out
-    m = flow_metrics(f, links, run, normalized, handovers, handoffs)
+    else:
+        m = flow_metrics(f, links, run, normalized, handovers, handoffs)
     digits = {"queue_delay_mean_ms": 2, "queue_delay_p95_ms": 2, "loss_rate": 5}
     for c in RUN_COLUMNS:
         v = m.get(c, math.nan)
@@ -476,10 +483,11 @@ def meta_files(
     links: Table | None = None,
     handovers: Table | None = None,
     handoffs: Table | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> dict[str, bytes]:
     """``summary.csv`` (:func:`summary_frame`; its run columns need
-    ``links``) and ``run.json`` of a run."""
-    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs)
+    ``links`` or ``metrics``) and ``run.json`` of a run."""
+    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs, metrics)
     return {
         "summary.csv": summary.to_csv(index=False).encode(),
         "run.json": run_json(scenario, run, complete),
