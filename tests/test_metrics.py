@@ -238,3 +238,14 @@ def test_the_metrics_from_native_columns_are_those_from_frames(name: str) -> Non
             isinstance(v, float) and math.isnan(v) and math.isnan(columns[k])
         )  # type: ignore[arg-type]
         assert same, (k, v, columns[k])
+
+
+def test_counters_the_kernel_does_not_keep_are_missing_not_an_error(run: wavelab.Results) -> None:
+    """An emulated flow's table has missing counters (the kernel keeps no
+    fast-retransmission count): its summary names them NaN, per flow."""
+    flows = run.flows.copy()
+    flows["fast_retransmits"] = pd.array([pd.NA] * len(flows), dtype="Int64")
+    m = flow_metrics(flows)
+    name = str(flows["name"].iloc[0])
+    assert math.isnan(m[f"fast_retransmits:{name}"])
+    assert m[f"retransmissions:{name}"] == int(flows["retransmissions"].iloc[0])

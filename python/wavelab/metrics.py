@@ -91,6 +91,15 @@ def _num(x: Any) -> float:
     return v
 
 
+def _count(x: Any) -> int | float:
+    """A counter as an int; NaN where it was not counted (an emulated flow's
+    counters the kernel does not keep are missing values)."""
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def jain(values: list[float]) -> float:
     """Jain's fairness index (NaN for fewer than two values or all zero)."""
     x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
@@ -148,7 +157,7 @@ def flow_metrics(
             out[f"goodput_mbps:{name}"] = goodputs[i]
             out[f"delivered_mb:{name}"] = _num(delivered[i]) / 1e6
             for c in COUNTERS:
-                out[f"{c}:{name}"] = int(per_flow[c][i])
+                out[f"{c}:{name}"] = _count(per_flow[c][i])
             out[f"min_rtt_ms:{name}"] = _num(min_rtt[i]) * 1e3
             for col, values in rates.items():
                 out[f"{col}:{name}"] = values[i]
