@@ -3,7 +3,15 @@
 //! in the simulator's [`Instant`] type so that the link model runs on it
 //! unchanged.
 
+use nix::time::ClockId;
 use wavelab_tcp::Instant;
+
+/// Clock `id` read now, in nanoseconds; `None` if the kernel refuses it.
+pub(crate) fn clock_ns(id: ClockId) -> Option<u64> {
+    nix::time::clock_gettime(id)
+        .ok()
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+}
 
 /// Nanoseconds since an origin, shared by every thread of a run.
 #[derive(Clone, Copy, Debug)]
@@ -18,9 +26,7 @@ impl Clock {
     /// A clock whose zero is now.
     pub fn start() -> Self {
         let origin = std::time::Instant::now();
-        let mono = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).map_or(0, |t| {
-            t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
-        });
+        let mono = clock_ns(ClockId::CLOCK_MONOTONIC).unwrap_or(0);
         Clock {
             origin,
             // the two reads are some 20 ns apart
@@ -60,8 +66,7 @@ mod tests {
     fn the_kernels_monotonic_clock_maps_onto_this_one() {
         let c = Clock::start();
         std::thread::sleep(std::time::Duration::from_millis(5));
-        let mono = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
-        let ns = mono.tv_sec() as u64 * 1_000_000_000 + mono.tv_nsec() as u64;
+        let ns = clock_ns(ClockId::CLOCK_MONOTONIC).unwrap();
         let here = c.now().as_nanos();
         let there = c.from_monotonic(ns).unwrap().as_nanos();
         assert!(there.abs_diff(here) < 1_000_000, "{there} vs {here}");

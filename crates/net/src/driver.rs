@@ -260,9 +260,7 @@ impl RtGuard {
 
 /// The calling thread's CPU time (ns).
 fn thread_cpu() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-        .unwrap_or(0)
+    crate::clock::clock_ns(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
 /// Buffers for reading a device with segmentation offload: the kernel hands

@@ -43,9 +43,8 @@ pub fn wave_metrics(s: &WaveSocket, mss: u32) -> [f64; 10] {
 /// apart, and [`BurstLog::missed`] counts the ones it did miss.
 #[derive(Debug, Default)]
 pub struct BurstLog {
-    /// Flow, opened at (this run's clock), first sequence number, segments,
-    /// TxTime (us).
-    rows: Vec<(u32, Instant, u32, u32, u32)>,
+    /// Flow, when it opened on this run's clock, and the ring's record.
+    rows: Vec<(u32, Instant, BurstRecord)>,
     /// Per flow: the newest burst recorded (kernel ns) and how many.
     seen: Vec<(u64, u64)>,
     missed: u64,
@@ -65,13 +64,13 @@ impl BurstLog {
                 continue;
             }
             if let Some(t) = clock.from_monotonic(b.opened_ns) {
-                self.rows.push((flow, t, b.start, b.segments, b.tx_time_us));
+                self.rows.push((flow, t, *b));
             }
             *newest = b.opened_ns;
             *count += 1;
         }
-        // the program's count also holds the slot being written
-        let missed = u64::from(opened).saturating_sub(*count + 1);
+        // the program counts a burst once its slot is written
+        let missed = u64::from(opened).saturating_sub(*count);
         self.missed = self.missed.max(missed);
     }
 
@@ -95,14 +94,17 @@ impl BurstLog {
             ColumnData::F64(rows.iter().map(|r| r.1.as_secs_f64()).collect()),
         );
         t.push("flow", ColumnData::U32(rows.iter().map(|r| r.0).collect()));
-        t.push("seq", ColumnData::U32(rows.iter().map(|r| r.2).collect()));
+        t.push(
+            "seq",
+            ColumnData::U32(rows.iter().map(|r| r.2.start).collect()),
+        );
         t.push(
             "segments",
-            ColumnData::U32(rows.iter().map(|r| r.3).collect()),
+            ColumnData::U32(rows.iter().map(|r| r.2.segments).collect()),
         );
         t.push(
             "tx_time",
-            ColumnData::F64(rows.iter().map(|r| r.4 as f64 * 1e-6).collect()),
+            ColumnData::F64(rows.iter().map(|r| r.2.tx_time_us as f64 * 1e-6).collect()),
         );
         t
     }
@@ -150,15 +152,16 @@ mod tests {
         let clock = Clock::start();
         let base = 1u64 << 62; // far after the clock's origin
         let mut log = BurstLog::default();
-        log.add(0, &clock, &[record(base), record(base + 10)], 3);
-        log.add(0, &clock, &[record(base + 10), record(base + 20)], 4);
-        log.add(1, &clock, &[record(base + 5)], 2);
+        // the ring holds every burst opened so far (fewer than it holds)
+        log.add(0, &clock, &[record(base), record(base + 10)], 2);
+        log.add(0, &clock, &[record(base + 10), record(base + 20)], 3);
+        log.add(1, &clock, &[record(base + 5)], 1);
         assert_eq!(log.missed(), 0);
         let t = log.to_table();
         assert_eq!(t.col::<u32>("flow"), &[0, 1, 0, 0]);
         assert!(t.col::<f64>("time").windows(2).all(|w| w[0] <= w[1]));
-        // a ring read after more bursts than it holds
+        // a ring read after more bursts than it holds: 40 opened, 4 seen
         log.add(0, &clock, &[record(base + 90)], 40);
-        assert_eq!(log.missed(), 40 - 4 - 1);
+        assert_eq!(log.missed(), 36);
     }
 }
