@@ -74,7 +74,7 @@ impl SocketStates {
     /// The TCP Wave state of the connection `sock` (a socket of this
     /// process); `None` if it does not use the pinned program.
     pub fn get(&self, sock: BorrowedFd<'_>) -> io::Result<Option<WaveSocket>> {
-        Ok(self.get_with_bursts(sock)?.map(|(s, _)| s))
+        Ok(self.value(sock)?.and_then(|b| WaveSocket::from_bytes(&b)))
     }
 
     /// As [`get`](Self::get), with the bursts the program opened last
@@ -83,9 +83,14 @@ impl SocketStates {
         &self,
         sock: BorrowedFd<'_>,
     ) -> io::Result<Option<(WaveSocket, Vec<BurstRecord>)>> {
-        use std::os::fd::AsRawFd;
-        let key = sock.as_raw_fd().to_ne_bytes();
-        Ok(syscall::lookup(&self.map, &key)?
+        Ok(self
+            .value(sock)?
             .and_then(|b| WaveSocket::from_bytes(&b).map(|s| (s, WaveSocket::recent_bursts(&b)))))
+    }
+
+    /// The storage value of the connection `sock`, if it has one.
+    fn value(&self, sock: BorrowedFd<'_>) -> io::Result<Option<Vec<u8>>> {
+        use std::os::fd::AsRawFd;
+        syscall::lookup(&self.map, &sock.as_raw_fd().to_ne_bytes())
     }
 }
