@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from conftest import wavelab
-from wavelab.sweep_runner import TIMINGS
+from wavelab.sweep.runs_table import TIMINGS
 
 HANDOVER_SWEEP = """
 name = "cluster-test"
@@ -109,9 +109,9 @@ def test_an_unreachable_cluster_is_reported_quickly(tmp_path: Path) -> None:
 def test_workers_of_another_build_are_refused() -> None:
     import pytest
 
-    from wavelab.backends import DaskCluster
     from wavelab.errors import WavelabError
-    from wavelab.store import code_version
+    from wavelab.sweep.backends import DaskCluster
+    from wavelab.sweep.store import code_version
 
     class Client:
         def run(self, fn: object) -> dict[str, str]:

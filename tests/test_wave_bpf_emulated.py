@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wavelab import bpf
-from wavelab.compare import compare, simulation_of
-from wavelab.emulator import emulate, unavailable
+from wavelab.emulator import bpf, emulate, unavailable
+from wavelab.emulator.compare import compare, simulation_of
 from wavelab.results import Results
 from wavelab.runner import run as simulate
 from wavelab.scenario import Scenario, builtin_scenario, from_toml

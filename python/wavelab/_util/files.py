@@ -1,4 +1,4 @@
-"""Where wavelab writes, and how: output roots, safe file names, atomic files.
+"""Where wavelab writes, and how: safe file names inside an output root, atomic files.
 
 * **Names are labels, not paths.** A scenario's or a flow's name may hold
   any printable characters (the Rust schema refuses control characters and
@@ -12,7 +12,8 @@
   and ``DCNET L1 → L2`` becomes ``DCNET-L1-L2``.
 * **Everything lands inside its output root.** :func:`inside` joins a name
   to a root and refuses one that is not a single plain component. The
-  output root itself is the user's choice (``--out``), or ``results/``.
+  output root itself is the user's choice (``--out``), or ``results/``
+  (:func:`wavelab.cli.run_commands.default_run_dir`).
 * **Files appear whole or not at all.** :func:`write_atomically` writes a
   temporary file in the same directory, fsyncs it and renames it over the
   target; on any error (a full disk) the temporary file is removed, so the
@@ -23,22 +24,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from wavelab.errors import WavelabError
 
 MAX_FILE_NAME_BYTES = 120
 """The longest file name :func:`file_name` makes (file systems allow 255)."""
-
-DEFAULT_ROOT = Path("results")
-"""Where ``wavelab run`` writes when no ``--out`` is given: ``results/NAME``."""
 
 
 class OutputPathError(WavelabError):
@@ -77,11 +72,6 @@ def inside(root: Path, name: str) -> Path:
     ):
         raise OutputPathError(f"{name!r} is not a file name inside {root}")
     return root / name
-
-
-def default_run_dir(name: str) -> Path:
-    """``results/<file_name(name)>``: where ``wavelab run`` writes by default."""
-    return inside(DEFAULT_ROOT, file_name(name))
 
 
 def write_file_synced(path: Path, data: bytes) -> None:
@@ -164,44 +154,3 @@ def write_files_atomically(directory: Path, files: Mapping[str, bytes]) -> list[
                     later.unlink()
             raise
     return targets
-
-
-FIGURE_FORMATS = ("png", "pdf", "svg")
-"""The formats plots are written in (``--format``): PNG for a screen, PDF and
-SVG (vector) for papers."""
-
-_DPI: ContextVar[int] = ContextVar("wavelab_figure_dpi", default=110)
-
-
-@contextlib.contextmanager
-def figure_dpi(dpi: int) -> Iterator[None]:
-    """Figures saved in the block (without a ``dpi`` of their own) are
-    rendered at ``dpi`` dots per inch (``--dpi``; 110 by default)."""
-    token = _DPI.set(check_dpi(dpi))
-    try:
-        yield
-    finally:
-        _DPI.reset(token)
-
-
-def check_dpi(dpi: int) -> int:
-    """``dpi`` if it is a whole number from 20 to 1200; an error otherwise."""
-    if not isinstance(dpi, int) or isinstance(dpi, bool) or not 20 <= dpi <= 1200:
-        raise WavelabError(f"--dpi {dpi!r}: give a whole number from 20 to 1200")
-    return dpi
-
-
-def figure_format(fmt: str) -> str:
-    """``fmt`` if it is one of :data:`FIGURE_FORMATS`; an error naming them otherwise."""
-    if fmt not in FIGURE_FORMATS:
-        raise WavelabError(f"--format {fmt!r}: choose one of {', '.join(FIGURE_FORMATS)}")
-    return fmt
-
-
-def save_figure(fig: Any, path: Path, dpi: int | None = None) -> Path:
-    """Renders a matplotlib figure and writes it atomically to ``path``
-    (the format follows the suffix; the resolution is ``dpi``, else that of
-    the enclosing :func:`figure_dpi`, else 110)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=dpi or _DPI.get(), format=path.suffix.lstrip(".") or "png")
-    return write_atomically(path, buf.getvalue())

@@ -121,7 +121,7 @@ class Capacity:
 
 Table = pd.DataFrame | Mapping[str, Any]
 """A run's table: a DataFrame, or its columns by name (a sweep's worker
-passes :func:`wavelab.results.table_columns`, not to build DataFrames)."""
+passes :func:`wavelab.results.tables.table_columns`, not to build DataFrames)."""
 
 
 def _rows(table: Table | None) -> int:

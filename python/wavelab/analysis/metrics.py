@@ -18,7 +18,7 @@ From the flows table of each run:
   ``utilisation``: the bits it delivered to the far end (IP bytes) / the
   integral of its capacity over the run, where the capacity follows every
   rate schedule, handover and trace and is 0 while the link is down
-  (:mod:`wavelab.capacity`), so a link used fully whenever it was up has
+  (:mod:`wavelab.analysis.capacity`), so a link used fully whenever it was up has
   utilisation 1 whatever its rate did; ``capacity_mb`` is that integral
   (in megabytes, as ``delivered_mb``) and ``up_s`` the seconds the link was
   up. NaN when the
@@ -41,7 +41,7 @@ it moved had the packets acknowledged (NaN if one did not within the run),
 and ``transfer_packets``.
 
 When the scenario has a handover, the recovery time of
-:func:`wavelab.analysis.recovery_time` (the DCNET 2016 definition: receiver
+:func:`wavelab.analysis.handover_recovery.recovery_time` (the DCNET 2016 definition: receiver
 goodput over a 1 s window reaching 0.9 R_ss after T + HT), for the first
 handover of the first link that has one:
 
@@ -65,9 +65,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wavelab import analysis
-from wavelab.capacity import Table, bottleneck_direction, direction_capacity
-from wavelab.scenario import Scenario
+from wavelab.analysis.capacity import Table, bottleneck_direction, direction_capacity
+from wavelab.analysis.handover_recovery import Recovery, recovery_time, steady_rate
+from wavelab.scenario.loading import Scenario
 
 PER_FLOW_LIMIT = 16
 """Runs with more flows get only the totals (and the recovery on their sum)."""
@@ -124,7 +124,7 @@ def flow_metrics(
     figures (``Results.run``), its normalised scenario and its handovers and
     handoffs tables (see the module description; without links, run and
     scenario, only the flows' figures). The tables are DataFrames, or their
-    columns by name (:func:`wavelab.results.table_columns`, which a sweep's
+    columns by name (:func:`wavelab.results.tables.table_columns`, which a sweep's
     worker passes: building DataFrames of a few rows took longer than the
     short runs of a study): the same figures, type for type."""
     names = [str(n) for n in flows["name"]]
@@ -152,7 +152,7 @@ def flow_metrics(
         per_flow = {c: values_of(c) for c in COUNTERS}
         delivered, min_rtt = values_of("bytes_delivered"), values_of("min_rtt")
         completion = values_of("completion_time")
-        rates = flow_rates(flows)
+        rates = retransmission_and_rtt(flows)
         for i, name in enumerate(names):
             out[f"goodput_mbps:{name}"] = goodputs[i]
             out[f"delivered_mb:{name}"] = _num(delivered[i]) / 1e6
@@ -165,13 +165,13 @@ def flow_metrics(
     return out
 
 
-def flow_rates(flows: Table) -> dict[str, list[float]]:
+def retransmission_and_rtt(flows: Table) -> dict[str, list[float]]:
     """Each flow's ``retransmission_rate`` (retransmitted segments / segments
     sent) and ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms``
     (its sender's RTT samples), by metric name, one value per row of the
     flows table (NaN where the table has no such column): the per-flow
     figures of :func:`flow_metrics` and of the run summary
-    (:func:`wavelab.results.summary_frame`)."""
+    (:func:`wavelab.results.summary.summary_frame`)."""
     n = len(flows["name"])
 
     def values_of(name: str) -> list[float]:
@@ -302,13 +302,13 @@ def _cumulative(series: Columns, flow: int | None) -> pd.Series:
 def _recovery(run: pd.Series, base: pd.Series, t0: float) -> tuple[float, float, float]:
     if len(run) < 2 or len(base) < 2:
         return math.nan, math.nan, math.nan
-    r_ss = analysis.steady_rate(base)
+    r_ss = steady_rate(base)
     if not r_ss > 0:
         return math.nan, math.nan, float(run.index[-1]) - t0
-    first = analysis.recovery_time(run, t0, r_ss)
-    held = analysis.recovery_time(run, t0, r_ss, hold=HOLD)
+    first = recovery_time(run, t0, r_ss)
+    held = recovery_time(run, t0, r_ss, hold=HOLD)
 
-    def secs(r: analysis.Recovery) -> float:
+    def secs(r: Recovery) -> float:
         return math.nan if r.seconds is None else r.seconds
 
     return secs(first), secs(held), first.horizon

@@ -4,7 +4,7 @@ over the seeds of each parameter point of a sweep.
 A sweep with ``seeds = N`` (or ``seed`` among its keys) repeats each point
 with N seeds; the runs table keeps one row per run, and this module adds a
 tidy table, one row per (point without its seed, metric): the point's other
-parameters, ``metric``, its ``unit`` (:func:`wavelab.metrics.unit`; empty
+parameters, ``metric``, its ``unit`` (:func:`wavelab.analysis.metrics.unit`; empty
 for a count), ``n`` (runs that gave a number), ``mean``, ``std``
 (sample standard deviation) and ``ci95_low`` / ``ci95_high``, the mean plus
 or minus t(0.975, n - 1) std / sqrt(n), Student's interval for the mean of n
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from wavelab.metrics import unit
+from wavelab.analysis.metrics import unit
 
 T975 = {
     **dict(
@@ -64,7 +64,7 @@ def t975(df: int) -> float:
 
 def aggregate(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
     """The tidy table of the module description, from a sweep's runs table
-    (:func:`wavelab.sweep_runner.build_table`) whose parameter columns are
+    (:func:`wavelab.sweep.runs_table.build_table`) whose parameter columns are
     ``params``."""
     ok = table[table["status"] == "ok"] if "status" in table else table
     group = [p for p in params if p != "seed" and p in ok]

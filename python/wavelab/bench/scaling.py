@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from wavelab.bench import Figures, cubic_dumbbell, dcnet, run_in_child
+from wavelab.bench.engine import Figures, cubic_dumbbell, dcnet, run_in_child
 
 FLOWS = [1, 10, 100, 1_000, 10_000]
 RATES_MBPS = [1, 10, 100, 1_000, 10_000]

@@ -1,4 +1,5 @@
-"""The ``wavelab`` command line."""
+"""Commands on one scenario: ``wavelab run``, ``demo``, ``emulate``,
+``compare``, ``validate``, ``scenarios`` and ``algorithms``."""
 
 from __future__ import annotations
 
@@ -12,32 +13,33 @@ from typing import Any
 
 import pandas as pd
 
-from wavelab import __version__, algorithms, pipe
-from wavelab.arrow_memory import use_system_allocator
+from wavelab._native import algorithms
+from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab.errors import WavelabError
-from wavelab.outputs import (
-    FIGURE_FORMATS,
-    check_dpi,
-    commit,
-    default_run_dir,
-    figure_dpi,
-    figure_format,
-    inside,
-    temporary_name,
-)
-from wavelab.ownership import claim_run_dir, scenario_digest
-from wavelab.paths import PathError
-from wavelab.results import RUN_COLUMNS, Results
-from wavelab.runner import run
-from wavelab.scenario import (
-    Scenario,
+from wavelab.plot.figure_files import check_dpi, figure_format
+from wavelab.results.frames import Results
+from wavelab.results.ownership import claim_run_dir, scenario_digest
+from wavelab.results.summary import RUN_COLUMNS
+from wavelab.runner.captures import capture_file_name
+from wavelab.runner.simulate import run
+from wavelab.scenario.builtin import (
     builtin_names,
     builtin_scenario,
+    builtin_toml,
     demo_scenario,
     demo_toml,
-    load_scenario,
     load_scenario_or_builtin,
 )
+from wavelab.scenario.field_paths import PathError
+from wavelab.scenario.loading import Scenario, load_scenario
+
+DEFAULT_ROOT = Path("results")
+"""Where ``wavelab run`` writes when no ``--out`` is given: ``results/NAME``."""
+
+
+def default_run_dir(name: str) -> Path:
+    """``results/<file_name(name)>``: where ``wavelab run`` writes by default."""
+    return inside(DEFAULT_ROOT, file_name(name))
 
 
 def _parse_value(text: str) -> Any:
@@ -48,7 +50,7 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _parse_sets(sets: Sequence[str]) -> dict[str, Any]:
+def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for item in sets:
         if "=" not in item:
@@ -61,7 +63,7 @@ def _parse_sets(sets: Sequence[str]) -> dict[str, Any]:
 
 
 def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
-    changes = _parse_sets(sets)
+    changes = parse_sets(sets)
     try:
         return sc.with_changes(changes) if changes else sc
     except PathError as e:
@@ -130,8 +132,6 @@ def _run_and_write(
     whole or not at all (written under a temporary name, renamed when
     complete): a full disk leaves the previous files, never empty ones.
     ``figures`` is the plots' format and resolution (``--format``, ``--dpi``)."""
-    from wavelab.backends import capture_file_name
-
     figure_format(figures[0])  # both checked before the run, not after it
     check_dpi(figures[1])
 
@@ -172,7 +172,7 @@ def _run_and_write(
             with contextlib.suppress(OSError):
                 tmp.unlink()
     if plots:
-        from wavelab.plots import plot_all
+        from wavelab.plot.run_plots import plot_all
 
         try:
             files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
@@ -249,7 +249,7 @@ def _emulation_warnings(res: Results) -> None:
 
 def cmd_emulate(args: argparse.Namespace) -> int:
     """``wavelab emulate``."""
-    from wavelab import emulator
+    from wavelab.emulator import runs as emulator
 
     if args.cleanup:
         found = emulator.cleanup(all_runs=False)
@@ -268,7 +268,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     # the changes apply before validation: a shipped scenario's default
     # algorithm (NewReno) is one the kernel does not have
     try:
-        sc = load_scenario_or_builtin(args.scenario, emulation=True, changes=_parse_sets(args.set))
+        sc = load_scenario_or_builtin(args.scenario, emulation=True, changes=parse_sets(args.set))
     except PathError as e:
         raise WavelabError(f"--set {e}") from None
     out = Path(args.out) if args.out else Path("results") / f"{sc.name}-emulated"
@@ -277,7 +277,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         raise WavelabError(why)
     sim = None
     if args.compare:
-        from wavelab.compare import simulation_of
+        from wavelab.emulator.compare import simulation_of
 
         sim = simulation_of(sc)  # refused before the emulation runs, not after
 
@@ -310,7 +310,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
-    from wavelab.compare import write
+    from wavelab.emulator.compare import write
 
     c, files = write(sim, emu, out)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
@@ -366,69 +366,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if res.complete else 130
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """``wavelab sweep``."""
-    from wavelab.backends import DaskCluster, LocalPool
-    from wavelab.sweep import load_sweep
-    from wavelab.sweep_runner import plan_sweep, run_sweep, summary_line
-
-    sweep = load_sweep(args.sweep)
-    if args.list:
-        plan = plan_sweep(sweep)
-        table = pd.DataFrame([{"point": p.index, **p.params, "run": p.key} for p in plan.points])
-        with pd.option_context("display.width", 200, "display.max_rows", 10_000):
-            print(table.to_string(index=False))
-        extra = f" (+{plan.baselines} baselines)" if plan.baselines else ""
-        print(f"\n{len(plan.points)} points{extra}, {len(plan.runs)} distinct runs")
-        return 0
-    if not args.out:
-        raise WavelabError("--out DIR is required: where the runs and the table go")
-    if args.cluster and args.jobs:
-        raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
-    backend = (
-        DaskCluster(args.cluster, args.cluster_timeout) if args.cluster else LocalPool(args.jobs)
-    )
-    try:
-        outcome = run_sweep(
-            sweep, Path(args.out), backend, args.pcap, progress=not args.quiet, force=args.force
-        )
-    finally:
-        backend.close()
-    if not args.quiet and len(outcome.table) <= 40:
-        cols = [c for c in outcome.table.columns if ":" not in c and c not in ("events",)]
-        with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(outcome.table[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    print(summary_line(outcome), file=sys.stderr)
-    if outcome.files:
-        print(f"wrote {Path(args.out) / 'runs.parquet'} and runs.csv ({len(outcome.table)} rows)")
-        if any(f.name == "seeds.parquet" for f in outcome.files):
-            print(
-                f"wrote {Path(args.out) / 'seeds.parquet'} and seeds.csv "
-                "(mean and 95 % CI per point)"
-            )
-    if outcome.stopped:
-        print(f"error: {outcome.stopped}", file=sys.stderr)
-        return 130 if outcome.interrupted else 2
-    if outcome.failed:
-        print(
-            f"error: {len(outcome.failed)} runs failed (status 'failed' in runs.csv)",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """``wavelab report``."""
-    from wavelab.report import write_report
-
-    d = Path(args.results)
-    out = Path(args.out) if args.out else d / "report.html"
-    path = write_report(d, out, max_runs=args.max_runs)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    return 0
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     """``wavelab demo``."""
     if args.show:
@@ -458,40 +395,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
-    """``wavelab plot``."""
-    from wavelab.plots import plot_all
-
-    d = Path(args.results)
-    if (d / "runs.parquet").exists() and not (d / "run.json").exists():
-        # a sweep: its throughput-delay plot
-        from wavelab.sweep_plots import plot_throughput_delay
-
-        out = (Path(args.out) if args.out else d) / f"throughput-delay.{figure_format(args.format)}"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with figure_dpi(args.dpi):
-            print(plot_throughput_delay(d, out, delay=args.delay))
-        return 0
-    if not (d / "run.json").exists():
-        raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
-    window = None
-    if args.start is not None or args.end is not None:
-        window = (args.start or 0.0, args.end if args.end is not None else float("inf"))
-        if window[0] >= window[1]:
-            raise WavelabError(f"--start {window[0]:g} is not before --end {window[1]:g}")
-    files = plot_all(
-        Results.read_parquet(d), Path(args.out) if args.out else d, window, args.format, args.dpi
-    )
-    for f in files:
-        print(f)
-    return 0
-
-
 def cmd_scenarios(args: argparse.Namespace) -> int:
     """``wavelab scenarios``."""
     if args.name:
-        from wavelab.scenario import builtin_toml
-
         print(builtin_toml(args.name), end="")
         return 0
     for name in builtin_names():
@@ -500,404 +406,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    """``wavelab reproduce``."""
-    from wavelab.experiments import EXPERIMENTS, SWEEP_EXPERIMENTS, experiment
-
-    if args.list or not args.experiment:
-        for name, (_, what) in EXPERIMENTS.items():
-            print(f"{name:12} {what}")
-        return 0
-    out = Path(args.out) if args.out else Path("results") / args.experiment
-    if args.emulate:
-        from wavelab.emulator import unavailable
-        from wavelab.experiments import emulated_experiment
-
-        if args.cluster:
-            raise WavelabError("--emulate runs on this machine; it does not take --cluster")
-        reproduce = emulated_experiment(args.experiment)
-        why = unavailable()
-        if why is not None:
-            raise WavelabError(f"--emulate: {why}")
-    else:
-        reproduce = experiment(args.experiment)
-    if args.cluster:
-        if args.jobs:
-            raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
-        if args.experiment not in SWEEP_EXPERIMENTS:
-            raise WavelabError(
-                f"--cluster: {args.experiment} runs on the local cores only; "
-                f"{', '.join(SWEEP_EXPERIMENTS)} can run on a Dask cluster"
-            )
-        reproduce(out, args.quick, None, args.cluster, args.cluster_timeout)  # type: ignore[call-arg]
-    else:
-        reproduce(out, args.quick, args.jobs)
-    if args.experiment in SWEEP_EXPERIMENTS:
-        print(
-            f"\nwrote the comparison and the figures to {out}/, every run's metrics to {out}/sweep/"
-        )
-    else:
-        print(f"\nwrote the comparison, the figures and every run's results to {out}/")
-    return 0
-
-
 def cmd_algorithms(_args: argparse.Namespace) -> int:
     """``wavelab algorithms``."""
     for a in algorithms():
         print(a)
     return 0
-
-
-def cmd_bpf(args: argparse.Namespace) -> int:
-    from wavelab import bpf
-
-    if args.action == "build":
-        print(f"built {bpf.build()}")
-        return 0
-    return bpf.run_loader([args.action, *args.options])
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    """``wavelab bench``."""
-    from wavelab.bench import (
-        CASES,
-        PYTHON_CASES,
-        custom_cc,
-        format_layer_table,
-        format_table,
-        python_overhead,
-        reproduce_memory,
-        run_case,
-        sweep,
-    )
-
-    if args.scaling:
-        from wavelab import scaling
-
-        try:
-            points = scaling.measure(quick=args.quick, repeat=args.repeat)
-            csv, png = scaling.write(points, Path(args.scaling))
-        except OSError as e:
-            raise WavelabError(f"--scaling {args.scaling}: {e}") from e
-        print(format_table([p.figures for p in points]))
-        print(f"wrote {csv} and {png}")
-        return 0
-    if args.quick:
-        raise WavelabError("--quick goes with --scaling DIR")
-    cases = args.case or [*CASES, *PYTHON_CASES]
-    for case in cases:
-        if case not in CASES and case not in PYTHON_CASES:
-            choices = ", ".join([*CASES, *PYTHON_CASES])
-            raise WavelabError(f"--case {case!r} is not a benchmark; choose from {choices}")
-    if args.repeat < 1:
-        raise WavelabError(f"--repeat {args.repeat} must be at least 1")
-    rows = []
-    for case in [c for c in cases if c in CASES]:
-        print(f"running {case}: {CASES[case][0]} ...", file=sys.stderr)
-        best = min((run_case(case) for _ in range(args.repeat)), key=lambda f: f.wall_s)
-        rows.append(best)
-    if rows:
-        print(format_table(rows))
-    layer = []
-    if "python-overhead" in cases:
-        print(f"running python-overhead: {PYTHON_CASES['python-overhead']} ...", file=sys.stderr)
-        layer.extend(python_overhead(args.repeat))
-    if "sweep" in cases:
-        print(f"running sweep: {PYTHON_CASES['sweep']} ...", file=sys.stderr)
-        layer.append(sweep(args.sweep_runs, args.jobs))
-    if layer:
-        if rows:
-            print()
-        print(format_layer_table(layer))
-    if "custom-cc" in cases:
-        print(f"running custom-cc: {PYTHON_CASES['custom-cc']} ...", file=sys.stderr)
-        print(custom_cc(args.repeat).lines())
-    if "reproduce-memory" in cases:
-        print(f"running reproduce-memory: {PYTHON_CASES['reproduce-memory']} ...", file=sys.stderr)
-        print(reproduce_memory().line())
-    return 0
-
-
-def _figure_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--format",
-        default="png",
-        choices=FIGURE_FORMATS,
-        help="the plots' file format (default png; pdf and svg are vector, for papers)",
-    )
-    p.add_argument(
-        "--dpi", type=int, default=110, help="the plots' resolution in dots per inch (default 110)"
-    )
-
-
-def _run_options(p: argparse.ArgumentParser, cc: str) -> None:
-    """The options `run` and `emulate` share."""
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help=f"change a field before running, e.g. --set flows[0].cc={cc} (repeatable)",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="write even if the output directory holds another scenario's results "
-        "(wavelab's files there are removed first)",
-    )
-    p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    _figure_options(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    p.add_argument(
-        "--pcap",
-        action="append",
-        default=[],
-        metavar="FLOW_OR_LINK",
-        help="write a pcap of a flow's sender (flow:NAME) or of a link (link:NAME, "
-        "link:NAME:forward); a bare name works when unambiguous (repeatable)",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    p = argparse.ArgumentParser(
-        prog="wavelab",
-        description="Simulate TCP over changing links: run scenarios and sweeps, emulate "
-        "them on real packets, plot, report and benchmark.",
-    )
-    p.add_argument("--version", action="version", version=f"wavelab {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    r = sub.add_parser("run", help="run a scenario file; write results and plots")
-    r.add_argument("scenario", help="scenario file (TOML), or a built-in scenario's name")
-    r.add_argument("--out", help="output directory (default results/NAME)")
-    _run_options(r, "reno")
-    r.add_argument(
-        "--cc-file",
-        action="append",
-        default=[],
-        metavar="FILE.py",
-        help="first run this Python file, which registers congestion controls written "
-        "in Python (docs/custom-cc.md; repeatable)",
-    )
-    r.set_defaults(func=cmd_run)
-
-    em = sub.add_parser(
-        "emulate",
-        help="run a scenario on real packets: kernel TCP between network namespaces, "
-        "the links on the wall clock (root)",
-    )
-    em.add_argument("scenario", nargs="?", help="scenario file (TOML), or a built-in's name")
-    em.add_argument("--out", help="output directory (default results/NAME-emulated)")
-    _run_options(em, "cubic")
-    em.add_argument(
-        "--no-realtime",
-        action="store_true",
-        help="do not ask for real-time priority for the thread that releases packets",
-    )
-    em.add_argument(
-        "--spin",
-        type=float,
-        default=50.0,
-        metavar="US",
-        help="microseconds before each release the thread stops sleeping and spins (default 50)",
-    )
-    em.add_argument(
-        "--lateness-bound",
-        type=float,
-        default=500.0,
-        metavar="US",
-        help="flag the run if the 99th percentile of release lateness exceeds this "
-        "(microseconds, default 500)",
-    )
-    em.add_argument(
-        "--compare",
-        action="store_true",
-        help="also simulate the scenario and compare (OUT/simulation, OUT/compare)",
-    )
-    em.add_argument(
-        "--cleanup",
-        action="store_true",
-        help="kill what earlier runs left behind (see docs/emulation.md) and exit",
-    )
-    em.set_defaults(func=cmd_emulate)
-
-    cmp = sub.add_parser(
-        "compare", help="put a simulation and an emulation of one scenario side by side"
-    )
-    cmp.add_argument("simulation", help="results directory of `wavelab run`")
-    cmp.add_argument("emulation", help="results directory of `wavelab emulate`")
-    cmp.add_argument("--out", help="where to write the comparison (default EMULATION/compare)")
-    cmp.set_defaults(func=cmd_compare)
-
-    sw = sub.add_parser(
-        "sweep", help="run every point of a sweep file; store each run, write a table"
-    )
-    sw.add_argument("sweep", help="sweep file (a scenario with a [sweep] table), or a built-in")
-    sw.add_argument("--out", help="results directory (also the store: re-runs resume)")
-    sw.add_argument("--jobs", type=int, help="parallel local runs (default: all cores)")
-    sw.add_argument(
-        "--cluster", metavar="ADDRESS", help="run on a Dask scheduler, e.g. tcp://host:8786"
-    )
-    sw.add_argument(
-        "--cluster-timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="how long to wait for the scheduler and a worker (default 10)",
-    )
-    sw.add_argument(
-        "--pcap",
-        action="append",
-        default=[],
-        metavar="FLOW_OR_LINK",
-        help="also write this capture for every run (see `wavelab run --pcap`)",
-    )
-    sw.add_argument(
-        "--force",
-        action="store_true",
-        help="use --out even if it holds another scenario's results or sweep "
-        "(wavelab's files there are removed first)",
-    )
-    sw.add_argument("--list", action="store_true", help="print the points and exit")
-    sw.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    sw.set_defaults(func=cmd_sweep)
-
-    rep = sub.add_parser(
-        "report", help="write a self-contained HTML report of a sweep, run or reproduction"
-    )
-    rep.add_argument("results", help="directory of `wavelab sweep`, `run` or `reproduce`")
-    rep.add_argument("--out", help="HTML file (default RESULTS/report.html)")
-    rep.add_argument(
-        "--max-runs",
-        type=int,
-        default=200,
-        help="embed the time series of at most this many runs (default 200)",
-    )
-    rep.set_defaults(func=cmd_report)
-
-    d = sub.add_parser("demo", help="run the built-in demo scenario and write its plots")
-    d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
-    d.add_argument("--show", action="store_true", help="print the demo scenario's TOML and exit")
-    d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    _figure_options(d)
-    d.add_argument(
-        "--force",
-        action="store_true",
-        help="write even if --out holds other results (wavelab's files there are removed first)",
-    )
-    d.set_defaults(func=cmd_demo)
-
-    v = sub.add_parser("validate", help="check scenario files without running them")
-    v.add_argument("scenarios", nargs="+", help="scenario files")
-    v.set_defaults(func=cmd_validate)
-
-    pl = sub.add_parser(
-        "plot",
-        help="redraw the plots of a run's directory; a sweep's: its throughput-delay plot",
-    )
-    pl.add_argument("results", help="directory written by `wavelab run` or `wavelab sweep`")
-    pl.add_argument(
-        "--delay",
-        default="rtt_p95_ms",
-        help="a sweep's delay axis: a column of runs.parquet (default rtt_p95_ms; "
-        "e.g. queue_delay_p95_ms)",
-    )
-    pl.add_argument("--out", help="where to write the plots (default: the results directory)")
-    _figure_options(pl)
-    pl.add_argument("--start", type=float, help="plot from this simulated time (s)")
-    pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")
-    pl.set_defaults(func=cmd_plot)
-
-    sc = sub.add_parser("scenarios", help="list the built-in scenarios, or print one")
-    sc.add_argument("name", nargs="?", help="print this scenario's TOML")
-    sc.set_defaults(func=cmd_scenarios)
-
-    a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
-    a.set_defaults(func=cmd_algorithms)
-
-    rp = sub.add_parser("reproduce", help="reproduce a published experiment (list: --list)")
-    rp.add_argument("experiment", nargs="?", help="experiment name, e.g. wave-page")
-    rp.add_argument("--out", help="output directory (default results/NAME)")
-    rp.add_argument("--quick", action="store_true", help="a shorter version, for demos")
-    rp.add_argument("--jobs", type=int, help="parallel runs (default: all cores)")
-    rp.add_argument("--list", action="store_true", help="list the experiments")
-    rp.add_argument(
-        "--emulate",
-        action="store_true",
-        help="run the rows the kernel has on real packets (root; dcnet2016; "
-        "--jobs default: one emulation per two cores)",
-    )
-    rp.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run on a Dask scheduler, e.g. tcp://host:8786 (experiments run as sweeps)",
-    )
-    rp.add_argument(
-        "--cluster-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="seconds to wait for the scheduler and a first worker (default 10)",
-    )
-    rp.set_defaults(func=cmd_reproduce)
-
-    b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
-    b.add_argument("--case", action="append", help="run only this case (repeatable)")
-    b.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
-    b.add_argument(
-        "--sweep-runs", type=int, default=1000, help="runs in the sweep case (default 1000)"
-    )
-    b.add_argument("--jobs", type=int, help="workers for the sweep case (default: all cores)")
-    b.add_argument(
-        "--scaling",
-        metavar="DIR",
-        help="instead of the cases: measure wall time against flows, link rate and "
-        "simulated time; write DIR/scaling.csv and DIR/scaling.png",
-    )
-    b.add_argument("--quick", action="store_true", help="with --scaling: small grids only")
-    b.set_defaults(func=cmd_bench)
-
-    bp = sub.add_parser(
-        "bpf",
-        help="TCP Wave for stock Linux: load, unload, status of the BPF congestion control",
-        description="TCP Wave as a BPF struct_ops congestion control in the running kernel "
-        "(root, kernel 5.13+ with BTF). `build` compiles the loader from the source "
-        "checkout; `load` takes the scenario's Wave parameters, e.g. "
-        "`wavelab bpf load --variant linux-4.12 --beta 200ms`.",
-    )
-    bp.add_argument("action", choices=["load", "unload", "status", "check", "build"])
-    bp.add_argument("options", nargs=argparse.REMAINDER, help="passed to wavelab-bpf")
-    bp.set_defaults(func=cmd_bpf)
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``wavelab`` command."""
-    parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    original = sys.stdout
-    quiet = pipe.install()
-    use_system_allocator()
-    try:
-        if not argv:
-            # `wavelab` alone: what it can do, not an error
-            parser.print_help()
-            return 0
-        args = parser.parse_args(argv)
-        try:
-            code: int = args.func(args)
-        except WavelabError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
-        return code
-    finally:
-        sys.stdout.flush()
-        if not quiet.closed_by_reader:
-            sys.stdout = original
-
-
-if __name__ == "__main__":
-    sys.exit(main())

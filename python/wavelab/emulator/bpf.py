@@ -18,7 +18,7 @@ from pathlib import Path
 from wavelab.errors import WavelabError
 
 BINARY = "wavelab-bpf"
-SOURCE = Path(__file__).resolve().parents[2] / "crates" / "bpf"
+SOURCE = Path(__file__).resolve().parents[3] / "crates" / "bpf"
 """The loader's crate, when this package runs from a source checkout."""
 
 PREREQUISITES = {

@@ -2,7 +2,7 @@
 
 Per flow: goodput, RTT (minimum and mean smoothed), retransmissions, RTO
 expiries, completion time, and after each handover the recovery time (the
-DCNET 2016 metric of :mod:`wavelab.analysis`: the goodput over a 1 s window,
+DCNET 2016 metric of :mod:`wavelab.analysis.handover_recovery`: the goodput over a 1 s window,
 counted from the end of the outage, first reaching 90 % of the rate the same
 run reached on the new link, measured over the second half of the time after
 the handover). One figure per flow draws both runs' goodput, window and
@@ -29,10 +29,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from wavelab import analysis
+from wavelab.analysis import handover_recovery as analysis
 from wavelab.errors import WavelabError
-from wavelab.results import Results
-from wavelab.scenario import Scenario, from_dict
+from wavelab.results.frames import Results
+from wavelab.scenario.loading import Scenario, from_dict
 
 MODEL = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr", "wave": "wave"}
 """wavelab's algorithm for each kernel congestion control it models."""

@@ -21,9 +21,10 @@ from typing import Any
 
 from wavelab import _native
 from wavelab.errors import WavelabError
-from wavelab.results import Results
-from wavelab.runner import Progress, add_captures
-from wavelab.scenario import Scenario, from_dict
+from wavelab.results.frames import Results
+from wavelab.runner.captures import add_captures
+from wavelab.runner.simulate import Progress
+from wavelab.scenario.loading import Scenario, from_dict
 
 SPIN = 50e-6
 """Seconds before each deadline the wire thread stops sleeping and spins."""

@@ -5,9 +5,9 @@
   papers' figures (falls back to the sampled highest-sent / acked curves when
   no packet log was kept);
 * ``rate.png``: goodput and sending rate per flow, averaged over 1 s
-  (:data:`wavelab.analysis.RATE_WINDOW`, which says why), with the
+  (:data:`wavelab.analysis.rates.RATE_WINDOW`, which says why), with the
   bottleneck's capacity as every schedule entry, handover and trace changed
-  it (:mod:`wavelab.capacity`); a release after a long hole far above the
+  it (:mod:`wavelab.analysis.capacity`); a release after a long hole far above the
   capacity is drawn off scale;
 * ``cwnd.png``: congestion window and ssthresh per flow, with the recovery state;
 * ``rtt.png``: smoothed RTT, RTT samples and RTO per flow;
@@ -41,10 +41,21 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling
-from wavelab.capacity import Capacity, bottleneck_direction, direction_capacity, outages
-from wavelab.outputs import figure_dpi, figure_format, save_figure
-from wavelab.results import Results
+from wavelab.analysis.capacity import (
+    Capacity,
+    bottleneck_direction,
+    direction_capacity,
+    outages,
+)
+from wavelab.analysis.rates import (
+    RATE_WINDOW,
+    goodput_and_send_rate,
+    jain_over_time,
+    rate_ceiling,
+)
+from wavelab.analysis.rtt import rtt_cdf
+from wavelab.plot.figure_files import figure_dpi, figure_format, save_figure
+from wavelab.results.frames import Results
 
 TimeRange = tuple[float, float] | None
 """Plot only this window of simulated time (seconds), or everything."""
@@ -87,7 +98,7 @@ def _panels(n: int, height: float = 2.6) -> tuple[Figure, list[Axes]]:
 def _mark_events(axes: list[Axes], results: Results, window: TimeRange) -> None:
     """On every time axis: a dotted line at every handoff that happened, and
     every window when a link was down shaded (its outages, a handover's or a
-    break-before-make handoff's disconnection: :func:`wavelab.capacity.outages`);
+    break-before-make handoff's disconnection: :func:`wavelab.analysis.capacity.outages`);
     each labelled once."""
     h = results.handoffs
     done = h[h["time"].notna()] if len(h) else h
@@ -198,7 +209,7 @@ def plot_rate(results: Results, path: Path, window: TimeRange = None) -> Path:
     :data:`wavelab.analysis.RATE_WINDOW`, with the bottleneck's capacity as
     it changed; values far above it (a release after a long hole) are drawn
     off scale at the top, marked with a triangle."""
-    g = _within(flow_rates(results.series), window)
+    g = _within(goodput_and_send_rate(results.series), window)
     names = flow_names(results)
     fig, axes = _panels(2, 3.2)
     for f in sorted(set(g["flow"].tolist())):
@@ -377,8 +388,6 @@ def plot_algorithm_state(
 def plot_jain(results: Results, path: Path, window: TimeRange = None) -> Path | None:
     """Jain's fairness index of the flows' goodputs (over 1 s windows)
     against time, for runs of two flows or more; None otherwise."""
-    from wavelab.analysis import jain_over_time
-
     if len(results.flows) < 2:
         return None
     jain = jain_over_time(results.series[["time", "flow", "bytes_delivered"]])
@@ -404,8 +413,6 @@ def plot_rtt_cdf(results: Results, path: Path) -> Path | None:
     run's ``rtt_distribution`` (:func:`wavelab.analysis.rtt_cdf`); the
     median and the 95th percentile of each flow marked. None without
     samples (an emulation)."""
-    from wavelab.analysis import rtt_cdf
-
     dist = results.rtt_distribution
     if not len(dist):
         return None

@@ -5,7 +5,7 @@ RTT, as Pantheon (Yan et al., USENIX ATC 2018) draws its runs, the delay
 axis inverted so that better is up and to the right. One point per run, or,
 when the sweep varies the seed, one point per parameter point at the mean
 over its seeds with its 95 % confidence intervals as error bars in both
-directions (``seeds.parquet``, :mod:`wavelab.aggregate`). Points are
+directions (``seeds.parquet``, :mod:`wavelab.analysis.seeds`). Points are
 coloured by the first varied parameter and, up to 16 points, labelled with
 the others (one path per axis: the paths of an axis vary together). The
 delay is ``rtt_p95_ms`` (every RTT sample of every flow); ``delay`` picks
@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from wavelab.errors import WavelabError
-from wavelab.outputs import save_figure
+from wavelab.plot.figure_files import save_figure
 
 GOODPUT = "goodput_mbps"
 MAX_LABELS = 16

@@ -2,7 +2,7 @@
 reproduction.
 
 Everything the page needs is inside the file: the plotly.js bundle of the
-``plotly`` package, the page's own script and style (``report_assets/``),
+``plotly`` package, the page's own script and style (``report/assets/``),
 the data as JSON, and the reproductions' PNG figures as data URLs. It opens
 without a network, from a file, a mail attachment or a CI artifact.
 
@@ -22,20 +22,7 @@ What it shows:
   tables (every CSV at the top of DIR), its figures, and the time series of
   its runs (``DIR/runs/*``).
 
-The time series of a run, per flow: goodput and sending rate averaged over
-:data:`wavelab.analysis.RATE_WINDOW` by the function ``rate.png`` uses
-(:func:`wavelab.analysis.flow_rates`), with the bottleneck's capacity as it
-changed and every window when a link was down shaded; congestion
-window and ssthresh (segments), or TCP Wave's burst (segments) and TxTime;
-RTT (smoothed and sampled) and RTO; the CDF of every RTT sample (the run's
-``rtt_distribution``, as ``rtt-cdf.png``); sequence numbers (highest sent and
-acknowledged, in segments) with the retransmissions of the packet log when
-the run kept one. Each trace is decimated to at most :data:`MAX_POINTS`
-points (every k-th sample of the averaged series: the values at the kept
-instants are the PNG's); the time series of at most ``max_runs`` runs are
-embedded (the table still lists every run), each as gzip-compressed JSON in
-base64 that the page inflates (``DecompressionStream``) when the run is
-shown, which makes a sweep's report about three times smaller.
+What a run's time series holds: :mod:`wavelab.report.time_series`.
 """
 
 from __future__ import annotations
@@ -44,179 +31,25 @@ import base64
 import gzip
 import html
 import json
-import math
 import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from wavelab import __version__
-from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling, rtt_cdf
-from wavelab.capacity import bottleneck_direction, direction_capacity, outages
+from wavelab._native import __version__
 from wavelab.errors import WavelabError
+from wavelab.report.time_series import run_data, table_data
+from wavelab.sweep.runs_table import SEEDS, typed_params
 
-MAX_POINTS = 1500
-"""Most points per trace."""
-MAX_RETRANSMISSIONS = 5000
-"""Most retransmission markers per flow."""
 MAX_TABLE_ROWS = 20_000
 """Most rows of a sweep table embedded in the page."""
 
 
 class ReportError(WavelabError):
     """The directory cannot be reported on."""
-
-
-def _clean(values: np.ndarray[Any, Any], digits: int) -> list[float | None]:
-    """Rounded values with NaN and infinities as null (JSON has neither)."""
-    a = np.asarray(values, dtype=float)
-    a = np.round(a, digits)
-    out: list[float | None] = a.tolist()
-    bad = ~np.isfinite(a)
-    if bad.any():
-        for i in np.flatnonzero(bad):
-            out[int(i)] = None
-    return out
-
-
-def _decimate(n: int) -> slice:
-    step = max(1, math.ceil(n / MAX_POINTS))
-    return slice(None, None, step)
-
-
-def _mss(scenario: dict[str, Any]) -> list[float]:
-    out: list[float] = []
-    for spec in scenario.get("flows", []):
-        out += [float(spec.get("tcp", {}).get("mss", 1460))] * int(spec.get("count", 1))
-    return out
-
-
-def run_data(directory: Path, label: str = "") -> dict[str, Any]:
-    """The time series of one run directory (written by `wavelab run` or the
-    store), ready for the page."""
-    meta = json.loads((directory / "run.json").read_text(encoding="utf-8"))
-    scenario = meta.get("scenario", {})
-    mss = _mss(scenario)
-    series = pd.read_parquet(directory / "series.parquet")
-    flows = pd.read_parquet(directory / "flows.parquet")
-    packets_path = directory / "packets.parquet"
-    rtx = pd.DataFrame()
-    if packets_path.exists():
-        log = pd.read_parquet(packets_path, columns=["time", "flow", "event", "seq"])
-        rtx = log[log["event"].astype(str) == "retransmit"]
-
-    def table(name: str) -> pd.DataFrame | None:
-        path = directory / f"{name}.parquet"
-        return pd.read_parquet(path) if path.exists() else None
-
-    handovers, handoffs = table("handovers"), table("handoffs")
-    end = float(meta.get("run", {}).get("simulated") or np.nan)
-    if math.isnan(end):
-        end = float(series["time"].max()) if len(series) else 0.0
-    events = [
-        {"label": w.label, "start": w.start, "end": w.end}
-        for spans in outages(scenario, handovers, handoffs, end).values()
-        for w in spans
-    ]
-    links = table("links")
-    capacity: dict[str, Any] | None = None
-    d = bottleneck_direction(links) if links is not None and len(links) else None
-    if d is not None:
-        cap = direction_capacity(scenario, d, end, handovers, handoffs)
-        xs, ys = cap.steps(0.0, end)
-        capacity = {
-            "name": cap.name,
-            "t": _clean(np.asarray(xs), 4),
-            "y": _clean(np.asarray(ys) / 1e6, 4),
-        }
-    rates = flow_rates(series)
-    distribution = table("rtt_distribution")
-    out_flows = []
-    all_rates: list[pd.DataFrame] = []
-    for f, row in enumerate(flows.itertuples(index=False)):
-        s = series[series["flow"] == f].sort_values("time")
-        seg = mss[f] if f < len(mss) else 1460.0
-        t = s["time"].to_numpy(dtype=float)
-        # the same averaging as rate.png (flow_rates), at the kept samples
-        r = rates[rates["flow"] == f]
-        goodput = r["goodput"].to_numpy(dtype=float) / 1e6
-        send_rate = r["send_rate"].to_numpy(dtype=float) / 1e6
-        all_rates.append(r)
-        keep = _decimate(len(t))
-        flow: dict[str, Any] = {
-            "name": str(row.name),
-            "algorithm": str(row.algorithm),
-            "t": _clean(t[keep], 4),
-            "goodput": _clean(goodput[keep], 4),
-            "send_rate": _clean(send_rate[keep], 4),
-            "cwnd": _clean(s["cwnd"].to_numpy(dtype=float)[keep] / seg, 2),
-            "ssthresh": _clean(s["ssthresh"].to_numpy(dtype=float)[keep] / seg, 2),
-            "srtt": _clean(s["srtt"].to_numpy(dtype=float)[keep] * 1e3, 2),
-            "rtt": _clean(s["rtt"].to_numpy(dtype=float)[keep] * 1e3, 2),
-            "rto": _clean(s["rto"].to_numpy(dtype=float)[keep] * 1e3, 1),
-            "seq_sent": _clean(s["bytes_sent"].to_numpy(dtype=float)[keep] / seg, 1),
-            "seq_acked": _clean(s["bytes_acked"].to_numpy(dtype=float)[keep] / seg, 1),
-        }
-        if "cc_burst" in s and s["cc_burst"].notna().any():
-            flow["burst"] = _clean(s["cc_burst"].to_numpy(dtype=float)[keep], 2)
-        if "cc_tx_time" in s and s["cc_tx_time"].notna().any():
-            flow["tx_time"] = _clean(s["cc_tx_time"].to_numpy(dtype=float)[keep] * 1e3, 2)
-        if distribution is not None and len(distribution):
-            cdf = rtt_cdf(distribution, f)
-            flow["rtt_cdf_ms"] = _clean(cdf["rtt"].to_numpy(dtype=float) * 1e3, 3)
-            flow["rtt_cdf"] = _clean(cdf["cdf"].to_numpy(dtype=float), 5)
-        if len(rtx):
-            r = rtx[rtx["flow"] == f].head(MAX_RETRANSMISSIONS)
-            flow["rtx_t"] = _clean(r["time"].to_numpy(dtype=float), 4)
-            flow["rtx_seq"] = _clean(r["seq"].to_numpy(dtype=float) / seg, 1)
-        out_flows.append(flow)
-    ceiling = None
-    if capacity is not None and all_rates:
-        every = pd.concat(all_rates)
-        values = np.concatenate(
-            [every[c].to_numpy(dtype=float) for c in ("goodput", "send_rate")]
-            + [every.groupby("time")["goodput"].sum().to_numpy(dtype=float)]
-        )
-        peak = max((v for v in capacity["y"] if v is not None), default=0.0) * 1e6
-        top = rate_ceiling(peak, values)
-        ceiling = None if top is None else round(top / 1e6, 4)
-    return {
-        "label": label or str(scenario.get("name") or directory.name),
-        "name": str(scenario.get("name") or ""),
-        "complete": bool(meta.get("complete", True)),
-        "flows": out_flows,
-        "events": events,
-        "capacity": capacity,
-        "rate_window": RATE_WINDOW,
-        "rate_ceiling": ceiling,
-    }
-
-
-def _cell(v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, float | np.floating):
-        f = float(v)
-        return round(f, 6) if math.isfinite(f) else None
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, bool | np.bool_):
-        return bool(v)
-    if isinstance(v, int | str):
-        return v
-    if pd.isna(v):
-        return None
-    return str(v)
-
-
-def table_data(frame: pd.DataFrame, title: str, note: str = "") -> dict[str, Any]:
-    """A DataFrame as the page's table format."""
-    rows = [[_cell(v) for v in r] for r in frame.itertuples(index=False, name=None)]
-    return {"title": title, "note": note, "columns": [str(c) for c in frame.columns], "rows": rows}
 
 
 @dataclass
@@ -240,8 +73,6 @@ def _sweep_page(d: Path, max_runs: int) -> _Page:
     if not table_path.exists():
         raise ReportError(f"{d}: the sweep has no runs.parquet yet (it never got to its end)")
     table = pd.read_parquet(table_path)
-    from wavelab.sweep_runner import SEEDS, typed_params
-
     params = [p for a in meta["axes"] for p in a["paths"]]
     typed = typed_params(table, params)
     ok = table[table["status"].astype(str).str.startswith("ok")]
@@ -335,7 +166,7 @@ def _reproduction_page(d: Path, max_runs: int) -> _Page:
 
 
 def _asset(name: str) -> str:
-    return resources.files("wavelab").joinpath("report_assets", name).read_text(encoding="utf-8")
+    return resources.files("wavelab.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _plotly_js() -> str:

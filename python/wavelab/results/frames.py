@@ -4,92 +4,25 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from wavelab.capacity import Table
+from wavelab._util.files import write_files_atomically
 from wavelab.errors import WavelabError, check_path, check_type
-from wavelab.outputs import write_files_atomically
-from wavelab.scenario import Scenario
-
-TABLES = (
-    "series",
-    "flows",
-    "links",
-    "queues",
-    "packets",
-    "handovers",
-    "handoffs",
-    "notifications",
-    "rtt_distribution",
-    "releases",
-    "bursts",
+from wavelab.results.ownership import claim_run_dir
+from wavelab.results.summary import meta_files, summary_frame
+from wavelab.results.tables import (
+    COUNTERS,
+    OPTIONAL_TABLES,
+    TABLES,
+    NativeTable,
+    direction_labels,
+    table_to_frame,
 )
-"""The tables of a run; ``releases`` and ``bursts`` only an emulation has."""
-
-EMULATION_TABLES = ("releases", "bursts")
-"""The tables only an emulation has."""
-
-OPTIONAL_TABLES = tuple(t for t in TABLES if t not in ("series", "flows", "links", "queues"))
-"""Tables written to files only when they have rows."""
-
-COUNTERS = (
-    "bytes_sent",
-    "bytes_retransmitted",
-    "bytes_acked",
-    "bytes_delivered",
-    "segments_sent",
-    "retransmissions",
-    "fast_retransmits",
-    "rto_expiries",
-    "loss_probes",
-    "tlp_recoveries",
-    "spurious_retransmissions",
-    "dsacks_received",
-    "dupacks_received",
-    "acks_received",
-    "acks_sent",
-    "duplicate_segments",
-    "out_of_order_segments",
-)
-"""The per-flow counters; an emulation reports those the kernel does not
-keep as missing (``<NA>``)."""
-
-
-def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
-    if kind == "str":
-        return pd.array(data, dtype="string")
-    if kind == "bool":
-        return np.frombuffer(data, dtype=np.uint8).astype(bool)
-    if kind == "category":
-        codes = np.frombuffer(data, dtype=np.uint8).astype(np.int16)
-        return pd.Categorical.from_codes(codes, categories=pd.Index(labels or []))
-    return np.frombuffer(data, dtype=np.dtype(kind)).copy()
-
-
-NativeTable = list[tuple[str, str, Any, list[str] | None]]
-"""A table as the native module returns it: (name, kind, buffer, labels) per column."""
-
-
-def table_to_frame(columns: NativeTable) -> pd.DataFrame:
-    """Turns a native table (columns of little-endian buffers) into a DataFrame."""
-    return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
-
-
-def table_columns(columns: NativeTable) -> dict[str, Any]:
-    """A native table's columns without building a DataFrame (pandas takes
-    about a millisecond to build a frame of a few rows, longer than a short
-    run of a sweep takes to simulate): numbers as numpy arrays, strings as
-    the native module's list of ``str``, categories as categoricals."""
-    return {
-        name: data if kind == "str" else _column(kind, data, labels)
-        for name, kind, data, labels in columns
-    }
+from wavelab.scenario.loading import Scenario, stored_scenario
 
 
 class Results:
@@ -347,15 +280,13 @@ class Results:
         scenario and run figures as JSON. Returns the files written.
 
         A directory holding another scenario's results (or a sweep's store)
-        is refused with :class:`~wavelab.ownership.MixedResultsError` unless
+        is refused with :class:`~wavelab.results.ownership.MixedResultsError` unless
         ``force``, which removes wavelab's files from it first; the same
         scenario's results are replaced. The files are written as a set: each
         to a temporary file first, and only once all are on disk are they
         renamed into place. A write error (a full disk) raises ``OSError``
         and leaves the previous files, or none, never an empty or truncated
         one."""
-        from wavelab.ownership import claim_run_dir
-
         out = check_path("to_parquet(directory)", directory)
         check_type("to_parquet(force)", force, bool, "True or False")
         claim_run_dir(out, self.scenario.normalized, force)
@@ -366,8 +297,6 @@ class Results:
     def read_parquet(cls, directory: str | Path) -> Results:
         """Reads results written by :meth:`to_parquet`; :class:`WavelabError`
         if ``directory`` holds none."""
-        from wavelab.scenario import stored_scenario
-
         d = check_path("read_parquet(directory)", directory)
         try:
             meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
@@ -396,109 +325,3 @@ class Results:
             run=meta["run"],
             complete=meta["complete"],
         )
-
-
-RUN_COLUMNS = (
-    "bottleneck",
-    "queue_delay_mean_ms",
-    "queue_delay_p95_ms",
-    "loss_rate",
-    "utilisation",
-    "jain",
-)
-"""The run's figures in the summary (the same on every flow's row)."""
-
-
-def summary_frame(
-    flows: pd.DataFrame,
-    links: Table | None = None,
-    run: Mapping[str, Any] | None = None,
-    normalized: Mapping[str, Any] | None = None,
-    handovers: Table | None = None,
-    handoffs: Table | None = None,
-    metrics: Mapping[str, Any] | None = None,
-) -> pd.DataFrame:
-    """One row per flow of a ``flows`` table: the figures people compare
-    first. Per flow: goodput, bytes delivered, the retransmission counters and
-    ``retransmission_rate``, the minimum RTT and ``rtt_mean_ms``,
-    ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms`` (its sender's samples),
-    completion time. Per run, repeated on each row (:data:`RUN_COLUMNS`; with
-    the links table, run figures and normalised scenario): the bottleneck's
-    name, queueing delay mean and p95 (ms), ``loss_rate`` (packets dropped
-    there / offered) and ``utilisation``, and ``jain`` (Jain's index of the
-    flows' goodputs; empty for one flow, where it says nothing). Every figure
-    comes from :func:`wavelab.metrics.flow_metrics` and
-    :func:`wavelab.metrics.flow_rates`, as in a sweep's metrics table;
-    ``metrics``, the run's :func:`~wavelab.metrics.flow_metrics` already
-    computed (a sweep's worker has them), replaces the tables for the run's
-    figures."""
-    from wavelab.metrics import flow_metrics, flow_rates
-
-    f = flows
-    rates = flow_rates(f)
-    out = pd.DataFrame(
-        {
-            "flow": f["name"],
-            "algorithm": f["algorithm"],
-            "goodput_mbps": (f["goodput"] / 1e6).round(3),
-            "delivered_mb": (f["bytes_delivered"] / 1e6).round(3),
-            "retransmissions": f["retransmissions"],
-            "fast_retransmits": f["fast_retransmits"],
-            "rto_expiries": f["rto_expiries"],
-            "spurious_retransmissions": f["spurious_retransmissions"],
-            "retransmission_rate": np.round(rates["retransmission_rate"], 5),
-            "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
-            **{c: np.round(rates[c], 2) for c in ("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms")},
-            "rtt_p99_ms": np.round(rates["rtt_p99_ms"], 2),
-            "completion_s": f["completion_time"].round(4),
-        }
-    )
-    if metrics is not None:
-        m = metrics
-    elif links is None or run is None or normalized is None:
-        return out
-    else:
-        m = flow_metrics(f, links, run, normalized, handovers, handoffs)
-    digits = {"queue_delay_mean_ms": 2, "queue_delay_p95_ms": 2, "loss_rate": 5}
-    for c in RUN_COLUMNS:
-        v = m.get(c, math.nan)
-        out[c] = v if isinstance(v, str) else round(float(v), digits.get(c, 4))
-    return out
-
-
-def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
-    """``run.json`` of a run: the normalised scenario, the run's figures, and
-    the SHA-256 of each trace file the scenario reads (if any)."""
-    meta: dict[str, Any] = {"scenario": scenario.normalized, "run": run, "complete": complete}
-    if scenario.traces:
-        meta["traces"] = scenario.traces
-    return (json.dumps(meta, indent=2) + "\n").encode()
-
-
-def meta_files(
-    scenario: Scenario,
-    flows: pd.DataFrame,
-    run: dict[str, Any],
-    complete: bool,
-    links: Table | None = None,
-    handovers: Table | None = None,
-    handoffs: Table | None = None,
-    metrics: Mapping[str, Any] | None = None,
-) -> dict[str, bytes]:
-    """``summary.csv`` (:func:`summary_frame`; its run columns need
-    ``links`` or ``metrics``) and ``run.json`` of a run."""
-    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs, metrics)
-    return {
-        "summary.csv": summary.to_csv(index=False).encode(),
-        "run.json": run_json(scenario, run, complete),
-    }
-
-
-def direction_labels(links: list[str], directions: list[str]) -> tuple[list[str], np.ndarray]:
-    """The ``link:direction`` labels of the link directions, sorted (as pandas
-    orders the categories it infers from strings), and each direction's code
-    among them."""
-    names = [f"{a}:{b}" for a, b in zip(links, directions, strict=True)]
-    labels = sorted(set(names))
-    code = {n: i for i, n in enumerate(labels)}
-    return labels, np.array([code[n] for n in names], dtype=np.int64)

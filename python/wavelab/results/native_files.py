@@ -22,16 +22,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from wavelab.results import (
+from wavelab.results.summary import meta_files
+from wavelab.results.tables import (
     OPTIONAL_TABLES,
     TABLES,
     NativeTable,
     direction_labels,
-    meta_files,
     table_columns,
     table_to_frame,
 )
-from wavelab.scenario import Scenario
+from wavelab.scenario.loading import Scenario
 
 _SHAPE = tuple[tuple[str, str, tuple[str, ...] | None], ...]
 
@@ -141,7 +141,7 @@ def run_files(
 ) -> tuple[dict[str, bytes], pd.DataFrame]:
     """Every file :meth:`Results.to_files` writes for this run, straight from
     its native tables, and the ``flows`` DataFrame (the only one built);
-    ``metrics``, the run's :func:`wavelab.metrics.flow_metrics` if the caller
+    ``metrics``, the run's :func:`wavelab.analysis.metrics.flow_metrics` if the caller
     has them (a sweep's worker), saves computing them again for the summary."""
     flows = table_to_frame(tables["flows"])
     out = parquet_files(tables)

@@ -1,4 +1,5 @@
-"""Whose results a directory holds: results are never silently mixed.
+"""Whose results a directory holds: results are never silently mixed (the
+claim of a sweep's store is :mod:`wavelab.sweep.ownership`).
 
 ``wavelab run X --set ...`` used to write into the same directory as
 ``wavelab run X``, so one run's tables ended up beside another's plots. Before
@@ -20,7 +21,6 @@ anything is written, a run or a sweep *claims* its output directory:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import shutil
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from wavelab.errors import WavelabError
-from wavelab.results import TABLES
+from wavelab.results.tables import TABLES
 
 PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm", "jain")
-"""The plots of a run (``plots.plot_all``), without their extension."""
+"""The plots of a run (:func:`wavelab.plot.run_plots.plot_all`), without their extension."""
 
 PLOT_FORMATS = ("png", "pdf", "svg")
 
@@ -93,7 +93,7 @@ def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     return text + (f"; and {len(diffs) - 3} more" if len(diffs) > 3 else "")
 
 
-def _wavelab_files(out: Path) -> list[Path]:
+def wavelab_files(out: Path) -> list[Path]:
     """wavelab's files in ``out``; a store's lock and an empty ``runs/``
     (a sweep killed at its start) hold no results and do not count."""
     names = (RUN_FILES | STORE_FILES) - {".lock"}
@@ -105,13 +105,15 @@ def _empty(d: Path) -> bool:
     return next(d.iterdir(), None) is None
 
 
-def _refuse(out: Path, whose: str, force_hint: str) -> MixedResultsError:
+def refuse(out: Path, whose: str, force_hint: str) -> MixedResultsError:
+    """The error for ``out`` holding ``whose`` results, with the way out."""
     return MixedResultsError(
         f"{out} holds {whose}; choose another --out, or add --force to {force_hint}"
     )
 
 
-def _clear(out: Path, files: list[Path]) -> None:
+def clear(out: Path, files: list[Path]) -> None:
+    """Removes ``files`` (wavelab's, from :func:`wavelab_files`) from ``out``."""
     for p in files:
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p)
@@ -128,23 +130,6 @@ def _stored_run(out: Path) -> dict[str, Any] | None:
     return scenario if isinstance(scenario, dict) else None
 
 
-def _stored_sweep_base(out: Path) -> dict[str, Any] | None:
-    from wavelab.scenario import parse_toml
-    from wavelab.sweep import from_sweep_dict
-
-    try:
-        text = (out / "sweep.toml").read_text(encoding="utf-8")
-        folder = None
-        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
-            # where its relative trace paths were read from
-            stored = json.loads((out / "sweep.json").read_text(encoding="utf-8")).get("folder")
-            folder = Path(stored) if isinstance(stored, str) else None
-        data = parse_toml(text, "", WavelabError)
-        return from_sweep_dict(data, folder=folder).base.normalized
-    except (OSError, ValueError, WavelabError):
-        return None
-
-
 def claim_run_dir(out: Path, normalized: dict[str, Any], force: bool = False) -> None:
     """Makes sure ``out`` may take the results of the run of ``normalized``
     (see the module description); with ``force``, clears wavelab's files
@@ -153,7 +138,7 @@ def claim_run_dir(out: Path, normalized: dict[str, Any], force: bool = False) ->
         if out.exists():
             raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
         return
-    files = _wavelab_files(out)
+    files = wavelab_files(out)
     if not files:
         return
     if (out / "sweep.toml").exists() or (out / "index.jsonl").exists():
@@ -167,40 +152,8 @@ def claim_run_dir(out: Path, normalized: dict[str, Any], force: bool = False) ->
         whose = f"the results of another scenario ({describe_difference(old, normalized)})"
         hint = "replace them"
     if not force:
-        raise _refuse(out, whose, hint)
-    _clear(out, files)
-
-
-def claim_sweep_dir(out: Path, base: dict[str, Any], force: bool = False) -> None:
-    """Makes sure ``out`` may be the store of a sweep whose base scenario is
-    ``base`` (see the module description); with ``force``, clears wavelab's
-    files from it first. Raises :class:`MixedResultsError` otherwise, and
-    the store's own error if another sweep is writing there."""
-    from wavelab.store import check_not_busy
-
-    if not out.is_dir():
-        if out.exists():
-            raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
-        return
-    check_not_busy(out)
-    files = _wavelab_files(out)
-    if not files:
-        return
-    if (out / "sweep.toml").exists():
-        old = _stored_sweep_base(out)
-        if old is not None and scenario_digest(old) == scenario_digest(base):
-            return
-        if old is None:
-            whose = "a sweep whose sweep.toml this version cannot read"
-        else:
-            whose = f"a sweep of another scenario ({describe_difference(old, base)})"
-    elif (out / "run.json").exists():
-        whose = "the results of a single run (wavelab run)"
-    else:
-        whose = f"results that do not say whose they are ({files[0].name}, no sweep.toml)"
-    if not force:
-        raise _refuse(out, whose, "remove them and start this sweep there")
-    _clear(out, files)
+        raise refuse(out, whose, hint)
+    clear(out, files)
 
 
 __all__ = [
@@ -208,7 +161,6 @@ __all__ = [
     "STORE_FILES",
     "MixedResultsError",
     "claim_run_dir",
-    "claim_sweep_dir",
     "describe_difference",
     "scenario_digest",
 ]

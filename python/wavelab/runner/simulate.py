@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from wavelab import _native
-from wavelab.errors import ScenarioFileError, WavelabError, check_path, check_type
-from wavelab.results import Results
-from wavelab.scenario import Scenario
+from wavelab.errors import ScenarioFileError, WavelabError, check_type
+from wavelab.results.frames import Results
+from wavelab.runner.captures import add_captures, check_captures
+from wavelab.scenario.loading import Scenario
 
 Progress = Callable[[float, float], None]
 """Called with (simulated seconds reached, total simulated seconds)."""
@@ -103,32 +104,6 @@ def run(
     if captures:
         stats["captures"] = _finish_captures(sim, captures)
     return Results.from_native(scenario, sim.results(), stats, complete)
-
-
-class _Captures(Protocol):
-    def add_capture(self, target: str, path: str) -> None: ...
-
-
-def check_captures(where: str, captures: Mapping[str, str | Path] | None) -> None:
-    """Checks the types of a ``captures`` argument (``{target: path}``)."""
-    if captures is not None:
-        check_type(where, captures, Mapping, 'a dict such as {"flow:first": "f.pcap"}')
-        for target, path in captures.items():
-            check_type(where, target, str, "capture targets (str) as keys")
-            check_path(where, path)
-
-
-def add_captures(run: _Captures, name: str, captures: Mapping[str, str | Path] | None) -> None:
-    """Attaches the captures to a simulation or an emulation of scenario
-    ``name``; a target that names nothing, or a file that cannot be created,
-    is a :class:`WavelabError`."""
-    for target, path in (captures or {}).items():
-        try:
-            run.add_capture(target, str(path))
-        except ValueError as e:
-            raise WavelabError(f"{name}: {e}") from None
-        except OSError as e:
-            raise WavelabError(f"{path}: cannot be created: {e.strerror or e}") from None
 
 
 def _finish_captures(

@@ -1,4 +1,5 @@
-"""Scenarios: loading TOML files, validating them through the Rust schema.
+"""Scenarios loaded and validated: the :class:`Scenario` type and
+:func:`from_dict`, :func:`from_toml` and :func:`load_scenario`.
 
 The schema is defined once, in Rust (``crates/sim/src/scenario.rs``); this
 module only reads TOML, hands the data over as JSON and turns the Rust error
@@ -9,29 +10,22 @@ from __future__ import annotations
 
 import copy
 import json
-import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from wavelab import _native
+from wavelab._util.files import file_sha256
 from wavelab.errors import (
     ScenarioFileError,
-    WavelabError,
     check_path,
     check_type,
     read_text_file,
 )
-from wavelab.outputs import file_sha256
-from wavelab.paths import set_path
-
-MAX_DEPTH = 32
-"""How deep tables and arrays may nest in a scenario or sweep file (the
-schema needs 6 levels). Deeper input is refused before any parser or walk
-recurses into it, with an error instead of Python's recursion limit."""
+from wavelab.scenario.field_paths import set_path
+from wavelab.scenario.toml_text import first_problem, parse_toml
+from wavelab.scenario.traces import resolve_traces, trace_paths
 
 
 @dataclass(frozen=True)
@@ -92,124 +86,12 @@ class Scenario:
         return from_dict(data, source=self.source, emulation=self.emulation, folder=self.folder)
 
 
-TRACE_FIELDS = ("trace", "rate_trace", "delay_trace", "loss_trace")
-"""A link direction's fields that name trace files."""
-
-
-def trace_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The trace files a scenario names, as (field path, file), in order."""
-    found: list[tuple[str, str]] = []
-    links = data.get("links")
-    if not isinstance(links, list):
-        return found
-    for i, link in enumerate(links):
-        for side in ("forward", "reverse"):
-            d = link.get(side) if isinstance(link, Mapping) else None
-            if not isinstance(d, Mapping):
-                continue
-            for f in TRACE_FIELDS:
-                v = d.get(f)
-                if isinstance(v, str):
-                    found.append((f"links[{i}].{side}.{f}", v))
-    return found
-
-
-def _resolve_traces(data: dict[str, Any], folder: Path) -> dict[str, str]:
-    """Makes the relative trace paths of ``data`` (a copy) relative to
-    ``folder``, made absolute; returns what each resolved path was written as."""
-    written: dict[str, str] = {}
-    for path, v in trace_paths(data):
-        if v and not Path(v).is_absolute():
-            resolved = str((folder / v).absolute())
-            set_path(data, path, resolved)
-            written[resolved] = v
-    return written
-
-
 def _seconds(text: str) -> float:
     units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
     for unit in sorted(units, key=len, reverse=True):
         if text.endswith(unit):
             return float(text[: -len(unit)]) * units[unit]
     raise ValueError(f"{text!r} is not a duration")
-
-
-def _scan(value: Any) -> tuple[str, str] | None:
-    """The first problem of a scenario's data that JSON or the schema cannot
-    report well, as (field path, message): nesting deeper than
-    :data:`MAX_DEPTH`, or a NaN or infinity (TOML allows ``nan`` and ``inf``;
-    JSON, which carries the scenario to the Rust schema, does not, and its
-    parser would only say "expected value"). Iterative, so any depth is safe."""
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
-    while stack:
-        path, v, depth = stack.pop()
-        if isinstance(v, float) and not math.isfinite(v):
-            return path, "not a finite number"
-        if isinstance(v, Mapping):
-            items: list[tuple[str, Any]] = [
-                (f"{path}.{k}" if path else str(k), x) for k, x in v.items()
-            ]
-        elif isinstance(v, list | tuple):
-            items = [(f"{path}[{i}]", x) for i, x in enumerate(v)]
-        else:
-            continue
-        if depth >= MAX_DEPTH:
-            shown = path if len(path) <= 60 else path[:57] + "..."
-            return shown, f"tables and arrays nest more than {MAX_DEPTH} deep"
-        stack.extend((p, x, depth + 1) for p, x in reversed(items))
-    return None
-
-
-def toml_depth(text: str) -> int:
-    """The deepest nesting of ``[`` and ``{`` outside strings and comments in
-    TOML text (a table header counts its brackets too)."""
-    depth = deepest = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c in "\"'":
-            triple = text.startswith(c * 3, i)
-            quote = c * 3 if triple else c
-            j = i + len(quote)
-            while j < n:
-                if c == '"' and text[j] == "\\":
-                    j += 2
-                    continue
-                if text.startswith(quote, j):
-                    break
-                if not triple and text[j] == "\n":
-                    break
-                j += 1
-            i = j + len(quote)
-            continue
-        elif c in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "]}":
-            depth = max(depth - 1, 0)
-        i += 1
-    return deepest
-
-
-def parse_toml(text: Any, where: str, error: type[WavelabError]) -> dict[str, Any]:
-    """Parses TOML text (``str``, or UTF-8 ``bytes``) as a scenario or sweep
-    file, raising ``error`` (its message starting with ``where``) for text
-    that is not TOML, not UTF-8, or nests deeper than :data:`MAX_DEPTH`."""
-    if isinstance(text, bytes | bytearray):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise error(f"{where}not UTF-8 text: {e}") from None
-    check_type("the TOML text", text, str, "a str (or UTF-8 bytes)")
-    if toml_depth(text) > MAX_DEPTH:
-        raise error(f"{where}not valid here: tables and arrays nest more than {MAX_DEPTH} deep")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise error(f"{where}not valid TOML: {e}") from None
 
 
 def from_dict(
@@ -233,14 +115,14 @@ def from_dict(
     elif source is not None:
         folder = source.parent
     where = f"{source}: " if source else ""
-    bad = _scan(data)
+    bad = first_problem(data)
     if bad is not None:
         raise ScenarioFileError(f"{where}{bad[0] or 'the scenario'}: {bad[1]}")
     resolved = dict(data)
     written: dict[str, str] = {}
     if folder is not None and trace_paths(data):
         resolved = copy.deepcopy(resolved)
-        written = _resolve_traces(resolved, folder)
+        written = resolve_traces(resolved, folder)
     try:
         text = json.dumps(resolved, allow_nan=False)
     except (TypeError, ValueError) as e:
@@ -343,54 +225,3 @@ def load_scenario(
     """
     p = check_path("load_scenario(path)", path)
     return from_toml(read_text_file(p, ScenarioFileError), p, emulation, changes)
-
-
-def builtin_names() -> list[str]:
-    """Names of the scenarios shipped with the package (``scenarios/`` in the
-    repository)."""
-    folder = resources.files("wavelab").joinpath("scenarios")
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
-def builtin_toml(name: str) -> str:
-    """The TOML text of a shipped scenario."""
-    if name not in builtin_names():
-        raise ScenarioFileError(
-            f"{name!r} is neither a file nor a built-in scenario; built-in: "
-            + ", ".join(builtin_names())
-        )
-    f = resources.files("wavelab").joinpath("scenarios", f"{name}.toml")
-    return f.read_text(encoding="utf-8")
-
-
-def builtin_scenario(
-    name: str, emulation: bool = False, changes: Mapping[str, Any] | None = None
-) -> Scenario:
-    """A shipped scenario by name (e.g. ``"wave-page-single"``); its trace
-    paths are read from the package's ``scenarios/`` folder."""
-    folder = Path(str(resources.files("wavelab").joinpath("scenarios")))
-    return from_toml(builtin_toml(name), Path(f"{name}.toml"), emulation, changes, folder)
-
-
-def load_scenario_or_builtin(
-    ref: str | Path, emulation: bool = False, changes: Mapping[str, Any] | None = None
-) -> Scenario:
-    """A scenario file, or a built-in scenario's name if no such file exists
-    (a directory of that name, such as a results directory called ``demo``,
-    does not hide the built-in scenario)."""
-    p = Path(ref)
-    if p.is_file() or p.suffix == ".toml":
-        return load_scenario(p, emulation, changes)
-    if p.exists() and str(ref) not in builtin_names():
-        return load_scenario(p, emulation, changes)  # reports what it is
-    return builtin_scenario(str(ref), emulation, changes)
-
-
-def demo_scenario() -> Scenario:
-    """The built-in demo: two NewReno flows, a bottleneck and an outage."""
-    return builtin_scenario("demo")
-
-
-def demo_toml() -> str:
-    """The demo scenario's TOML text."""
-    return builtin_toml("demo")

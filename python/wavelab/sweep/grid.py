@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,9 @@ from wavelab.errors import (
     check_type,
     read_text_file,
 )
-from wavelab.paths import PathError, parse_path, set_path
-from wavelab.scenario import Scenario, from_dict, parse_toml
+from wavelab.scenario.field_paths import PathError, parse_path, set_path
+from wavelab.scenario.loading import Scenario, from_dict
+from wavelab.scenario.toml_text import parse_toml
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
@@ -340,8 +342,6 @@ def from_sweep_dict(
 
 def builtin_sweep_names() -> list[str]:
     """Sweeps shipped with the package (``sweeps/`` in the repository)."""
-    from importlib import resources
-
     folder = resources.files("wavelab").joinpath("sweeps")
     return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
 
@@ -350,8 +350,6 @@ def load_sweep(ref: str | Path) -> Sweep:
     """Reads a sweep file, or a shipped sweep by name."""
     p = check_path("load_sweep(ref)", ref)
     if not p.exists() and p.suffix != ".toml":
-        from importlib import resources
-
         if str(ref) not in builtin_sweep_names():
             raise SweepError(
                 f"{ref!r} is neither a file nor a built-in sweep; built-in: "
@@ -362,18 +360,3 @@ def load_sweep(ref: str | Path) -> Sweep:
     else:
         text = read_text_file(p, SweepError)
     return from_sweep_dict(parse_toml(text, f"{p}: ", SweepError), p, text)
-
-
-__all__ = [
-    "MAX_POINTS",
-    "Axis",
-    "Point",
-    "Sweep",
-    "SweepError",
-    "builtin_sweep_names",
-    "expand_range",
-    "from_sweep_dict",
-    "load_sweep",
-    "parse_path",
-    "set_path",
-]

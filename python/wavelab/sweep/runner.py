@@ -1,7 +1,7 @@
 """Running a sweep: plan its runs, skip the ones the store has, execute the
 rest on a backend, store each as it finishes, and write the per-run table.
 
-Output directory (also the results store, see :mod:`wavelab.store`)::
+Output directory (also the results store, see :mod:`wavelab.sweep.store`)::
 
     sweep.toml         the sweep file as given
     sweep.json         the axes and every point: its parameters, run key and
@@ -10,7 +10,7 @@ Output directory (also the results store, see :mod:`wavelab.store`)::
     runs.csv           the same, as CSV
     seeds.parquet      when the sweep varies the seed: per parameter point and
     seeds.csv          metric, the mean and 95 % confidence interval over its
-                       seeds (:mod:`wavelab.aggregate`)
+                       seeds (:mod:`wavelab.analysis.seeds`)
     index.jsonl, runs/ the store
 
 The table is written at the end, and also when the sweep stops early (an
@@ -20,67 +20,41 @@ interruption, a full disk, a dead worker): points not run yet have status
 
 from __future__ import annotations
 
-import io
 import json
-import math
+import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from wavelab.aggregate import aggregate
-from wavelab.backends import Backend, Job
+from wavelab import _native
+from wavelab.analysis.metrics import VERSION as METRICS_VERSION
+from wavelab.analysis.metrics import baseline_scenario
+from wavelab.analysis.seeds import aggregate
 from wavelab.errors import WavelabError
-from wavelab.metrics import VERSION as METRICS_VERSION
-from wavelab.metrics import (
-    baseline_scenario,
-    flow_metrics,
-    handoff_metrics,
-    recovery_metrics,
-    unit,
+from wavelab.sweep.backends import Backend
+from wavelab.sweep.grid import Sweep, SweepError
+from wavelab.sweep.ownership import claim_sweep_dir
+from wavelab.sweep.plan import Log, Plan, plan_sweep
+from wavelab.sweep.progress import Progress
+from wavelab.sweep.runs_table import (
+    SEEDS,
+    SEEDS_CSV,
+    TABLE,
+    TABLE_CSV,
+    build_table,
+    typed_params,
+    write_table,
 )
-from wavelab.ownership import claim_sweep_dir
-from wavelab.progress import Progress
-from wavelab.store import INDEX, Store, StoreWriteError, code_version, scenario_key
-from wavelab.sweep import Sweep
+from wavelab.sweep.store import INDEX, Store, StoreWriteError, code_version
+from wavelab.sweep.worker import Job
 
-TABLE = "runs.parquet"
-TABLE_CSV = "runs.csv"
-SEEDS = "seeds.parquet"
-SEEDS_CSV = "seeds.csv"
 META = "sweep.json"
 SOURCE = "sweep.toml"
-
-Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class PlannedPoint:
-    """A point of the sweep and the runs it needs."""
-
-    index: int
-    params: dict[str, Any]
-    key: str
-    baseline: str | None
-    """Key of the baseline run that gives R_ss (handover scenarios only)."""
-
-
-@dataclass
-class Plan:
-    """Every point, and the distinct runs they need (a baseline shared by
-    many points, or two points that are the same scenario, run once)."""
-
-    points: list[PlannedPoint]
-    runs: dict[str, tuple[int, bool]] = field(default_factory=dict)
-    """Run key -> (index of a point that needs it, True if it is that point's baseline)."""
-
-    @property
-    def baselines(self) -> int:
-        return sum(1 for _, is_base in self.runs.values() if is_base)
 
 
 @dataclass
@@ -98,28 +72,6 @@ class SweepOutcome:
     stopped: str | None = None
     """Why the sweep stopped early (the message to show), or None."""
     interrupted: bool = False
-
-
-def plan_sweep(sweep: Sweep, log: Log | None = None) -> Plan:
-    """Validates every point and computes its run keys (nothing runs)."""
-    started = time.monotonic()
-    plan = Plan([])
-    for i in range(sweep.size):
-        point = sweep.point(i)
-        key = scenario_key(point.scenario)
-        if key not in plan.runs or plan.runs[key][1]:
-            # a point that is also another point's baseline runs as a point
-            # (with the captures asked for)
-            plan.runs[key] = (i, False)
-        base = baseline_scenario(point.scenario)
-        base_key = None
-        if base is not None:
-            base_key = scenario_key(base)
-            plan.runs.setdefault(base_key, (i, True))
-        plan.points.append(PlannedPoint(i, point.params, key, base_key))
-        if log and i and i % 5000 == 0:
-            log(f"planned {i:,} of {sweep.size:,} points ({time.monotonic() - started:.0f} s)")
-    return plan
 
 
 def _jobs(
@@ -140,227 +92,6 @@ def _jobs(
             yield Job(key, base.to_json(), traces=tuple(base.traces.items()))
         else:
             yield Job(key, sc.to_json(), captures, tables, tuple(sc.traces.items()))
-
-
-def _param_column(values: list[Any]) -> list[Any]:
-    """Keeps numbers numeric; anything else (tables, mixed types) as text."""
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return values
-    if all(isinstance(v, str) for v in values):
-        return values
-    return [v if isinstance(v, str) else json.dumps(v) for v in values]
-
-
-TYPED = {"s": "_s", "bit/s": "_bps", "B": "_bytes", "pkt": "_pkt"}
-"""The base unit of a parameter's values and the ending of its typed column."""
-
-
-def _with_typed_params(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
-    """Beside each parameter whose values are all text with one kind of unit
-    (``"20s"``, ``"2Mbit/s"``, ``"150KB"``, ``"100pkt"``), a column of the
-    numbers in the base unit, named after it with the unit
-    (``links[1].rate_bps``): the scenario loader's own parsers read them."""
-    from wavelab import _native
-
-    for name in params:
-        if name not in table or not len(table):
-            continue
-        values = list(table[name])
-        if not all(isinstance(v, str) for v in values):
-            continue
-        parsed = [_native.quantity(v) for v in values]
-        units = {q[1] for q in parsed if q is not None}
-        if any(q is None for q in parsed) or len(units) != 1:
-            continue
-        column = name + TYPED[units.pop()]
-        if column in table:
-            continue
-        at = list(table.columns).index(name) + 1
-        table.insert(at, column, [q[0] for q in parsed if q is not None])
-    return table
-
-
-def typed_params(table: pd.DataFrame, params: Sequence[str]) -> list[str]:
-    """The typed columns :func:`build_table` added beside ``params``."""
-    return [p + end for p in params for end in TYPED.values() if p + end in table.columns]
-
-
-def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
-    e = store.entries[key]
-    if e.metrics.get("metrics_version") == METRICS_VERSION or not e.tables:
-        return e.metrics
-    d = store.run_dir(key)
-    hand = d / "handoffs.parquet"
-    handoffs = pd.read_parquet(hand) if hand.exists() else None
-    over = d / "handovers.parquet"
-    handovers = pd.read_parquet(over) if over.exists() else None
-    meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
-    metrics = flow_metrics(
-        pd.read_parquet(d / "flows.parquet"),
-        pd.read_parquet(d / "links.parquet"),
-        meta.get("run", {}),
-        meta["scenario"],
-        handovers,
-        handoffs,
-    )
-    return {**metrics, **handoff_metrics(handoffs)}
-
-
-def _columns(path: Path, names: list[str]) -> dict[str, Any]:
-    """Some columns of a Parquet file as numpy arrays (no DataFrame: fast)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path, columns=names)
-    return {n: table.column(n).to_numpy() for n in names}
-
-
-def _series(store: Store, key: str) -> dict[str, Any]:
-    return _columns(store.run_dir(key) / "series.parquet", ["time", "flow", "bytes_delivered"])
-
-
-def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) -> pd.DataFrame:
-    """One row per point: its parameters, run key, status and metrics."""
-    rows = []
-    baseline_series: dict[str, dict[str, Any]] = {}
-    for p in plan.points:
-        row: dict[str, Any] = {"point": p.index, **p.params, "run": p.key}
-        done = p.key in store.entries and store.problem(p.key) is None
-        if p.key in failed:
-            row["status"] = "failed"
-            row["error"] = failed[p.key]
-        elif not done:
-            row["status"] = "pending"
-        else:
-            row["status"] = "ok"
-            metrics = dict(_stored_metrics(store, p.key))
-            metrics.pop("metrics_version", None)
-            run = store.entries[p.key].run
-            if p.baseline is not None:
-                row["baseline_run"] = p.baseline
-                if p.baseline in store.entries and store.problem(p.baseline) is None:
-                    if p.baseline not in baseline_series:
-                        baseline_series[p.baseline] = _series(store, p.baseline)
-                    d = store.run_dir(p.key)
-                    names = _columns(d / "flows.parquet", ["name"])["name"]
-                    hand = d / "handovers.parquet"
-                    metrics.update(
-                        recovery_metrics(
-                            _series(store, p.key),
-                            _columns(hand, ["time", "outage"]) if hand.exists() else {},
-                            baseline_series[p.baseline],
-                            [str(n) for n in names],
-                        )
-                    )
-                else:
-                    row["status"] = "ok (baseline missing: no recovery time)"
-            row.update(metrics)
-            row["events"] = run.get("events")
-            row["wall_s"] = run.get("wall_seconds")
-            row["cpu_s"] = run.get("cpu_seconds", math.nan)
-            row["engine_cpu_s"] = run.get("engine_cpu_seconds", math.nan)
-        rows.append(row)
-    table = _order_columns(pd.DataFrame(rows), sweep.param_names)
-    for name in sweep.param_names:
-        if name in table:
-            table[name] = _param_column(list(table[name]))
-    table = _with_typed_params(table, sweep.param_names)
-    for col in ("error", "baseline_run"):
-        if col in table:
-            table[col] = table[col].astype("string")
-    return table
-
-
-FIRST = ("point",)
-AFTER_PARAMS = ("run", "status", "error", "baseline_run", "flows")
-TOTALS = (
-    "goodput_mbps",
-    "retransmissions",
-    "fast_retransmits",
-    "rto_expiries",
-    "spurious_retransmissions",
-    "retransmission_rate",
-    "jain",
-    "rtt_mean_ms",
-    "rtt_p50_ms",
-    "rtt_p95_ms",
-    "rtt_p99_ms",
-    "bottleneck",
-    "queue_delay_mean_ms",
-    "queue_delay_p95_ms",
-    "queue_delay_p99_ms",
-    "loss_rate",
-    "utilisation",
-    "capacity_mb",
-    "up_s",
-    "handover_s",
-    "recovery_s",
-    "recovery_sustained_s",
-    "recovery_horizon_s",
-    "transfer_s",
-    "transfer_packets",
-    "events",
-    "wall_s",
-    "cpu_s",
-    "engine_cpu_s",
-)
-TIMINGS = ("wall_s", "cpu_s", "engine_cpu_s")
-"""The runs table's columns that time a run (they differ from run to run:
-everything else in the table is deterministic)."""
-PER_FLOW = (
-    "goodput_mbps",
-    "delivered_mb",
-    "retransmissions",
-    "fast_retransmits",
-    "rto_expiries",
-    "spurious_retransmissions",
-    "retransmission_rate",
-    "min_rtt_ms",
-    "rtt_mean_ms",
-    "rtt_p50_ms",
-    "rtt_p95_ms",
-    "rtt_p99_ms",
-    "completion_s",
-    "recovery_s",
-    "recovery_sustained_s",
-)
-
-
-def _order_columns(table: pd.DataFrame, params: list[str]) -> pd.DataFrame:
-    """Point, parameters, run and status, totals, then per-flow columns
-    grouped by metric (flows in order of appearance), then anything else."""
-    cols = list(table.columns)
-    order = [c for c in (*FIRST, *params, *AFTER_PARAMS, *TOTALS) if c in cols]
-    flows: list[str] = []
-    for c in cols:
-        if ":" in c and c.split(":", 1)[1] not in flows:
-            flows.append(c.split(":", 1)[1])
-    order += [f"{m}:{f}" for m in PER_FLOW for f in flows if f"{m}:{f}" in cols]
-    order += [c for c in cols if c not in order]
-    return table[order]
-
-
-def table_with_units(table: pd.DataFrame) -> Any:
-    """``table`` as an Arrow table whose fields carry their unit (``unit``
-    in the field metadata, from :func:`wavelab.metrics.unit`), for Parquet."""
-    import pyarrow as pa
-
-    arrow = pa.Table.from_pandas(table, preserve_index=False)
-    fields = []
-    for f in arrow.schema:
-        u = unit(f.name)
-        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
-    return arrow.cast(pa.schema(fields, metadata=arrow.schema.metadata))
-
-
-def _write_table(store: Store, table: pd.DataFrame, names: tuple[str, str]) -> list[Path]:
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table_with_units(table), buf)
-    return [
-        store.write_file(names[0], buf.getvalue()),
-        store.write_file(names[1], table.to_csv(index=False).encode()),
-    ]
 
 
 def _meta(sweep: Sweep, plan: Plan, captures: tuple[str, ...]) -> dict[str, Any]:
@@ -389,11 +120,6 @@ def check_captures(sweep: Sweep, captures: Sequence[str]) -> None:
     that point's run fail)."""
     if not captures:
         return
-    import os
-
-    from wavelab import _native
-    from wavelab.sweep import SweepError
-
     sim = _native.Simulation(sweep.point(0).scenario.to_json())
     for target in captures:
         try:
@@ -416,7 +142,7 @@ def run_sweep(
 
     ``out`` must be empty, or the store of a sweep of the same base scenario
     (the axes may differ: the runs it has are reused); anything else is
-    refused (:class:`~wavelab.ownership.MixedResultsError`) unless
+    refused (:class:`~wavelab.results.ownership.MixedResultsError`) unless
     ``force``, which removes wavelab's files from it first.
 
     ``tables=False`` stores only each run's metrics (the runs table's
@@ -509,12 +235,12 @@ def run_sweep(
             store.refresh()
         table = build_table(sweep, plan, store, failed)
         try:
-            files = [out / META, out / SOURCE, *_write_table(store, table, (TABLE, TABLE_CSV))]
+            files = [out / META, out / SOURCE, *write_table(store, table, (TABLE, TABLE_CSV))]
             if "seed" in sweep.param_names:
                 by_point = aggregate(
                     table, [*sweep.param_names, *typed_params(table, sweep.param_names)]
                 )
-                files += _write_table(store, by_point, (SEEDS, SEEDS_CSV))
+                files += write_table(store, by_point, (SEEDS, SEEDS_CSV))
         except StoreWriteError as e:
             stopped = f"{stopped + '; ' if stopped else ''}{e}"
         if stopped:

@@ -59,8 +59,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from wavelab import _native
-from wavelab.errors import WavelabError
-from wavelab.outputs import (
+from wavelab._util.files import (
     OutputPathError,
     file_sha256,
     fsync_dir,
@@ -68,8 +67,10 @@ from wavelab.outputs import (
     write_atomically,
     write_file_synced,
 )
-from wavelab.paths import set_path
-from wavelab.scenario import Scenario, trace_paths
+from wavelab.errors import WavelabError
+from wavelab.scenario.field_paths import set_path
+from wavelab.scenario.loading import Scenario
+from wavelab.scenario.traces import trace_paths
 
 INDEX = "index.jsonl"
 RUNS = "runs"
