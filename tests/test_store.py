@@ -18,6 +18,7 @@ import pytest
 
 from conftest import wavelab
 from wavelab import cli
+from wavelab._util.folder_lock import this_process
 from wavelab.sweep import load_sweep, store
 from wavelab.sweep.backends import LocalPool
 from wavelab.sweep.runner import run_sweep
@@ -287,10 +288,12 @@ def test_a_second_sweep_into_the_same_directory_is_refused(
     with Store(out):
         res = wavelab("sweep", str(sweep_file), "--out", str(out))
     assert res.returncode == 2
+    # the holder named by its pid and command line (this test's)
     assert res.stderr == (
-        f"error: {out}: another wavelab sweep is writing here (pid {os.getpid()}); "
-        "wait for it or use another --out\n"
+        f"error: {out}: another wavelab process is writing here ({this_process()}); "
+        "wait for it to end, or choose another folder\n"
     )
+    assert f"pid {os.getpid()}: python" in res.stderr and "pytest" in res.stderr
 
 
 # ----- the index itself is checked (issue 30) ------------------------------------
