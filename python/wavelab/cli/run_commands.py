@@ -34,6 +34,7 @@ from wavelab.scenario.builtin import (
 )
 from wavelab.scenario.field_paths import PathError
 from wavelab.scenario.loading import Scenario, load_scenario
+from wavelab.scenario.toml_text import check_toml_bounds, check_toml_size
 
 DEFAULT_ROOT = Path("results")
 """Where ``wavelab run`` writes when no ``--out`` is given: ``results/NAME``."""
@@ -44,10 +45,15 @@ def default_run_dir(name: str) -> Path:
     return inside(DEFAULT_ROOT, file_name(name))
 
 
-def _parse_value(text: str) -> Any:
-    """A ``--set`` value: a TOML value if it parses as one, else a string."""
+def _parse_value(path: str, text: str) -> Any:
+    """A ``--set`` value: a TOML value if it parses as one, else a string;
+    refused if it exceeds a bound of a scenario file (checked before the
+    parser sees it: a dotted key in an inline table is quadratic to parse)."""
+    toml = f"v = {text}"
+    check_toml_size(len(toml.encode("utf-8", errors="replace")), f"--set {path}: ", WavelabError)
+    check_toml_bounds(toml, f"--set {path}: ", WavelabError)
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        return tomllib.loads(toml)["v"]
     except tomllib.TOMLDecodeError:
         return text
 
@@ -60,7 +66,7 @@ def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
                 f"--set {item!r}: write PATH=VALUE, e.g. --set links[1].rate=8Mbit/s"
             )
         path, value = item.split("=", 1)
-        changes[path.strip()] = _parse_value(value.strip())
+        changes[path.strip()] = _parse_value(path.strip(), value.strip())
     return changes
 
 
