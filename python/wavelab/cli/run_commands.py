@@ -17,6 +17,7 @@ import pandas as pd
 from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
 from wavelab.results.frames import Results
@@ -341,7 +342,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if sim is not None and res.complete:
         sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
         _write_comparison(sim_res, res, out / "compare")
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
@@ -405,7 +406,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         figures=(args.format, args.dpi),
     )
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -418,7 +419,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     res = _run_and_write(
         sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi)
     )
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

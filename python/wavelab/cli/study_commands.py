@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import figure_dpi, figure_format
 from wavelab.results.frames import Results
@@ -81,7 +82,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
     if outcome.stopped:
         print(f"error: {outcome.stopped}", file=sys.stderr)
-        return 130 if outcome.interrupted else 2
+        return INTERRUPTED if outcome.interrupted else 2
     if outcome.failed:
         print(
             f"error: {len(outcome.failed)} runs failed (status 'failed' in runs.csv)",

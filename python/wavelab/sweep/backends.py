@@ -16,7 +16,10 @@ import logging
 import multiprocessing
 import os
 import re
+import select
 import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -45,9 +48,46 @@ class Backend(Protocol):
         ...
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C is the parent's to handle: it stops the sweep and ends the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_start(parent: int) -> None:
+    """Starts a worker process: Ctrl-C, SIGTERM and SIGHUP are the parent's
+    to handle (sent to the whole process group, they stop the sweep, which
+    then ends the workers), and the worker ends when the parent ``parent``
+    does."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)
+    end_with(parent)
+
+
+def end_with(parent: int) -> None:
+    """Ends this process as soon as process ``parent`` ends, however it ends
+    (``kill -9`` too), so that a sweep's workers never run on for nobody.
+
+    A worker's parent in the operating system's sense is the pool's fork
+    server, not the sweep, so ``prctl(PR_SET_PDEATHSIG)`` would watch the
+    wrong process; a thread waits on a pidfd of the sweep's process instead
+    (Linux 5.3), or checks every second that it exists (elsewhere)."""
+    try:
+        fd: int | None = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                time.sleep(1.0)
+                try:
+                    os.kill(parent, 0)
+                except ProcessLookupError:
+                    break
+                except OSError:
+                    pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="wavelab-end-with-parent", daemon=True).start()
 
 
 def _abandon(pool: ProcessPoolExecutor) -> None:
@@ -63,7 +103,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
     workers = list(getattr(pool, "_processes", {}).values())
     for p in workers:
         with contextlib.suppress(Exception):
-            p.terminate()
+            p.kill()  # (they ignore SIGTERM)
     for p in workers:
         with contextlib.suppress(Exception):
             p.join(timeout=5)
@@ -93,7 +133,8 @@ class LocalPool:
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_ignore_sigint,
+            initializer=_worker_start,
+            initargs=(os.getpid(),),
         )
         pending: dict[Future[RunOutput], Job] = {}
         it = iter(jobs)
