@@ -12,10 +12,12 @@ use crate::driver::{Chunked, Release, WireOutput, NO_FLOW};
 use crate::emulation::{FlowEnd, Options};
 use crate::plan::Plan;
 use crate::wave::BurstLog;
-use wavelab_sim::capture::Capture;
-use wavelab_sim::scenario::{link_name, HandoverTime};
-use wavelab_sim::tables::series::Series;
-use wavelab_sim::{ColumnData, Results, RunStats, Table};
+use wavelab_model::capture::Capture;
+use wavelab_model::compile::node_handoffs_until;
+use wavelab_model::scenario::{link_name, LinkHandoverTime};
+use wavelab_model::tables::handoff_table;
+use wavelab_model::tables::series::Series;
+use wavelab_model::{ColumnData, Results, RunStats, Table};
 use wavelab_tcp::{Duration, Instant};
 
 /// Percentiles of the releases' lateness (actual minus planned instant).
@@ -158,11 +160,11 @@ pub fn build(
         links: link_table(plan, &wire),
         packets: wire.log.to_table(u128::MAX),
         handovers: handover_table(plan),
-        handoffs: wavelab_sim::handoff_table_until(&plan.scenario, end),
+        handoffs: handoff_table(&node_handoffs_until(&plan.scenario, end)),
         // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
         // the kernel's RTT samples are not seen one by one: no distribution
-        rtt_distribution: wavelab_sim::tables::rtt_distribution(std::iter::empty()),
+        rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,
@@ -344,17 +346,17 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
 fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
     let dirs: Vec<_> = wire.links.iter().map(|(c, s)| (c, *s)).collect();
     // per-packet queueing delays are not measured on real links
-    wavelab_sim::tables::link_table(&plan.scenario, &plan.topology, &dirs, None)
+    wavelab_model::tables::link_table(&plan.scenario, &plan.topology, &dirs, None)
 }
 
 /// The handovers, each at its time (the emulator has no `"steady"` ones).
 fn handover_table(plan: &Plan) -> Table {
     let sc = &plan.scenario;
-    wavelab_sim::tables::handover_table(sc.links.iter().enumerate().flat_map(|(i, l)| {
+    wavelab_model::tables::handover_table(sc.links.iter().enumerate().flat_map(|(i, l)| {
         l.handovers.iter().map(move |h| {
             let at = match h.at {
-                HandoverTime::At(d) => Some(Instant::ZERO + d),
-                HandoverTime::Steady => None,
+                LinkHandoverTime::At(d) => Some(Instant::ZERO + d),
+                LinkHandoverTime::Steady => None,
             };
             (link_name(l, i), h, at)
         })

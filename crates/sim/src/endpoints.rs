@@ -9,15 +9,15 @@
 //! deadline moved later) costs one no-op `handle_timeout` call and is then
 //! rescheduled.
 
-use crate::capture::TapPoint;
 use crate::engine::Event;
-use crate::histogram::Histogram;
 use crate::net::Delivery;
 use crate::notices::Delivered;
 use crate::packet::Packet;
 use crate::sim::Simulation;
-use crate::tables::{event, kind_code, PacketEvent, NO_KIND};
-use crate::topology::DirId;
+use wavelab_model::capture::TapPoint;
+use wavelab_model::histogram::Histogram;
+use wavelab_model::tables::{event, kind_code, PacketEvent, NO_KIND};
+use wavelab_model::topology::DirId;
 use wavelab_tcp::cc::Notification;
 use wavelab_tcp::{Instant, Receiver, Sender, Transmit, TxKind};
 

@@ -17,10 +17,11 @@
 //!   construction, into outage windows and a route switch per flow and
 //!   side, so both engine modes apply them identically.
 //!
-//! A handover at a fixed time compiles, at construction ([`crate::build`]),
-//! into a schedule entry at T for both directions and an outage window
-//! [T, T + HT), so it inherits their documented effect on queued and
-//! in-flight packets. A handover at `"steady"` has no time yet: at each
+//! A handover at a fixed time compiles, at construction
+//! ([`wavelab_model::compile`]), into a schedule entry at T for both
+//! directions and an outage window [T, T + HT), so it inherits their
+//! documented effect on queued and in-flight packets. A handover at
+//! `"steady"` has no time yet: at each
 //! sampling instant the simulation checks the watched flow's goodput over the
 //! rule's window against the old link's payload capacity and, when the rule
 //! holds (or at `latest`), applies the switch and inserts the outage window
@@ -30,52 +31,20 @@
 use crate::endpoints::Flow;
 use crate::net::Net;
 use crate::notices::{Notice, Source};
-use crate::scenario::{
-    Direction, HandoffKind, HandoffSpec, HandoverSpec, HandoverTime, ScheduleEntry,
-};
 use crate::sim::Simulation;
-use crate::topology::DirId;
 use std::collections::VecDeque;
+use wavelab_model::compile::{at, switch_entry, ChangeKind, LinkHandoverPlan, NodeHandoffPlan};
+use wavelab_model::scenario::{LinkHandoverTime, NodeHandoffKind, Scenario};
+use wavelab_model::tables::NodeHandoffRecord;
+use wavelab_model::topology::DirId;
 use wavelab_tcp::cc::{HandoffNotice, HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::SenderState;
 use wavelab_tcp::{Duration, Instant};
 
-/// Something scheduled: a change of a link's settings, or a handoff.
+/// A node handoff during the run: its plan, and what it did.
 #[derive(Clone, Debug)]
-pub(crate) struct Change {
-    pub at: Instant,
-    pub what: ChangeKind,
-}
-
-/// What a [`Change`] changes.
-#[derive(Clone, Debug)]
-pub(crate) enum ChangeKind {
-    /// Link `link`'s settings.
-    Link { link: usize, entry: ScheduleEntry },
-    /// The routes, at handoff number `.0` (an index into the simulation's
-    /// handoffs).
-    Handoff(usize),
-}
-
-impl Change {
-    /// Changes at one instant run in this order: the links' settings first
-    /// (in file order), then the handoffs (which read the links as they are
-    /// at that instant).
-    pub fn rank(&self) -> (Instant, u8) {
-        (self.at, matches!(self.what, ChangeKind::Handoff(_)) as u8)
-    }
-}
-
-/// A handoff of the scenario, compiled.
-#[derive(Clone, Debug)]
-pub(crate) struct Handoff {
-    pub spec: HandoffSpec,
-    pub at: Instant,
-    /// The old and the new access link.
-    pub from: usize,
-    pub to: usize,
-    /// The route switches: flow, side (0 data, 1 ACKs), route number.
-    pub switches: Vec<(usize, usize, usize)>,
+pub(crate) struct NodeHandoff {
+    pub plan: NodeHandoffPlan,
     /// Whether it happened yet.
     pub done: bool,
     /// Senders it notified.
@@ -85,57 +54,30 @@ pub(crate) struct Handoff {
     pub transfers: Vec<(usize, Option<Duration>)>,
 }
 
-impl Handoff {
-    /// The flows it moves, in order.
-    pub fn moved(&self) -> Vec<usize> {
-        let mut v: Vec<usize> = self.switches.iter().map(|s| s.0).collect();
-        v.dedup();
-        v
-    }
-
-    /// The slowest measured flow's transfer time: None if it measures
-    /// nothing or a flow is not done yet.
-    pub fn slowest_transfer(&self) -> Option<Duration> {
-        if self.transfers.is_empty() {
-            return None;
+impl NodeHandoff {
+    /// A handoff still to come.
+    pub fn new(plan: NodeHandoffPlan) -> Self {
+        NodeHandoff {
+            plan,
+            done: false,
+            notified: 0,
+            transfers: Vec::new(),
         }
-        self.transfers
-            .iter()
-            .try_fold(Duration::ZERO, |m, &(_, t)| t.map(|t| m.max(t)))
     }
 
-    /// Measured flows done.
-    pub fn transfers_done(&self) -> u32 {
-        self.transfers.iter().filter(|t| t.1.is_some()).count() as u32
+    /// Its row of the handoffs table.
+    pub fn record(&self, sc: &Scenario) -> NodeHandoffRecord {
+        let time = self.done.then_some(self.plan.at);
+        NodeHandoffRecord::new(sc, &self.plan, time, self.notified, &self.transfers)
     }
 }
 
-/// A handover of the scenario, and when it happened.
+/// A link handover during the run: its plan (its time, once it happened),
+/// and the goodput history of the watched flow, for the steady-state rule.
 #[derive(Clone, Debug)]
-pub(crate) struct Handover {
-    pub link: usize,
-    pub spec: HandoverSpec,
-    /// When it happened (known at construction for a fixed time).
-    pub time: Option<Instant>,
-    /// Goodput history of the watched flow, for the steady-state rule.
+pub(crate) struct LinkHandover {
+    pub plan: LinkHandoverPlan,
     pub history: VecDeque<(Instant, u64)>,
-}
-
-/// `d` after the start of the run, as an instant.
-pub(crate) fn at(d: Duration) -> Instant {
-    Instant::from_nanos(d.as_nanos())
-}
-
-/// The switch of a handover, as a schedule entry for both directions.
-pub(crate) fn switch_entry(h: &HandoverSpec, when: Duration) -> ScheduleEntry {
-    ScheduleEntry {
-        at: when,
-        direction: Direction::Both,
-        rate: h.rate,
-        delay: h.delay,
-        queue: h.queue,
-        loss: h.loss,
-    }
 }
 
 impl Simulation {
@@ -146,7 +88,7 @@ impl Simulation {
                 let (link, entry) = (*link, entry.clone());
                 self.net.apply(link, &entry);
             }
-            ChangeKind::Handoff(h) => self.on_handoff(*h),
+            ChangeKind::NodeHandoff(h) => self.on_handoff(*h),
         }
     }
 
@@ -154,8 +96,8 @@ impl Simulation {
     /// its notification to their senders.
     fn on_handoff(&mut self, h: usize) {
         let now = self.now;
-        let (from, to) = (self.handoffs[h].from, self.handoffs[h].to);
-        let moved = self.handoffs[h].moved();
+        let (from, to) = (self.handoffs[h].plan.from, self.handoffs[h].plan.to);
+        let moved = self.handoffs[h].plan.moved();
         // the old link's direction each moved flow used, before the switch
         let old: Vec<Option<DirId>> = moved
             .iter()
@@ -163,12 +105,12 @@ impl Simulation {
             .collect();
         let ho = &mut self.handoffs[h];
         ho.done = true;
-        for &(f, side, route) in &ho.switches {
+        for &(f, side, route) in &ho.plan.switches {
             self.net.switch_route(f, side, route);
             self.flows[f].route[side] = route;
         }
         self.start_transfers(h, &moved);
-        let Some(notify) = self.handoffs[h].spec.notify.clone() else {
+        let Some(notify) = self.handoffs[h].plan.spec.notify.clone() else {
             return;
         };
         // N: the flows using the new link now (this handoff's among them)
@@ -178,10 +120,10 @@ impl Simulation {
             .iter()
             .filter(|f| active(f) && f.crossing(to).is_some())
             .count() as u32;
-        let spec = &self.handoffs[h].spec;
+        let spec = &self.handoffs[h].plan.spec;
         let style = match spec.kind {
-            HandoffKind::MakeBeforeBreak => HandoffStyle::MakeBeforeBreak,
-            HandoffKind::BreakBeforeMake => HandoffStyle::BreakBeforeMake {
+            NodeHandoffKind::MakeBeforeBreak => HandoffStyle::MakeBeforeBreak,
+            NodeHandoffKind::BreakBeforeMake => HandoffStyle::BreakBeforeMake {
                 disconnection: spec.disconnection(),
             },
         };
@@ -225,7 +167,7 @@ impl Simulation {
     /// are sending: each is done once its cumulative ACK point is `packets`
     /// segments past where it is now ([`Simulation::check_transfer`]).
     fn start_transfers(&mut self, h: usize, moved: &[usize]) {
-        let Some(t) = self.handoffs[h].spec.transfer.clone() else {
+        let Some(t) = self.handoffs[h].plan.spec.transfer.clone() else {
             return;
         };
         let mut measured = Vec::new();
@@ -257,7 +199,7 @@ impl Simulation {
     #[cold]
     fn transfer_done(&mut self, f: usize, h: usize) {
         self.flows[f].transfer = None;
-        let took = self.now - self.handoffs[h].at;
+        let took = self.now - self.handoffs[h].plan.at;
         for t in &mut self.handoffs[h].transfers {
             if t.0 == f {
                 t.1 = Some(took);
@@ -271,7 +213,7 @@ impl Simulation {
     fn end_if_measured(&mut self) {
         let mut any = false;
         for ho in &self.handoffs {
-            if ho.spec.transfer.as_ref().is_some_and(|t| t.stop) {
+            if ho.plan.spec.transfer.as_ref().is_some_and(|t| t.stop) {
                 if !ho.done || ho.transfers.iter().any(|t| t.1.is_none()) {
                     return;
                 }
@@ -288,13 +230,13 @@ impl Simulation {
         let now = self.now;
         for h in 0..self.handovers.len() {
             let ho = &self.handovers[h];
-            if ho.time.is_some() || ho.spec.at != HandoverTime::Steady {
+            if ho.plan.time.is_some() || ho.plan.spec.at != LinkHandoverTime::Steady {
                 continue;
             }
-            let rule = ho.spec.steady.clone();
+            let rule = ho.plan.spec.steady.clone();
             let f = rule.flow as usize;
             let delivered = self.flows[f].receiver.delivered();
-            let link = ho.link;
+            let link = ho.plan.link;
             // the old link's direction the flow's data crosses
             let dir = self.flows[f]
                 .data_route()
@@ -317,8 +259,8 @@ impl Simulation {
                 && (delivered - d0) as f64 * 8.0 / span.as_secs_f64() >= rule.fraction * capacity;
             let overdue = rule.latest.is_some_and(|l| now >= at(l));
             if steady || overdue {
-                ho.time = Some(now);
-                let spec = ho.spec.clone();
+                ho.plan.time = Some(now);
+                let spec = ho.plan.spec.clone();
                 self.net
                     .apply(link, &switch_entry(&spec, now - Instant::ZERO));
                 if !spec.outage.is_zero() {

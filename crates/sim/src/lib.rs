@@ -1,13 +1,12 @@
 //! # wavelab-sim: a deterministic packet-level network simulator
 //!
-//! Drives the sans-IO endpoints of `wavelab-tcp` over links with rate servers,
-//! propagation delays, drop-tail queues, random loss, schedules of changes and
-//! outages. Time is integer nanoseconds; simultaneous events run in a
-//! canonical order (`engine`); the link layer (`link`) computes each
-//! packet's fate on a link direction without a clock, and the network
-//! (`net`) moves packets along their routes; every random choice comes from
-//! a generator seeded by the scenario seed and the component, so the same
-//! scenario and seed give bit-identical results.
+//! Drives the sans-IO endpoints of `wavelab-tcp` over the network model of
+//! `wavelab-model` (links with rate servers, propagation delays, drop-tail
+//! queues, random loss, schedules of changes and outages) in virtual time.
+//! Time is integer nanoseconds; simultaneous events run in a canonical order
+//! (`engine`); every random choice comes from a generator seeded by the
+//! scenario seed and the component, so the same scenario and seed give
+//! bit-identical results.
 //!
 //! ```
 //! use wavelab_sim::{Scenario, Simulation};
@@ -31,28 +30,25 @@
 //! ```
 
 mod build;
-pub mod capture;
+#[cfg(test)]
+mod capture_tests;
 mod endpoints;
 pub mod engine;
 pub mod fuzzing;
 mod handover;
-pub mod histogram;
-pub mod limits;
-pub mod link;
-pub mod names;
 mod net;
 mod notices;
 pub mod packet;
 mod recorder;
-mod ring;
-pub mod rng;
-pub mod scenario;
+mod results;
 pub mod sim;
-pub mod tables;
-pub mod topology;
 
-pub use build::{handoff_table_until, link_models, route_switches, RouteSwitches};
-pub use capture::{CaptureError, CaptureStats};
-pub use scenario::{Scenario, ScenarioError};
+// The model, where the simulator's users have always found it.
 pub use sim::Simulation;
-pub use tables::{Column, ColumnData, ColumnType, Results, RunStats, Table};
+pub use wavelab_model::{
+    capture, compile, histogram, limits, link, names, rng, scenario, tables, topology,
+};
+pub use wavelab_model::{
+    link_models, route_switches, CaptureError, CaptureStats, Column, ColumnData, ColumnType,
+    Results, RouteSwitches, RunStats, Scenario, ScenarioError, Table,
+};

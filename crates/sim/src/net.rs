@@ -2,7 +2,7 @@
 //! to the next.
 //!
 //! Each direction runs one of the two models of the link layer
-//! ([`crate::link`]), which give bit-identical results (the engine's
+//! ([`wavelab_model::link`]), which give bit-identical results (the engine's
 //! canonical event order, [`crate::engine`], is what makes that possible):
 //!
 //! * **virtual time** ([`Link`]): a packet's whole schedule on the direction
@@ -30,12 +30,12 @@
 //! [`Simulation::new_reference`]: crate::Simulation::new_reference
 
 use crate::engine::{Event, EventQueue};
-use crate::histogram::Histogram;
-use crate::link::{Admitted, DropCause, Link, LinkCounters, Outcome, Settings, Stepped};
 use crate::packet::{Arena, Packet, PacketId};
-use crate::ring::Ring;
-use crate::scenario::ScheduleEntry;
-use crate::topology::DirId;
+use wavelab_model::histogram::Histogram;
+use wavelab_model::link::{Admitted, DropCause, Link, LinkCounters, Outcome, Settings, Stepped};
+use wavelab_model::ring::Ring;
+use wavelab_model::scenario::ScheduleEntry;
+use wavelab_model::topology::DirId;
 use wavelab_tcp::cc::LinkReport;
 use wavelab_tcp::Instant;
 
@@ -592,9 +592,9 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::{LossModel, Outages};
-    use crate::rng::{Rng, Stream};
-    use crate::scenario::{Direction, LossSpec, QueueLimit};
+    use wavelab_model::link::{LossModel, Outages};
+    use wavelab_model::rng::{Rng, Stream};
+    use wavelab_model::scenario::{Direction, LossSpec, QueueLimit};
     use wavelab_tcp::{Duration, Rate, Segment, TxKind};
 
     fn t(ms: u64) -> Instant {

@@ -5,21 +5,22 @@
 //! scenario ([`crate::build`]), driving the TCP endpoints
 //! ([`crate::endpoints`]), scheduled changes and handovers
 //! ([`crate::handover`]), what is recorded as it runs ([`crate::recorder`])
-//! and the result tables ([`crate::tables`]). This module holds the state and
+//! and the result tables ([`wavelab_model::tables`]). This module holds the state and
 //! dispatches the events.
 
-use crate::capture::{Capture, CaptureError, CaptureStats};
 use crate::endpoints::{Flow, SENDER};
 use crate::engine::{Event, EventQueue};
-use crate::handover::{Change, Handoff, Handover};
+use crate::handover::{LinkHandover, NodeHandoff};
 use crate::net::{Ctx, Net};
 use crate::notices::{Notice, Notices, Source};
 use crate::recorder::Recorder;
-use crate::scenario::Scenario;
-use crate::tables::series::{QueueSeries, Series};
-use crate::topology::{DirId, Topology};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use wavelab_model::capture::{Capture, CaptureError, CaptureStats};
+use wavelab_model::compile::Change;
+use wavelab_model::scenario::Scenario;
+use wavelab_model::tables::series::{QueueSeries, Series};
+use wavelab_model::topology::{DirId, Topology};
 use wavelab_tcp::cc::{Notification, SessionRecord};
 use wavelab_tcp::{Duration, Instant, Receiver, Sender};
 
@@ -35,9 +36,9 @@ pub struct Simulation {
     pub(crate) topo: Topology,
     pub(crate) flows: Vec<Flow>,
     pub(crate) changes: Vec<Change>,
-    pub(crate) handovers: Vec<Handover>,
+    pub(crate) handovers: Vec<LinkHandover>,
     /// The handoffs, in the order they happen.
-    pub(crate) handoffs: Vec<Handoff>,
+    pub(crate) handoffs: Vec<NodeHandoff>,
     pub(crate) series: Series,
     pub(crate) queues: QueueSeries,
     /// The packet log and the captures, and the event being processed.
@@ -50,7 +51,7 @@ pub struct Simulation {
     /// ([`sync_period`]).
     pub(crate) next_sync: u64,
     pub(crate) sync_every: u64,
-    /// The packet log's row limit ([`crate::limits::MAX_LOG_ROWS`]).
+    /// The packet log's row limit ([`wavelab_model::limits::MAX_LOG_ROWS`]).
     pub(crate) log_limit: usize,
     /// Why the run stopped before its end, if it did.
     pub(crate) stopped: Option<String>,
@@ -174,7 +175,7 @@ impl Simulation {
     }
 
     /// Why the run stopped before the end of the scenario (the packet log
-    /// reached [`crate::limits::MAX_LOG_ROWS`]), if it did.
+    /// reached [`wavelab_model::limits::MAX_LOG_ROWS`]), if it did.
     pub fn stopped(&self) -> Option<&str> {
         self.stopped.as_deref()
     }

@@ -4,8 +4,9 @@
 //!
 //! * [`series`]: the per-flow time series and the queue series;
 //! * [`log`]: the per-packet event log;
-//! * [`results`]: everything a run produced ([`Results`]), with the per-flow,
-//!   per-link and per-handover tables built from the simulation;
+//! * `results`: everything a run produced ([`Results`]), with the record
+//!   types and builders of the per-flow, per-link, per-handover and
+//!   per-handoff tables;
 //! * `summary`: [`Results::summary_text`], the summaries the pinned runs'
 //!   snapshots compare.
 
@@ -15,8 +16,10 @@ pub mod series;
 mod summary;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
-pub(crate) use results::handoff_table;
-pub use results::{handover_table, link_table, rtt_distribution, Results, RunStats};
+pub use results::{
+    handoff_table, handover_table, link_table, rtt_distribution, NodeHandoffRecord, Results,
+    RunStats,
+};
 
 /// The values of one column.
 #[derive(Clone, Debug, PartialEq)]

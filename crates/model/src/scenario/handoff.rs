@@ -18,7 +18,7 @@ use wavelab_tcp::Duration;
 /// How the node changes access links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum HandoffKind {
+pub enum NodeHandoffKind {
     /// The new link is used from the switch on; the old one delivers what
     /// it holds and what is still on its way to it (this reorders packets
     /// when the new path is faster).
@@ -28,12 +28,12 @@ pub enum HandoffKind {
     BreakBeforeMake,
 }
 
-impl HandoffKind {
+impl NodeHandoffKind {
     /// The name used in scenario files and result tables.
     pub fn name(self) -> &'static str {
         match self {
-            HandoffKind::MakeBeforeBreak => "make-before-break",
-            HandoffKind::BreakBeforeMake => "break-before-make",
+            NodeHandoffKind::MakeBeforeBreak => "make-before-break",
+            NodeHandoffKind::BreakBeforeMake => "break-before-make",
         }
     }
 }
@@ -62,7 +62,7 @@ impl Held {
     }
 }
 
-impl fmt::Display for HandoffKind {
+impl fmt::Display for NodeHandoffKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -74,7 +74,7 @@ impl fmt::Display for HandoffKind {
     deny_unknown_fields,
     expecting = "a handoff such as { node = \"mobile\", at = \"10s\", from = \"wlan\", to = \"hsdpa\", kind = \"make-before-break\" }"
 )]
-pub struct HandoffSpec {
+pub struct NodeHandoffSpec {
     /// The multi-homed node.
     pub node: String,
     /// When the routes switch.
@@ -84,7 +84,7 @@ pub struct HandoffSpec {
     /// The access link it moves to.
     pub to: String,
     /// Make-before-break or break-before-make.
-    pub kind: HandoffKind,
+    pub kind: NodeHandoffKind,
     /// Break-before-make: how long the new link stays down after the switch
     /// (default 0).
     #[serde(default)]
@@ -134,7 +134,7 @@ pub struct NotifySpec {
     pub delay: Duration,
 }
 
-impl HandoffSpec {
+impl NodeHandoffSpec {
     /// The disconnection (zero for a make-before-break handoff).
     pub fn disconnection(&self) -> Duration {
         self.disconnection.unwrap_or(Duration::ZERO)
@@ -143,8 +143,8 @@ impl HandoffSpec {
     /// delivers it).
     pub fn held(&self) -> Held {
         match self.kind {
-            HandoffKind::MakeBeforeBreak => Held::Delivered,
-            HandoffKind::BreakBeforeMake => self.held.unwrap_or_default(),
+            NodeHandoffKind::MakeBeforeBreak => Held::Delivered,
+            NodeHandoffKind::BreakBeforeMake => self.held.unwrap_or_default(),
         }
     }
 }
@@ -252,7 +252,7 @@ pub(super) fn validate(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioErr
                 ),
             ));
         }
-        if h.kind == HandoffKind::MakeBeforeBreak {
+        if h.kind == NodeHandoffKind::MakeBeforeBreak {
             for (field, set) in [
                 ("disconnection", h.disconnection.is_some()),
                 ("held", h.held.is_some()),

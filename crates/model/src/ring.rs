@@ -10,7 +10,7 @@
 /// (0, 1, 2, ... from the first push); positions below [`Ring::start`]
 /// are forgotten.
 #[derive(Clone, Debug)]
-pub(crate) struct Ring<T> {
+pub struct Ring<T> {
     buf: Vec<T>,
     /// Absolute position of the first entry kept.
     head: u64,
@@ -115,7 +115,6 @@ impl<T: Copy> Ring<T> {
 
     /// Slots allocated: the most entries ever kept at once, rounded up to a
     /// power of two.
-    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.buf.len()
     }
@@ -124,6 +123,12 @@ impl<T: Copy> Ring<T> {
     #[inline]
     pub fn len(&self) -> usize {
         (self.tail - self.head) as usize
+    }
+
+    /// True if it keeps no entry.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.tail == self.head
     }
 
     /// The first position from [`Ring::start`] whose entry fails `pred`

@@ -9,7 +9,7 @@
 //! of the nodes (over the links they are attached to), and the simulation
 //! switches between them at each handoff.
 
-use crate::scenario::{FlowSpec, Scenario};
+use crate::scenario::Scenario;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Index of a link direction.
@@ -118,12 +118,18 @@ impl Topology {
         Some(route)
     }
 
-    /// The routes of a (validated) flow: its data's and its ACKs', along its
-    /// `path` (the ACKs along the reverse) or the shortest ones over the
-    /// links `i` for which `avoid[i]` is not true (the links a multi-homed
-    /// node is not attached to; `&[]`: every link).
-    pub fn flow_routes(&self, f: &FlowSpec, avoid: &[bool]) -> (Vec<DirId>, Vec<DirId>) {
-        match &f.path {
+    /// The routes of a (validated) flow from `from` to `to`: its data's and
+    /// its ACKs', along its `path` (the ACKs along the reverse) or the
+    /// shortest ones over the links `i` for which `avoid[i]` is not true
+    /// (the links a multi-homed node is not attached to; `&[]`: every link).
+    pub fn flow_routes(
+        &self,
+        from: &str,
+        to: &str,
+        path: Option<&[String]>,
+        avoid: &[bool],
+    ) -> (Vec<DirId>, Vec<DirId>) {
+        match path {
             Some(p) => {
                 let back: Vec<String> = p.iter().rev().cloned().collect();
                 (
@@ -132,9 +138,9 @@ impl Topology {
                 )
             }
             None => (
-                self.shortest_route_avoiding(&f.from, &f.to, avoid)
+                self.shortest_route_avoiding(from, to, avoid)
                     .expect("validated"),
-                self.shortest_route_avoiding(&f.to, &f.from, avoid)
+                self.shortest_route_avoiding(to, from, avoid)
                     .expect("validated"),
             ),
         }

@@ -46,7 +46,7 @@ pub fn kind_code(k: wavelab_tcp::TxKind) -> u8 {
 #[derive(Clone, Debug, Default)]
 pub struct PacketLog {
     /// The canonical order of each row: the key of the event that wrote it
-    /// (see [`crate::engine`]) and its rank among that event's rows.
+    /// ([`crate::order`]) and its rank among that event's rows.
     keys: Vec<(u128, u32)>,
     time: Vec<f64>,
     flow: Vec<u32>,

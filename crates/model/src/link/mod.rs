@@ -26,8 +26,8 @@
 //!   changes are decided during the run.
 //!
 //! The layer reports what happened; it does not log, capture or route: the
-//! network ([`crate::net`]) moves packets between directions and the
-//! simulation decides what to record.
+//! driver moves packets between directions (the simulator's routes, or
+//! the emulator's wire thread) and decides what to record.
 //!
 //! Semantics shared by both models:
 //! * the queue limit counts packets waiting, not the one in service, and

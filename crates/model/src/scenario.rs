@@ -15,7 +15,7 @@ mod wireless;
 
 pub(crate) use handoff::link_index;
 pub use handoff::{
-    detached_links, handoff_order, HandoffKind, HandoffSpec, Held, NotifySpec, TransferSpec,
+    detached_links, handoff_order, Held, NodeHandoffKind, NodeHandoffSpec, NotifySpec, TransferSpec,
 };
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use traces::DelayInterpolation;
@@ -83,7 +83,7 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Handoffs of multi-homed nodes between their access links.
     #[serde(default)]
-    pub handoffs: Vec<HandoffSpec>,
+    pub handoffs: Vec<NodeHandoffSpec>,
 }
 
 pub use crate::limits::MAX_SAMPLES;
@@ -336,7 +336,7 @@ pub struct OutageSpec {
 
 /// When a handover happens.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum HandoverTime {
+pub enum LinkHandoverTime {
     /// At this time.
     At(Duration),
     /// When a flow has reached its steady state on the old link (see
@@ -344,30 +344,30 @@ pub enum HandoverTime {
     Steady,
 }
 
-impl<'de> Deserialize<'de> for HandoverTime {
+impl<'de> Deserialize<'de> for LinkHandoverTime {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl Visitor<'_> for V {
-            type Value = HandoverTime;
+            type Value = LinkHandoverTime;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a time such as \"30s\", or \"steady\"")
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<HandoverTime, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<LinkHandoverTime, E> {
                 if v == "steady" {
-                    return Ok(HandoverTime::Steady);
+                    return Ok(LinkHandoverTime::Steady);
                 }
                 wavelab_tcp::units::parse_duration_or(v, || {
                     format!("\"{v}\" is not a time, write e.g. \"30s\", or \"steady\"")
                 })
-                .map(HandoverTime::At)
+                .map(LinkHandoverTime::At)
                 .map_err(E::custom)
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HandoverTime, E> {
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LinkHandoverTime, E> {
                 Err(E::custom(format!(
                     "{v} has no unit; write a time such as \"30s\", or \"steady\""
                 )))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<HandoverTime, E> {
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LinkHandoverTime, E> {
                 self.visit_i64(v as i64)
             }
         }
@@ -375,11 +375,11 @@ impl<'de> Deserialize<'de> for HandoverTime {
     }
 }
 
-impl Serialize for HandoverTime {
+impl Serialize for LinkHandoverTime {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            HandoverTime::At(d) => s.collect_str(d),
-            HandoverTime::Steady => s.serialize_str("steady"),
+            LinkHandoverTime::At(d) => s.collect_str(d),
+            LinkHandoverTime::Steady => s.serialize_str("steady"),
         }
     }
 }
@@ -427,9 +427,9 @@ impl Default for SteadyRule {
     deny_unknown_fields,
     expecting = "a handover such as { at = \"30s\", outage = \"2s\", rate = \"8Mbit/s\", delay = \"240ms\" }"
 )]
-pub struct HandoverSpec {
+pub struct LinkHandoverSpec {
     /// When: a time, or `"steady"` (see `steady`).
-    pub at: HandoverTime,
+    pub at: LinkHandoverTime,
     /// The disconnection, HT (default 0: the switch alone).
     #[serde(default)]
     pub outage: Duration,
@@ -485,7 +485,7 @@ pub struct LinkSpec {
     pub outages: Vec<OutageSpec>,
     /// Vertical handovers: an outage plus a switch to new link settings.
     #[serde(default)]
-    pub handovers: Vec<HandoverSpec>,
+    pub handovers: Vec<LinkHandoverSpec>,
     /// Link-layer ARQ on both directions (the loss model is then the loss
     /// of one attempt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -677,10 +677,10 @@ impl Scenario {
                         "changes nothing: set an outage, or the new rate, delay, queue or loss",
                     ));
                 }
-                if let HandoverTime::At(t) = h.at {
+                if let LinkHandoverTime::At(t) = h.at {
                     self.check_before_end(&format!("{hp}.at"), t)?;
                 }
-                if h.at == HandoverTime::Steady {
+                if h.at == LinkHandoverTime::Steady {
                     let st = &h.steady;
                     if !(st.fraction > 0.0 && st.fraction <= 1.0) {
                         return Err(ScenarioError::at(
@@ -1125,7 +1125,7 @@ pub(crate) mod tests {
         let with = |f: &str| BASE.replace("to = \"b\"", &format!("to = \"b\"\n{f}"));
         let sc = Scenario::from_toml_str(&with("cmd = \"iperf3 -c $WAVELAB_TO\"")).unwrap();
         assert_eq!(
-            crate::Simulation::new(sc).unwrap_err().to_string(),
+            sc.check_simulable().unwrap_err().to_string(),
             "flows[0].cmd: a command runs only under `wavelab emulate`; remove it to simulate the flow"
         );
         assert_eq!(err(&with("cmd = \" \"")), "flows[0].cmd: is empty");

@@ -9,7 +9,7 @@
 //! one run.
 
 use super::{
-    ArqSpec, BackoffSpec, DirectionSpec, HandoverSpec, LinkSpec, LossSpec, OutageProcessSpec,
+    ArqSpec, BackoffSpec, DirectionSpec, LinkHandoverSpec, LinkSpec, LossSpec, OutageProcessSpec,
     OutageSpec, QueueLimit, ScheduleEntry,
 };
 use serde::{Deserialize, Serialize};
@@ -102,7 +102,7 @@ pub(crate) struct LinkSpecWritten {
     #[serde(default)]
     outages: Vec<OutageSpec>,
     #[serde(default)]
-    handovers: Vec<HandoverSpec>,
+    handovers: Vec<LinkHandoverSpec>,
     #[serde(default)]
     arq: Option<ArqSpec>,
     #[serde(default)]

@@ -284,9 +284,8 @@ impl Link {
     }
 
     /// The most fifo entries ever held at once (rounded up to a power of
-    /// two).
-    #[cfg(test)]
-    pub(crate) fn fifo_capacity(&self) -> usize {
+    /// two): the memory the direction keeps for packets in flight.
+    pub fn fifo_capacity(&self) -> usize {
         self.fifo.capacity()
     }
 
