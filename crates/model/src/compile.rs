@@ -216,7 +216,7 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
         }
     }
-    let (_, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let (_, handoffs) = compile_routes(sc, &sc.topology());
     let c = compile_links(sc, &handoffs);
     Ok(c.dirs
         .into_iter()
@@ -246,7 +246,7 @@ pub struct RouteSwitches {
 /// ([`RouteSwitches`]).
 pub fn route_switches(sc: &Scenario) -> Result<RouteSwitches, ScenarioError> {
     sc.validate()?;
-    let (routes, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let (routes, handoffs) = compile_routes(sc, &sc.topology());
     let handoffs = expand_switches(handoffs, sc);
     let per_flow = sc
         .flows
@@ -270,7 +270,7 @@ pub fn route_switches(sc: &Scenario) -> Result<RouteSwitches, ScenarioError> {
 /// `end` happened; none notified a sender (the kernel's TCP takes no
 /// notifications) or measured a transfer.
 pub fn node_handoffs_until(sc: &Scenario, end: Instant) -> Vec<NodeHandoffRecord> {
-    let (_, handoffs) = compile_routes(sc, &Topology::new(sc));
+    let (_, handoffs) = compile_routes(sc, &sc.topology());
     expand_switches(handoffs, sc)
         .iter()
         .map(|h| NodeHandoffRecord::new(sc, h, (h.at <= end).then_some(h.at), 0, &[]))

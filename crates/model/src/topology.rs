@@ -9,7 +9,6 @@
 //! of the nodes (over the links they are attached to), and the simulation
 //! switches between them at each handoff.
 
-use crate::scenario::Scenario;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Index of a link direction.
@@ -32,19 +31,24 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Builds the graph of `sc`'s links.
-    pub fn new(sc: &Scenario) -> Self {
-        let nodes = sc.node_names();
-        let index: BTreeMap<String, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i))
-            .collect();
+    /// Builds the graph of links given by the two nodes each connects, in
+    /// link order (`Scenario::topology` gives a scenario's); nodes are
+    /// numbered in order of first appearance.
+    pub fn new<'a>(links: impl IntoIterator<Item = &'a [String; 2]>) -> Self {
+        let links: Vec<&[String; 2]> = links.into_iter().collect();
+        let mut nodes: Vec<String> = Vec::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for n in links.iter().flat_map(|l| l.iter()) {
+            if !index.contains_key(n) {
+                index.insert(n.clone(), nodes.len());
+                nodes.push(n.clone());
+            }
+        }
         let mut adj = vec![Vec::new(); nodes.len()];
-        let mut ends = Vec::with_capacity(2 * sc.links.len());
-        for (i, l) in sc.links.iter().enumerate() {
-            let a = index[&l.between[0]];
-            let b = index[&l.between[1]];
+        let mut ends = Vec::with_capacity(2 * links.len());
+        for (i, l) in links.iter().enumerate() {
+            let a = index[&l[0]];
+            let b = index[&l[1]];
             adj[a].push((b, forward(i)));
             adj[b].push((a, forward(i) + 1));
             ends.push((a, b));
@@ -173,7 +177,7 @@ impl Topology {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::scenario::Scenario;
 
     fn scenario(links: &[(&str, &str)]) -> Scenario {
         let mut t = String::from("duration = \"1s\"\n");
@@ -190,7 +194,7 @@ mod tests {
     #[test]
     fn chain_routes_forward_and_back() {
         let sc = scenario(&[("s", "r1"), ("r1", "r2"), ("r2", "d")]);
-        let t = Topology::new(&sc);
+        let t = sc.topology();
         assert_eq!(t.shortest_route("s", "d").unwrap(), vec![0, 2, 4]);
         assert_eq!(t.shortest_route("d", "s").unwrap(), vec![5, 3, 1]);
         assert_eq!(t.ends(3), (2, 1));
@@ -206,7 +210,7 @@ mod tests {
             ("r2", "d2"),
             ("r1", "r2"), // a parallel link, used only by explicit paths
         ]);
-        let t = Topology::new(&sc);
+        let t = sc.topology();
         assert_eq!(t.shortest_route("s2", "d2").unwrap(), vec![2, 4, 8]);
         let via = ["s1", "r1", "r2", "d1"].map(String::from);
         assert_eq!(t.route_along(&via).unwrap(), vec![0, 4, 6]);

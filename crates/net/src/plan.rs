@@ -326,7 +326,7 @@ impl Plan {
         // what the clock-free link model cannot run (link-layer ARQ) is
         // refused here, naming its field, rather than when the run starts
         wavelab_model::link_models(&scenario)?;
-        let topology = Topology::new(&scenario);
+        let topology = scenario.topology();
         let all_nodes = scenario.node_names();
         let route_plan = wavelab_model::route_switches(&scenario)?;
         let mut notes = Vec::new();

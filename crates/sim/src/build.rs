@@ -17,7 +17,6 @@ use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{flow_name, LinkHandoverTime, Scenario, ScenarioError};
 use wavelab_model::tables::series::{QueueSeries, Series};
-use wavelab_model::topology::Topology;
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
@@ -37,7 +36,7 @@ impl Simulation {
     fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
         sc.validate()?;
         sc.check_simulable()?;
-        let topo = Topology::new(&sc);
+        let topo = sc.topology();
         let (routes, handoffs) = compile_routes(&sc, &topo);
         let handoffs = expand_switches(handoffs, &sc);
         let CompiledLinks {

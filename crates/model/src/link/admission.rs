@@ -19,8 +19,8 @@ use super::{
     tx_time, DropCause, LinkCounters, LossModel, Measured, Offer, Outages, Outcome, Settings,
 };
 use crate::histogram::Histogram;
+use crate::link::{QueueLimit, ScheduleEntry};
 use crate::ring::Ring;
-use crate::scenario::{QueueLimit, ScheduleEntry};
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant, Rate};
 
@@ -408,8 +408,8 @@ fn sat32(x: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::{Direction, LossSpec};
     use crate::rng::{Rng, Stream};
-    use crate::scenario::{Direction, LossSpec};
 
     fn t(ms: u64) -> Instant {
         Instant::from_nanos(ms * 1_000_000)
@@ -528,8 +528,8 @@ mod tests {
     /// 1.5 ms), the delay at its end, first in, first out when it drops.
     #[test]
     fn csv_traces_set_the_rate_and_the_delay() {
+        use crate::link::DelayInterpolation;
         use crate::link::{CsvTrace, Measured, Quantity};
-        use crate::scenario::DelayInterpolation;
         let rate = CsvTrace::parse("r", "0,2Mbit/s\n30ms,8Mbit/s\n", Quantity::Rate).unwrap();
         let delay = CsvTrace::parse("d", "0,300ms\n31ms,10ms\n", Quantity::Delay).unwrap();
         let m = Measured::new(Some(rate), Some(delay), None, DelayInterpolation::Step);

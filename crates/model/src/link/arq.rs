@@ -12,7 +12,7 @@
 //! service order.
 
 use super::LossModel;
-use crate::scenario::{ArqOrder, ArqSpec, ReportWhen};
+use crate::link::{ArqOrder, ArqSpec, ReportWhen};
 use wavelab_tcp::Duration;
 
 /// The ARQ of a direction.
@@ -132,8 +132,8 @@ impl Arq {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::{BackoffSpec, LossSpec};
     use crate::rng::{Rng, Stream};
-    use crate::scenario::{BackoffSpec, LossSpec};
 
     fn spec(retries: u32) -> ArqSpec {
         ArqSpec {

@@ -5,8 +5,8 @@
 //! stream, so both link models see the same ones and adding a flow or a
 //! link does not move them.
 
+use crate::link::{Distribution, OutageProcessSpec};
 use crate::rng::Rng;
-use crate::scenario::{Distribution, OutageProcessSpec};
 use wavelab_tcp::{Duration, Instant};
 
 /// The outage windows `[start, end)` the process puts before `end`: from

@@ -1,8 +1,8 @@
 //! Random loss on a link direction: none, Bernoulli, or Gilbert-Elliott,
 //! each with its own seeded random stream.
 
+use crate::link::LossSpec;
 use crate::rng::Rng;
-use crate::scenario::LossSpec;
 
 /// A loss model with its own random stream.
 #[derive(Clone, Debug)]

@@ -28,7 +28,7 @@
 
 use super::trace::{read_trace_file, TraceError};
 use super::LossModel;
-use crate::scenario::{DelayInterpolation, LossSpec};
+use crate::link::{DelayInterpolation, LossSpec};
 use wavelab_tcp::units::{parse_duration, parse_rate, MAX_DURATION};
 use wavelab_tcp::{Duration, Instant, Rate};
 

@@ -42,6 +42,10 @@
 //!   the link rate and are lost, and so is everything that arrives during the
 //!   outage.
 //!
+//! Its parameters, as a scenario writes them, are its own types
+//! (`params`: queue limit, loss model, schedule entries; `wireless`: ARQ
+//! and outage processes); the scenario schema re-exports them.
+//!
 //! CSV traces of a direction's rate, delay and loss ([`Measured`]) run in
 //! both models. Link-layer ARQ ([`Arq`]), Mahimahi traces
 //! ([`Opportunities`]) and reordering run in the stepped model only: a
@@ -53,9 +57,11 @@ mod fading;
 mod loss;
 mod measured;
 mod outages;
+mod params;
 mod stepped;
 mod timeline;
 mod trace;
+mod wireless;
 
 pub use admission::Link;
 pub use arq::{Arq, Attempts};
@@ -63,10 +69,14 @@ pub use fading::outage_windows;
 pub use loss::LossModel;
 pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
+pub use params::{parse_queue, DelayInterpolation, Direction, LossSpec, QueueLimit, ScheduleEntry};
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
 pub use trace::{MahimahiTrace, Opportunities, TraceError, MTU};
+pub use wireless::{
+    ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_OUTAGE_CYCLES,
+    MAX_RETRIES,
+};
 
-use crate::scenario::{QueueLimit, ScheduleEntry};
 use wavelab_tcp::{Duration, Instant, Rate};
 
 /// Why a packet was dropped.

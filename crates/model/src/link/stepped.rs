@@ -22,7 +22,7 @@ use super::measured::Measured;
 use super::trace::Opportunities;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Outages, Settings};
 use crate::histogram::Histogram;
-use crate::scenario::{QueueLimit, ScheduleEntry};
+use crate::link::{QueueLimit, ScheduleEntry};
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant};
 
@@ -378,8 +378,8 @@ impl<T: Copy> Stepped<T> {
 mod tests {
     use super::*;
     use crate::link::Arq;
+    use crate::link::{ArqOrder, ArqSpec, LossSpec, ReportWhen};
     use crate::rng::{Rng, Stream};
-    use crate::scenario::{ArqOrder, ArqSpec, LossSpec, ReportWhen};
     use std::collections::BTreeSet;
     use wavelab_tcp::Rate;
 

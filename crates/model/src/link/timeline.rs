@@ -2,7 +2,7 @@
 //! setting.
 
 use super::{LossModel, Settings};
-use crate::scenario::{QueueLimit, ScheduleEntry};
+use crate::link::{QueueLimit, ScheduleEntry};
 use wavelab_tcp::{Duration, Instant, Rate};
 
 /// The scheduled changes of a direction (sorted by time), read by one cursor

@@ -1,35 +1,13 @@
-//! The trace fields of a link direction: a Mahimahi trace (`trace`), CSV
-//! traces of its rate, delay and loss (`rate_trace`, `delay_trace`,
-//! `loss_trace`, see [`crate::link::CsvTrace`]), how the delay is read
-//! between points and whether packets may overtake each other; and their
-//! checks: every file read (errors name the file and the line), no two
-//! sources of one setting.
+//! The traces pass: the trace fields of a link direction (a Mahimahi
+//! `trace`; CSV traces of its rate, delay and loss, see
+//! [`crate::link::CsvTrace`]; `reorder`): every file read (errors name the
+//! file and the line), no two sources of one setting.
 
-use super::{LinkSpec, ScenarioError};
 use crate::link::{CsvTrace, MahimahiTrace, Quantity};
-use serde::{Deserialize, Serialize};
-
-/// How a delay trace is read between two of its points.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DelayInterpolation {
-    /// Each point's delay holds until the next point (as the rate and loss
-    /// traces, and the changes of `schedule`).
-    #[default]
-    Step,
-    /// Linear between two points; two points at the same time make a jump.
-    Linear,
-}
-
-impl DelayInterpolation {
-    /// True for the default (kept out of the normalised scenario).
-    pub fn is_step(&self) -> bool {
-        *self == DelayInterpolation::Step
-    }
-}
+use crate::scenario::{LinkSpec, ScenarioError};
 
 /// Checks the trace fields of link `l` (at path `p`, e.g. `links[1]`).
-pub(crate) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
+pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
     for (k, (dname, d)) in [("forward", &l.forward), ("reverse", &l.reverse)]
         .into_iter()
         .enumerate()

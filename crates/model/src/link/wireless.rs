@@ -1,7 +1,8 @@
-//! The wireless parts of a link's schema: link-layer ARQ ([`ArqSpec`]) and
-//! on/off outage processes ([`OutageProcessSpec`]).
+//! The wireless parameters of a link: link-layer ARQ ([`ArqSpec`]) and
+//! on/off outage processes ([`OutageProcessSpec`]), as a scenario writes
+//! them and the link layer runs them ([`super::Arq`],
+//! [`super::outage_windows`]).
 
-use super::ScenarioError;
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::Duration;
 
@@ -143,53 +144,4 @@ pub enum Distribution {
     Exponential,
     /// Exactly the given time.
     Fixed,
-}
-
-impl ArqSpec {
-    /// Checks the ranges the types cannot.
-    pub(crate) fn check(&self, path: &str) -> Result<(), ScenarioError> {
-        if self.retries > MAX_RETRIES {
-            return Err(ScenarioError::at(
-                format!("{path}.retries"),
-                format!("{} is more than {MAX_RETRIES}", self.retries),
-            ));
-        }
-        if let Some(b) = &self.backoff {
-            if b.cw_min > b.cw_max {
-                return Err(ScenarioError::at(
-                    format!("{path}.backoff.cw_min"),
-                    format!("{} is above cw_max ({})", b.cw_min, b.cw_max),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl OutageProcessSpec {
-    /// Checks the ranges the types cannot.
-    pub(crate) fn check(&self, path: &str, duration: Duration) -> Result<(), ScenarioError> {
-        // about duration / (up + down) windows are drawn before the run
-        let cycles = duration.as_nanos() / (self.up + self.down).as_nanos().max(1);
-        if cycles > MAX_OUTAGE_CYCLES {
-            return Err(ScenarioError::at(
-                path,
-                format!(
-                    "up {} + down {} over {duration} make about {cycles} outages, more than \
-                     {MAX_OUTAGE_CYCLES}",
-                    self.up, self.down
-                ),
-            ));
-        }
-        for (name, d) in [("up", self.up), ("down", self.down)] {
-            // a mean below 1 ms would make millions of windows per second
-            if d < Duration::from_millis(1) {
-                return Err(ScenarioError::at(
-                    format!("{path}.{name}"),
-                    format!("{d} is below 1ms"),
-                ));
-            }
-        }
-        Ok(())
-    }
 }
