@@ -5,13 +5,16 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from wavelab import _native
 from wavelab.capacity import Table
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.outputs import write_files_atomically
@@ -57,11 +60,12 @@ COUNTERS = (
     "duplicate_segments",
     "out_of_order_segments",
 )
-"""The per-flow counters; an emulation reports those the kernel does not
-keep as missing (``<NA>``)."""
+"""The per-flow counters: nullable integers (``UInt64``) in every run; a
+counter the driver cannot know (one the kernel does not keep, in an
+emulation) is missing (``<NA>``)."""
 
 
-def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
+def _column(kind: str, data: Any, labels: list[str] | None, valid: bytes | None = None) -> Any:
     if kind == "str":
         return pd.array(data, dtype="string")
     if kind == "bool":
@@ -69,16 +73,42 @@ def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
     if kind == "category":
         codes = np.frombuffer(data, dtype=np.uint8).astype(np.int16)
         return pd.Categorical.from_codes(codes, categories=pd.Index(labels or []))
-    return np.frombuffer(data, dtype=np.dtype(kind)).copy()
+    values = np.frombuffer(data, dtype=np.dtype(kind)).copy()
+    if valid is not None and values.dtype.kind in "iu":
+        # a nullable integer column (a null of a float column holds NaN)
+        return pd.arrays.IntegerArray(values, np.frombuffer(valid, dtype=np.uint8) == 0)
+    return values
 
 
-NativeTable = list[tuple[str, str, Any, list[str] | None]]
-"""A table as the native module returns it: (name, kind, buffer, labels) per column."""
+NativeTable = list[tuple[str, str, Any, list[str] | None, bytes | None]]
+"""A table as the native module returns it: (name, kind, buffer, labels,
+validity) per column; the validity (one byte per row, 0 for a null) is
+given for a nullable column, None for another."""
 
 
 def table_to_frame(columns: NativeTable) -> pd.DataFrame:
     """Turns a native table (columns of little-endian buffers) into a DataFrame."""
-    return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
+    return pd.DataFrame(
+        {name: _column(kind, data, labels, valid) for name, kind, data, labels, valid in columns}
+    )
+
+
+def with_units(arrow: pa.Table, unit_of: Callable[[str], str | None]) -> pa.Table:
+    """``arrow`` with each field's unit, ``unit_of(name)``, as ``unit`` in
+    its metadata (a run's tables and a sweep's carry their units so)."""
+    fields = []
+    for f in arrow.schema:
+        u = unit_of(f.name)
+        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
+    return pa.Table.from_arrays(
+        arrow.columns, schema=pa.schema(fields, metadata=arrow.schema.metadata)
+    )
+
+
+def run_unit(table: str) -> Callable[[str], str | None]:
+    """The units of a run's table ``table``, by column name, from the schema
+    of the native module."""
+    return lambda column: _native.column_unit(table, column)
 
 
 def table_columns(columns: NativeTable) -> dict[str, Any]:
@@ -87,8 +117,8 @@ def table_columns(columns: NativeTable) -> dict[str, Any]:
     run of a sweep takes to simulate): numbers as numpy arrays, strings as
     the native module's list of ``str``, categories as categoricals."""
     return {
-        name: data if kind == "str" else _column(kind, data, labels)
-        for name, kind, data, labels in columns
+        name: data if kind == "str" else _column(kind, data, labels, valid)
+        for name, kind, data, labels, valid in columns
     }
 
 
@@ -202,10 +232,6 @@ class Results:
                     dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
                 )
                 frame.insert(2, "link", pd.Series(link))
-            if name == "flows" and self.emulated:
-                for c in COUNTERS:
-                    if c in frame and frame[c].dtype.kind == "f":
-                        frame[c] = frame[c].round().astype("UInt64")
         self._frames[name] = frame
         return frame
 
@@ -329,7 +355,9 @@ class Results:
             if name in OPTIONAL_TABLES and frame.empty:
                 continue
             buf = io.BytesIO()
-            frame.to_parquet(buf, index=False)
+            # pandas' DataFrame.to_parquet, with the units
+            arrow = pa.Table.from_pandas(frame, preserve_index=False)
+            pq.write_table(with_units(arrow, run_unit(name)), buf, compression="snappy")
             files[f"{name}.parquet"] = buf.getvalue()
         meta = meta_files(
             self.scenario,

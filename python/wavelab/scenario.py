@@ -1,6 +1,6 @@
 """Scenarios: loading TOML files, validating them through the Rust schema.
 
-The schema is defined once, in Rust (``crates/sim/src/scenario.rs``); this
+The schema is defined once, in Rust (``crates/model/src/scenario/``); this
 module only reads TOML, hands the data over as JSON and turns the Rust error
 into a message that starts with the file name.
 """

@@ -344,12 +344,9 @@ def table_with_units(table: pd.DataFrame) -> Any:
     in the field metadata, from :func:`wavelab.metrics.unit`), for Parquet."""
     import pyarrow as pa
 
-    arrow = pa.Table.from_pandas(table, preserve_index=False)
-    fields = []
-    for f in arrow.schema:
-        u = unit(f.name)
-        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
-    return arrow.cast(pa.schema(fields, metadata=arrow.schema.metadata))
+    from wavelab.results import with_units
+
+    return with_units(pa.Table.from_pandas(table, preserve_index=False), unit)
 
 
 def _write_table(store: Store, table: pd.DataFrame, names: tuple[str, str]) -> list[Path]:

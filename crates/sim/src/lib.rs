@@ -29,22 +29,35 @@
 //! assert_eq!(r.flows.u64s("bytes_delivered"), &[1_000_000]);
 //! ```
 
-mod build;
-#[cfg(test)]
-mod capture_tests;
-mod endpoints;
+//! ## Modules
+//!
+//! The network model (scenario, link layer, topology, compiling, tables,
+//! capture, random streams) is `wavelab-model`'s, re-exported here. The
+//! simulator adds the clock and what moves on it:
+//!
+//! * [`engine`]: the event queue and the canonical order of simultaneous
+//!   events;
+//! * [`packet`]: packets and the arena that recycles them;
+//! * `routes`: the network of link directions and the flows' routes: hop
+//!   scheduling, in virtual time (a direction's schedule computed at
+//!   admission) or stepped (explicit events), route switches at handoffs;
+//! * `notices`: cross-layer notifications in flight to the senders;
+//! * `recorder`: the packet log and the captures, as the run goes;
+//! * [`simulation`]: [`Simulation`], the event loop, with its parts in one
+//!   folder (building it from a scenario, driving the endpoints, changes and
+//!   handovers, reading its results into tables);
+//! * [`fuzzing`]: the bodies of the fuzz targets.
+
 pub mod engine;
 pub mod fuzzing;
-mod handover;
-mod net;
 mod notices;
 pub mod packet;
 mod recorder;
-mod results;
-pub mod sim;
+mod routes;
+pub mod simulation;
 
 // The model, where the simulator's users have always found it.
-pub use sim::Simulation;
+pub use simulation::Simulation;
 pub use wavelab_model::{
     capture, compile, histogram, limits, link, names, rng, scenario, tables, topology,
 };

@@ -4,8 +4,8 @@
 //! is written.
 
 use crate::engine::key;
-use crate::net::{Observer, Row};
 use crate::packet::Packet;
+use crate::routes::{Observer, Row};
 use wavelab_model::capture::{Capture, TapPoint};
 use wavelab_model::link::DropCause;
 use wavelab_model::tables::{event, kind_code, PacketEvent, PacketLog};

@@ -1,4 +1,4 @@
-//! Measured series as CSV traces of a link direction (issue 24, item 3):
+//! Measured series as CSV traces of a link direction:
 //! its rate, its per-packet loss probability or its one-way delay over time,
 //! one `time,value` point per line.
 //!

@@ -51,8 +51,8 @@
 //! ([`Opportunities`]) and reordering run in the stepped model only: a
 //! direction with any of them is stepped in both engine modes.
 
-mod admission;
 mod arq;
+mod clock_free;
 mod fading;
 mod loss;
 mod measured;
@@ -63,8 +63,8 @@ mod timeline;
 mod trace;
 mod wireless;
 
-pub use admission::Link;
 pub use arq::{Arq, Attempts};
+pub use clock_free::Link;
 pub use fading::outage_windows;
 pub use loss::LossModel;
 pub use measured::{CsvTrace, Measured, Quantity};

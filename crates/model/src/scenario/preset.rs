@@ -19,7 +19,9 @@ use wavelab_tcp::{Duration, Rate};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkPreset {
-    /// The GEO satellite link of seed 004 (Table I): 1.2 Mbit/s net,
+    /// The GEO satellite link of Annese et al., "TCP performance measured
+    /// over heterogeneous wireless networks with high delay-bandwidth
+    /// product" (Table I): 1.2 Mbit/s net,
     /// a minimum RTT of 557 ms, access-router buffers of about 1.5 MB.
     GeoSatellite,
     /// An 802.11b DCF hop at 11 Mbit/s with the standard retry limit of 7.
@@ -27,7 +29,7 @@ pub enum LinkPreset {
 }
 
 /// The per-attempt loss of the `wlan-dcf` preset: `p^8` is 2.2e-3, the mean
-/// of Table II's eight average packet losses (seed 004), so that the
+/// of Table II's eight average packet losses (Annese et al.), so that the
 /// residual loss after 7 retries is that mean.
 pub const WLAN_ATTEMPT_LOSS: f64 = 0.465;
 

@@ -14,17 +14,19 @@ pub mod log;
 mod results;
 pub mod series;
 mod summary;
+pub mod units;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{
-    handoff_table, handover_table, link_table, rtt_distribution, NodeHandoffRecord, Results,
-    RunStats,
+    flow_table, handoff_table, handover_table, link_table, rtt_distribution, FlowCounters,
+    FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results, RunStats,
 };
 
 /// The values of one column.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColumnData {
-    /// Floats (NaN for "not available").
+    /// Floats (a value a driver cannot know is a null of a nullable column,
+    /// [`Column::valid`]; NaN only where a computation gives no number).
     F64(Vec<f64>),
     /// Unsigned integers.
     U64(Vec<u64>),
@@ -136,9 +138,35 @@ impl Fnv {
 pub struct Column {
     /// Column name.
     pub name: String,
-    /// Values.
+    /// Values (a null row holds a filler: 0, or NaN for floats).
     pub data: ColumnData,
+    /// Whether the column is nullable, and which rows hold a value: `None`
+    /// for a column that always has one; for a nullable column, `true` for
+    /// a value and `false` for a null (a value the driver cannot know).
+    pub valid: Option<Vec<bool>>,
 }
+
+/// A type a nullable column holds ([`Table::push_nullable`]).
+pub trait NullableType: ColumnType + Copy {
+    /// What a null row holds in [`Column::data`].
+    const FILLER: Self;
+    /// The column data of these values.
+    fn data(values: Vec<Self>) -> ColumnData;
+}
+
+macro_rules! nullable_type {
+    ($t:ty, $variant:ident, $filler:expr) => {
+        impl NullableType for $t {
+            const FILLER: Self = $filler;
+            fn data(values: Vec<Self>) -> ColumnData {
+                ColumnData::$variant(values)
+            }
+        }
+    };
+}
+nullable_type!(f64, F64, f64::NAN);
+nullable_type!(u64, U64, 0);
+nullable_type!(u32, U32, 0);
 
 /// A table: columns of equal length.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -157,7 +185,45 @@ impl Table {
         self.columns.push(Column {
             name: name.into(),
             data,
+            valid: None,
         });
+    }
+
+    /// Appends a nullable column: `None` is a null (a value the driver
+    /// cannot know), written as a null to Arrow and Parquet.
+    pub fn push_nullable<T: NullableType>(
+        &mut self,
+        name: impl Into<String>,
+        values: impl IntoIterator<Item = Option<T>>,
+    ) {
+        let (data, valid): (Vec<T>, Vec<bool>) = values
+            .into_iter()
+            .map(|v| (v.unwrap_or(T::FILLER), v.is_some()))
+            .unzip();
+        self.push(name, T::data(data));
+        self.columns.last_mut().expect("pushed").valid = Some(valid);
+    }
+
+    /// Which rows of column `name` hold a value (`None`: the column is not
+    /// nullable, or absent).
+    pub fn valid(&self, name: &str) -> Option<&[bool]> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.valid.as_deref())
+    }
+
+    /// The column `name` of a type `T` as options, `None` at its nulls.
+    pub fn options<T: ColumnType + Copy>(&self, name: &str) -> Vec<Option<T>> {
+        let values = self.col::<T>(name);
+        match self.valid(name) {
+            Some(v) => values
+                .iter()
+                .zip(v)
+                .map(|(&x, &ok)| ok.then_some(x))
+                .collect(),
+            None => values.iter().map(|&x| Some(x)).collect(),
+        }
     }
     /// Number of rows.
     pub fn rows(&self) -> usize {
@@ -230,7 +296,10 @@ impl Table {
     /// A fingerprint of the table's names and values (64-bit FNV-1a over
     /// every column name, type and value, floats by their bit patterns): equal
     /// tables give equal digests on every platform, so a run's results can
-    /// be pinned by a few numbers.
+    /// be pinned by a few numbers. The nulls of an integer column are mixed
+    /// in after its values (a column without nulls digests as it did before
+    /// columns could have them); a float null holds NaN and digests as NaN,
+    /// what such a value was before nulls existed.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
         for c in &self.columns {
@@ -266,6 +335,14 @@ impl Table {
                     codes.iter().for_each(|&x| h.u64(x as u64));
                 }
             }
+            if let (Some(valid), false) = (&c.valid, matches!(c.data, ColumnData::F64(_))) {
+                if valid.iter().any(|v| !v) {
+                    h.u64(8);
+                    for (r, _) in valid.iter().enumerate().filter(|(_, v)| !**v) {
+                        h.u64(r as u64);
+                    }
+                }
+            }
         }
         h.0
     }
@@ -279,6 +356,7 @@ impl Table {
                 self.columns
                     .iter()
                     .map(|c| match &c.data {
+                        _ if c.valid.as_ref().is_some_and(|v| !v[r]) => "-".to_string(),
                         ColumnData::F64(v) => format_f64(v[r]),
                         ColumnData::U64(v) => v[r].to_string(),
                         ColumnData::I64(v) => v[r].to_string(),
@@ -342,6 +420,34 @@ mod tests {
             msg,
             "no f64 column n; the columns are n (u32), kind (category)"
         );
+    }
+
+    #[test]
+    fn nullable_columns_keep_their_nulls_and_digest_as_before_without_them() {
+        let mut plain = Table::default();
+        plain.push("n", ColumnData::U64(vec![1, 2]));
+        plain.push("x", ColumnData::F64(vec![0.5, f64::NAN]));
+        let mut t = Table::default();
+        t.push_nullable("n", [Some(1u64), Some(2)]);
+        t.push_nullable("x", [Some(0.5), None]);
+        assert_eq!(
+            t.digest(),
+            plain.digest(),
+            "no integer null, float null as NaN"
+        );
+        assert_eq!(t.options::<f64>("x"), [Some(0.5), None]);
+        assert_eq!(t.valid("n"), Some(&[true, true][..]));
+        assert_eq!(plain.valid("n"), None);
+        let mut nulls = Table::default();
+        nulls.push_nullable("n", [Some(1u64), None]);
+        nulls.push_nullable("x", [Some(0.5), None]);
+        assert_eq!(nulls.options::<u64>("n"), [Some(1), None]);
+        assert_eq!(nulls.col::<u64>("n"), [1, 0], "a null holds the filler");
+        let mut zero = Table::default();
+        zero.push_nullable("n", [Some(1u64), Some(0)]);
+        zero.push_nullable("x", [Some(0.5), None]);
+        assert_ne!(nulls.digest(), zero.digest(), "a null is not a zero");
+        assert_eq!(nulls.to_text(), "n       x\n1  0.5000\n-       -\n");
     }
 
     #[test]

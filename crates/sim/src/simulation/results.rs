@@ -1,16 +1,14 @@
 //! The simulator's results: what the engine, the endpoints and the links
 //! hold, read into the model's tables ([`wavelab_model::tables`]).
 
-use crate::endpoints::Flow;
+use super::endpoints::Flow;
 use crate::engine::{key, Event};
 use crate::notices::{Delivered, Source};
-use crate::sim::Simulation;
+use crate::simulation::Simulation;
 use wavelab_model::histogram::Histogram;
-use wavelab_model::link::{LinkCounters, Settings};
-use wavelab_model::scenario::link_name;
 use wavelab_model::tables::{
-    handoff_table, handover_table, link_table, rtt_distribution, ColumnData, Results, RunStats,
-    Table,
+    flow_table, handoff_table, handover_table, link_table, rtt_distribution, ColumnData,
+    FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results, RunStats, Table,
 };
 use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
@@ -45,124 +43,59 @@ impl Simulation {
     }
 
     fn flow_table(&self) -> Table {
-        let nan = f64::NAN;
-        let fl = &self.flows;
-        let secs = |i: Instant| i.as_secs_f64();
-        let mut t = Table::default();
-        t.push("flow", ColumnData::U32((0..fl.len() as u32).collect()));
-        t.push(
-            "name",
-            ColumnData::Str(fl.iter().map(|f| f.name.clone()).collect()),
-        );
-        t.push(
-            "algorithm",
-            ColumnData::Str(fl.iter().map(|f| f.algorithm.to_string()).collect()),
-        );
-        t.push(
-            "from",
-            ColumnData::Str(fl.iter().map(|f| f.from.clone()).collect()),
-        );
-        t.push(
-            "to",
-            ColumnData::Str(fl.iter().map(|f| f.to.clone()).collect()),
-        );
-        t.push(
-            "start",
-            ColumnData::F64(fl.iter().map(|f| secs(f.start)).collect()),
-        );
-        t.push(
-            "stop",
-            ColumnData::F64(fl.iter().map(|f| f.stop.map_or(nan, secs)).collect()),
-        );
-        t.push(
-            "size",
-            ColumnData::F64(
-                fl.iter()
-                    .map(|f| f.size.map_or(nan, |s| s as f64))
-                    .collect(),
-            ),
-        );
-        t.push(
-            "completion_time",
-            ColumnData::F64(
-                fl.iter()
-                    .map(|f| {
-                        f.sender
-                            .stats()
-                            .completed_at
-                            .map_or(nan, |c| (c - f.start).as_secs_f64())
-                    })
-                    .collect(),
-            ),
-        );
-        let s = |g: fn(&Flow) -> u64| ColumnData::U64(fl.iter().map(g).collect());
-        t.push("bytes_sent", s(|f| f.sender.stats().bytes_sent));
-        t.push(
-            "bytes_retransmitted",
-            s(|f| f.sender.stats().bytes_retransmitted),
-        );
-        t.push("bytes_acked", s(|f| f.sender.bytes_acked()));
-        t.push("bytes_delivered", s(|f| f.receiver.delivered()));
-        t.push("segments_sent", s(|f| f.sender.stats().segments_sent));
-        t.push("retransmissions", s(|f| f.sender.stats().retransmissions));
-        t.push("fast_retransmits", s(|f| f.sender.stats().fast_retransmits));
-        t.push("rto_expiries", s(|f| f.sender.stats().rto_expiries));
-        t.push("loss_probes", s(|f| f.sender.stats().loss_probes));
-        t.push("tlp_recoveries", s(|f| f.sender.stats().tlp_recoveries));
-        t.push(
-            "spurious_retransmissions",
-            s(|f| f.sender.stats().spurious_retransmissions),
-        );
-        t.push("dsacks_received", s(|f| f.sender.stats().dsacks_received));
-        t.push("dupacks_received", s(|f| f.sender.stats().dupacks_received));
-        t.push("acks_received", s(|f| f.sender.stats().acks_received));
-        t.push("acks_sent", s(|f| f.receiver.stats().acks_sent));
-        t.push(
-            "duplicate_segments",
-            s(|f| f.receiver.stats().duplicate_segments),
-        );
-        t.push(
-            "out_of_order_segments",
-            s(|f| f.receiver.stats().out_of_order_segments),
-        );
         let now = self.now;
-        t.push(
-            "goodput",
-            ColumnData::F64(
-                fl.iter()
-                    .map(|f| {
-                        let end = f.sender.stats().completed_at.unwrap_or(now);
-                        let active = (end - f.start).as_secs_f64();
-                        if f.started && active > 0.0 {
-                            f.receiver.delivered() as f64 * 8.0 / active
-                        } else {
-                            nan
-                        }
-                    })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "min_rtt",
-            ColumnData::F64(
-                fl.iter()
-                    .map(|f| f.sender.rtt().min_rtt().map_or(nan, |d| d.as_secs_f64()))
-                    .collect(),
-            ),
-        );
-        // every RTT sample of the sender, through a histogram (0.8 %)
-        t.push(
-            "rtt_mean",
-            ColumnData::F64(fl.iter().map(|f| f.rtts.mean_secs()).collect()),
-        );
-        for (name, q) in [("rtt_p50", 0.5), ("rtt_p95", 0.95), ("rtt_p99", 0.99)] {
-            t.push(
-                name,
-                ColumnData::F64(fl.iter().map(|f| f.rtts.quantile_secs(q)).collect()),
-            );
-        }
-        t.push("rtt_samples", s(|f| f.rtts.count()));
-        t
+        let known = |x: f64| (!x.is_nan()).then_some(x);
+        let rows: Vec<FlowRecord> = self
+            .flows
+            .iter()
+            .map(|f: &Flow| {
+                let tx = f.sender.stats();
+                let rx = f.receiver.stats();
+                let end = tx.completed_at.unwrap_or(now);
+                let active = (end - f.start).as_secs_f64();
+                FlowRecord {
+                    name: f.name.clone(),
+                    algorithm: f.algorithm.to_string(),
+                    from: f.from.clone(),
+                    to: f.to.clone(),
+                    start: f.start - Instant::ZERO,
+                    stop: f.stop.map(|s| s - Instant::ZERO),
+                    size: f.size,
+                    completion_time: tx.completed_at.map(|c| c - f.start),
+                    counters: FlowCounters {
+                        bytes_sent: Some(tx.bytes_sent),
+                        bytes_retransmitted: Some(tx.bytes_retransmitted),
+                        bytes_acked: Some(f.sender.bytes_acked()),
+                        bytes_delivered: Some(f.receiver.delivered()),
+                        segments_sent: Some(tx.segments_sent),
+                        retransmissions: Some(tx.retransmissions),
+                        fast_retransmits: Some(tx.fast_retransmits),
+                        rto_expiries: Some(tx.rto_expiries),
+                        loss_probes: Some(tx.loss_probes),
+                        tlp_recoveries: Some(tx.tlp_recoveries),
+                        spurious_retransmissions: Some(tx.spurious_retransmissions),
+                        dsacks_received: Some(tx.dsacks_received),
+                        dupacks_received: Some(tx.dupacks_received),
+                        acks_received: Some(tx.acks_received),
+                        acks_sent: Some(rx.acks_sent),
+                        duplicate_segments: Some(rx.duplicate_segments),
+                        out_of_order_segments: Some(rx.out_of_order_segments),
+                    },
+                    goodput: (f.started && active > 0.0)
+                        .then(|| f.receiver.delivered() as f64 * 8.0 / active),
+                    min_rtt: f.sender.rtt().min_rtt(),
+                    // every RTT sample of the sender, through a histogram (0.8 %)
+                    rtt: [
+                        known(f.rtts.mean_secs()),
+                        known(f.rtts.quantile_secs(0.5)),
+                        known(f.rtts.quantile_secs(0.95)),
+                        known(f.rtts.quantile_secs(0.99)),
+                    ],
+                    rtt_samples: f.rtts.count(),
+                }
+            })
+            .collect();
+        flow_table(&rows)
     }
 
     fn handoff_table(&self) -> Table {
@@ -279,20 +212,24 @@ impl Simulation {
     }
 
     fn handover_table(&self) -> Table {
-        handover_table(self.handovers.iter().map(|h| {
-            let p = &h.plan;
-            (link_name(&self.sc.links[p.link], p.link), &p.spec, p.time)
-        }))
+        let rows: Vec<_> = self
+            .handovers
+            .iter()
+            .map(|h| {
+                let p = &h.plan;
+                LinkHandoverRecord::new(&self.sc, p.link, &p.spec, p.time)
+            })
+            .collect();
+        handover_table(&rows)
     }
 
     fn link_table(&self) -> Table {
-        let dirs: Vec<(&LinkCounters, Settings)> = self
-            .net
-            .dirs
-            .iter()
-            .map(|d| (d.counters(), d.settings_at(self.now)))
+        let rows: Vec<_> = (self.net.dirs.iter().enumerate())
+            .map(|(i, d)| {
+                let (c, s) = (d.counters(), d.settings_at(self.now));
+                LinkDirectionRecord::new(&self.sc, &self.topo, i, c, s, Some(d.waits()))
+            })
             .collect();
-        let waits: Vec<&Histogram> = self.net.dirs.iter().map(|d| d.waits()).collect();
-        link_table(&self.sc, &self.topo, &dirs, Some(&waits))
+        link_table(&rows)
     }
 }

@@ -3,13 +3,13 @@
 //! switches), each link direction in the model it runs in, flows with their
 //! endpoints, and the first events.
 
-use crate::endpoints::{Flow, Wake};
+use super::endpoints::{Flow, Wake};
+use super::handovers::{LinkHandover, NodeHandoff};
 use crate::engine::{Event, EventQueue};
-use crate::handover::{LinkHandover, NodeHandoff};
-use crate::net::{Dir, Net};
 use crate::notices::Notices;
 use crate::recorder::Recorder;
-use crate::sim::{sync_period, Simulation};
+use crate::routes::{Dir, Network};
+use crate::simulation::{sync_period, Simulation};
 use wavelab_model::compile::{
     at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
 };
@@ -27,7 +27,7 @@ impl Simulation {
 
     /// The same simulation with every link direction in reference mode
     /// (explicit end-of-serialisation and arrival events, see
-    /// [`crate::net`]): slower, and bit-identical. The tests use it as the
+    /// [`crate::routes`]): slower, and bit-identical. The tests use it as the
     /// oracle of the virtual-time mode.
     pub fn new_reference(sc: Scenario) -> Result<Self, ScenarioError> {
         Self::build(sc, true)
@@ -139,7 +139,7 @@ impl Simulation {
         }
         let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
         let sync_every = sync_period(dirs.len());
-        let net = Net::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
+        let net = Network::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
         let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
         let flow_count = flows.len();
         Ok(Simulation {

@@ -13,7 +13,7 @@
 //!   were offered before it). An event is scheduled only where something
 //!   else can interleave: at the destination endpoint, or at a direction fed
 //!   by several sources. Counters and queue lengths are read "as of now"
-//!   after a [`Net::sync`].
+//!   after a [`Network::sync`].
 //! * **reference** ([`Stepped`]): one pending end-of-serialisation event and
 //!   one pending arrival event per direction, packets in an arena.
 //!
@@ -23,7 +23,7 @@
 //!
 //! Routes are lists of directions, one per flow and side (data, ACKs); a
 //! flow may have several per side and switch between them during the run
-//! ([`Net::switch_route`]): packets already on their way keep the route they
+//! ([`Network::switch_route`]): packets already on their way keep the route they
 //! were sent on. The network reports what happens to packets through an
 //! [`Observer`]; it does not log or capture anything itself.
 //!
@@ -118,7 +118,7 @@ impl Dir {
     }
 
     /// Queueing delays of the packets that started serialisation
-    /// (virtual-time mode: by the last [`Net::sync`]).
+    /// (virtual-time mode: by the last [`Network::sync`]).
     pub fn waits(&self) -> &Histogram {
         match self {
             Dir::Virtual(v) => v.link.waits(),
@@ -126,7 +126,7 @@ impl Dir {
         }
     }
 
-    /// The counters (virtual-time mode: as of the last [`Net::sync`]).
+    /// The counters (virtual-time mode: as of the last [`Network::sync`]).
     pub fn counters(&self) -> &LinkCounters {
         match self {
             Dir::Virtual(v) => v.link.counters(),
@@ -154,7 +154,7 @@ impl Dir {
 
 /// The links and the packets on them.
 #[derive(Debug)]
-pub(crate) struct Net {
+pub(crate) struct Network {
     pub dirs: Vec<Dir>,
     /// Packets in reference-mode directions (virtual-time directions keep
     /// theirs in their own queues, in arrival order).
@@ -170,7 +170,7 @@ pub(crate) struct Net {
     /// Per flow: where the routes in use start in `steps`.
     route_at: Vec<[u32; 2]>,
     /// Link-layer reports made and not yet taken by the simulation
-    /// ([`Net::take_reports`]).
+    /// ([`Network::take_reports`]).
     reports: Vec<Report>,
 }
 
@@ -209,7 +209,7 @@ impl Step {
     const END: DirId = DirId::MAX;
 }
 
-impl Net {
+impl Network {
     /// A network of `dirs`, for flows with these routes: per flow, per side
     /// (data, ACKs), the routes it may take, the first one in use at the
     /// start.
@@ -262,7 +262,7 @@ impl Net {
             starts.push(at);
         }
         let route_at = starts.iter().map(|s| [s[0][0], s[1][0]]).collect();
-        Net {
+        Network {
             dirs,
             arena: Arena::default(),
             live: 0,
@@ -451,7 +451,7 @@ impl Net {
 
     /// A packet reached the far end of `dir`: it goes on to its next
     /// direction, or is handed out for delivery to its endpoint, where it
-    /// waits (read it with [`Net::delivered`]) until [`Net::release`].
+    /// waits (read it with [`Network::delivered`]) until [`Network::release`].
     pub fn on_arrive<O: Observer>(&mut self, ctx: &mut Ctx<O>, dir: DirId) -> Option<Delivery> {
         let now = ctx.now;
         match &mut self.dirs[dir as usize] {
@@ -507,7 +507,7 @@ impl Net {
         }
     }
 
-    /// The packet [`Net::on_arrive`] handed out for delivery.
+    /// The packet [`Network::on_arrive`] handed out for delivery.
     #[inline]
     pub fn delivered(&self, d: Delivery) -> &Packet {
         match d {
@@ -616,7 +616,7 @@ mod tests {
     }
 
     /// One flow over one link; its data crosses direction 0.
-    fn net(limit: QueueLimit, changes: Option<Vec<(Instant, ScheduleEntry)>>) -> Net {
+    fn net(limit: QueueLimit, changes: Option<Vec<(Instant, ScheduleEntry)>>) -> Network {
         let dir = || {
             let settings = Settings {
                 rate: Rate::from_mbps(1),
@@ -629,7 +629,7 @@ mod tests {
                 None => Dir::stepped(Stepped::new(settings, loss, Outages::default())),
             }
         };
-        Net::new(vec![dir(), dir()], vec![[vec![vec![0]], vec![vec![1]]]])
+        Network::new(vec![dir(), dir()], vec![[vec![vec![0]], vec![vec![1]]]])
     }
 
     fn packet(offset: u64, size: u32) -> Packet {
@@ -650,7 +650,7 @@ mod tests {
     /// Injects packets `(at, size)` (in time order) and runs the network:
     /// returns the arrivals `(time, offset)` at the far end and the
     /// direction's counters.
-    fn run(net: &mut Net, sends: &[(Instant, u32)]) -> (Vec<(Instant, u64)>, LinkCounters) {
+    fn run(net: &mut Network, sends: &[(Instant, u32)]) -> (Vec<(Instant, u64)>, LinkCounters) {
         let mut q = EventQueue::default();
         let mut deaf = Deaf;
         let mut out = vec![];

@@ -28,10 +28,10 @@
 //! from that instant; such links run in reference mode, since their future
 //! settings are not known at admission.
 
-use crate::endpoints::Flow;
-use crate::net::Net;
+use super::endpoints::Flow;
 use crate::notices::{Notice, Source};
-use crate::sim::Simulation;
+use crate::routes::Network;
+use crate::simulation::Simulation;
 use std::collections::VecDeque;
 use wavelab_model::compile::{at, switch_entry, ChangeKind, LinkHandoverPlan, NodeHandoffPlan};
 use wavelab_model::scenario::{LinkHandoverTime, NodeHandoffKind, Scenario};
@@ -127,7 +127,7 @@ impl Simulation {
                 disconnection: spec.disconnection(),
             },
         };
-        let path = |net: &Net, d: Option<DirId>| {
+        let path = |net: &Network, d: Option<DirId>| {
             d.map_or(PathInfo::default(), |d| {
                 let s = net.dirs[d as usize].settings_at(now);
                 PathInfo {

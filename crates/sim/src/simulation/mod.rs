@@ -1,19 +1,32 @@
 //! The simulation: the event loop over the network, the endpoints and the
-//! handovers.
+//! handovers. Everything `impl Simulation` is in this folder:
 //!
-//! The concerns live in their own modules: building the simulation from a
-//! scenario ([`crate::build`]), driving the TCP endpoints
-//! ([`crate::endpoints`]), scheduled changes and handovers
-//! ([`crate::handover`]), what is recorded as it runs ([`crate::recorder`])
-//! and the result tables ([`wavelab_model::tables`]). This module holds the state and
-//! dispatches the events.
+//! * `compile`: building a simulation from a scenario (the model's
+//!   compiled links, changes and routes, each direction in the model it
+//!   runs in, the flows and their endpoints, the first events);
+//! * `endpoints`: driving the TCP senders and receivers;
+//! * `handovers`: scheduled changes, link handovers (at a time or at
+//!   `"steady"`) and node handoffs (route switches, notices, transfer
+//!   measurements);
+//! * `results`: the engine's state read into the model's tables
+//!   ([`wavelab_model::tables`]).
+//!
+//! This module holds the state and dispatches the events; what is recorded
+//! as it runs is [`crate::recorder`]'s.
 
-use crate::endpoints::{Flow, SENDER};
+#[cfg(test)]
+mod capture_tests;
+mod compile;
+pub(crate) mod endpoints;
+pub(crate) mod handovers;
+mod results;
+
+use self::endpoints::{Flow, SENDER};
+use self::handovers::{LinkHandover, NodeHandoff};
 use crate::engine::{Event, EventQueue};
-use crate::handover::{LinkHandover, NodeHandoff};
-use crate::net::{Ctx, Net};
 use crate::notices::{Notice, Notices, Source};
 use crate::recorder::Recorder;
+use crate::routes::{Ctx, Network};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use wavelab_model::capture::{Capture, CaptureError, CaptureStats};
@@ -32,7 +45,7 @@ pub struct Simulation {
     pub(crate) end: Instant,
     pub(crate) interval: Duration,
     pub(crate) q: EventQueue,
-    pub(crate) net: Net,
+    pub(crate) net: Network,
     pub(crate) topo: Topology,
     pub(crate) flows: Vec<Flow>,
     pub(crate) changes: Vec<Change>,
@@ -231,7 +244,7 @@ impl Simulation {
     }
 
     /// The network and the context of the event being processed.
-    pub(crate) fn net_ctx(&mut self) -> (&mut Net, Ctx<'_, Recorder>) {
+    pub(crate) fn net_ctx(&mut self) -> (&mut Network, Ctx<'_, Recorder>) {
         (
             &mut self.net,
             Ctx::new(&mut self.q, self.now, &mut self.rec),

@@ -10,10 +10,10 @@
 //! rescheduled.
 
 use crate::engine::Event;
-use crate::net::Delivery;
 use crate::notices::Delivered;
 use crate::packet::Packet;
-use crate::sim::Simulation;
+use crate::routes::Delivery;
+use crate::simulation::Simulation;
 use wavelab_model::capture::TapPoint;
 use wavelab_model::histogram::Histogram;
 use wavelab_model::tables::{event, kind_code, PacketEvent, NO_KIND};
