@@ -627,10 +627,10 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn kernel() -> Kernel {
+    pub(crate) fn kernel() -> Kernel {
         Kernel {
             congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
             wave: BpfWave::Foreign,
@@ -659,7 +659,7 @@ mod tests {
         serde_json::to_string(&v).unwrap()
     }
 
-    fn plan(extra: &str) -> Result<Plan, String> {
+    pub(crate) fn plan(extra: &str) -> Result<Plan, String> {
         Plan::new(&toml_json(extra), &kernel()).map_err(|e| e.to_string())
     }
 

@@ -344,4 +344,38 @@ mod tests {
         assert_eq!(l.p999, Duration::from_micros(999));
         assert_eq!(l.max, Duration::from_micros(1000));
     }
+
+    /// The emulator's flows table has the simulator's types: counters the
+    /// kernel keeps are integers, those it does not keep and every counter
+    /// of a side not seen are nulls, never NaN.
+    #[test]
+    fn counters_the_kernel_does_not_keep_are_nulls() {
+        let plan = crate::plan::tests::plan("cc = \"cubic\"").unwrap();
+        let info = crate::tcpinfo::TcpInfo {
+            total_retrans: 7,
+            bytes_sent: 5000,
+            bytes_retrans: 1000,
+            ..Default::default()
+        };
+        let end = FlowEnd {
+            sender: Some(info),
+            receiver: None,
+            completed_at: None,
+            errors: vec![],
+            notes: vec![],
+        };
+        let t = flow_table(&plan, &[end], Instant::from_nanos(1_000_000_000));
+        assert_eq!(t.options::<u64>("retransmissions"), [Some(7)]);
+        assert_eq!(t.options::<u64>("bytes_sent"), [Some(4000)]);
+        assert_eq!(t.options::<u64>("fast_retransmits"), [None]);
+        assert_eq!(
+            t.options::<u64>("bytes_delivered"),
+            [None],
+            "no receiver seen"
+        );
+        assert_eq!(t.options::<f64>("goodput"), [None]);
+        assert_eq!(t.options::<f64>("completion_time"), [None]);
+        assert_eq!(t.f64s("completion_time")[0].to_bits(), f64::NAN.to_bits());
+        assert!(t.valid("flow").is_none(), "an index is never null");
+    }
 }
