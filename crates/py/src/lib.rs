@@ -63,7 +63,7 @@ fn quantity(text: &str) -> Option<(f64, &'static str)> {
 
 /// The points of a CSV rate trace (`rate_trace`) as the simulator reads
 /// them: (seconds from the start, bit/s) each, the rate a step from its
-/// time on (`crates/sim/src/link/measured.rs`); a `ValueError` naming the
+/// time on (`crates/model/src/link/measured.rs`); a `ValueError` naming the
 /// file and line for a bad one.
 #[pyfunction]
 fn rate_trace(path: &str) -> PyResult<Vec<(f64, f64)>> {
