@@ -43,7 +43,7 @@ impl Simulation {
             dirs,
             changes,
             handovers,
-        } = compile_links(&sc, &handoffs);
+        } = compile_links(&sc, &handoffs)?;
         let handovers: Vec<LinkHandover> = handovers
             .into_iter()
             .map(|plan| LinkHandover {
@@ -162,6 +162,8 @@ impl Simulation {
             next_sync: sync_every,
             sync_every,
             log_limit: wavelab_model::limits::MAX_LOG_ROWS,
+            notice_limit: wavelab_model::limits::MAX_NOTIFICATIONS as usize,
+            interrupt: None,
             stopped: None,
             histories: Default::default(),
         })
