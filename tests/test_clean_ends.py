@@ -21,7 +21,7 @@ import pytest
 
 from conftest import SMALL
 from conftest import wavelab as wavelab_cli
-from test_one_writer import EMULATED
+from test_one_writer import EMULATED, GATED_CC, wait_for
 from test_outputs import fill, small_tmpfs, snapshot
 from wavelab import _native
 
@@ -60,6 +60,37 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, sig: int, code: int)
     assert meta["complete"] is False and 0 < meta["run"]["simulated"] < 100_000
     assert (out / "flows.parquet").exists() and (out / "flow-flow0.pcap").exists()
     assert not (out / ".lock").exists()
+
+
+def test_sigterm_stops_a_run_with_a_python_congestion_control(tmp_path: Path) -> None:
+    # with a Python congestion control, SIGTERM wrote nothing, and Ctrl-C
+    # was reported as the class's failure ("raised KeyboardInterrupt", exit 2)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    (tmp_path / "gated.py").write_text(GATED_CC.format(ready=str(ready), go=str(go)))
+    (tmp_path / "s.toml").write_text(SMALL)
+    out = tmp_path / "out"
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        ready.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "wavelab.cli", "run", str(tmp_path / "s.toml")),
+                *("--set", "flows[0].cc=gated", "--cc-file", str(tmp_path / "gated.py")),
+                *("--out", str(out), "--no-plots", "--force"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            # as from a terminal: SIGINT is not ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        wait_for(ready, proc)  # inside the class's first on_ack
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == code, err
+        assert "KeyboardInterrupt" not in err and "Traceback" not in err
+        assert "interrupted at " in err, err
+        meta = json.loads((out / "run.json").read_text())
+        assert meta["complete"] is False and "stopped" not in meta["run"]
 
 
 def descendants(pid: int) -> set[int]:
