@@ -5,9 +5,9 @@
   engine alone, same process;
 * ``sweep``: 1,000 short handover runs (20 s of the DCNET scenario, the
   handover instant and the algorithm varied) through the sweep backend (a
-  local pool, each run's files and metrics computed as a store keeps them)
-  on all cores: runs per second, and the share of the wall time spent
-  outside the engine;
+  local pool, each run's metrics computed as a store keeps a run without its
+  tables) on all cores: runs per second, and the share of the wall time
+  spent outside the engine;
 * ``custom-cc``: the congestion-control example of docs/custom-cc.md, TCP
   Vegas, in Rust (``vegas``) and as a Python class (``py-vegas``, the same
   rules, bit-identical results) on the same 60 s dumbbell run: wall time of
@@ -115,9 +115,9 @@ def sweep_scenarios(n: int = 1000) -> dict[str, Any]:
 
 
 def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
-    """Runs :func:`sweep_scenarios` through the sweep backend (a local pool,
-    each run's files and metrics computed as a store keeps them), and the
-    same runs through the engine alone in this process to compare."""
+    """Runs :func:`sweep_scenarios` through the sweep backend (a local pool;
+    each run's metrics computed, as a store keeps a run without its tables),
+    and the same runs through the engine alone in this process to compare."""
     from wavelab.sweep.backends import LocalPool
     from wavelab.sweep.worker import Job
 
@@ -125,7 +125,8 @@ def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
     jobs = jobs or os.cpu_count() or 1
     backend = LocalPool(jobs)
     t0 = time.perf_counter()
-    failed = [o.error for o in backend.run(Job(k, sc.to_json()) for k, sc in scenarios.items())]
+    todo = (Job(k, sc.to_json(), tables=False) for k, sc in scenarios.items())
+    failed = [o.error for o in backend.run(todo)]
     wall = time.perf_counter() - t0
     if any(failed):
         raise RuntimeError(f"sweep: a run failed: {next(e for e in failed if e)}")
