@@ -64,7 +64,7 @@ pub struct TcpConfig {
     /// recovery (default `"prr"`, RFC 6937).
     pub recovery_reduction: RecoveryReduction,
     /// What a loss event's ssthresh halves, for the Reno family and
-    /// Westwood+ without a bandwidth estimate (default `"pipe"`).
+    /// Westwood+ without a bandwidth estimate (default `"flight-size"`).
     pub ssthresh_basis: SsthreshBasis,
     /// F-RTO, RFC 5682's detection of spurious timeouts, in its SACK-enhanced
     /// form as Linux runs it (default false).
@@ -112,14 +112,15 @@ pub enum RecoveryReduction {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SsthreshBasis {
-    /// RFC 6675's pipe without its loss term: FlightSize less the SACKed
-    /// bytes (RFC 6675 section 2 excludes SACKed data from the data in
-    /// flight), so data the receiver already holds does not raise ssthresh.
+    /// RFC 5681 equation 4 and RFC 6675 section 5 step (4.2): FlightSize,
+    /// `snd_nxt - snd_una` (less data sent by limited transmit at a fast
+    /// retransmit), SACKed data included.
     #[default]
-    Pipe,
-    /// RFC 5681 equation 4: FlightSize, `snd_nxt - snd_una` (less data sent
-    /// by limited transmit at a fast retransmit), SACKed data included.
     FlightSize,
+    /// The pipe without its loss term: FlightSize less the SACKed bytes, the
+    /// data RFC 6675 section 2 counts in flight. ns-3.44's `TcpNewReno` and
+    /// `TcpLinuxReno` halve `BytesInFlight`, RFC 6675's pipe.
+    Pipe,
     /// Linux (`tcp_reno_ssthresh`, net/ipv4/tcp_cong.c, 6.18): half of cwnd.
     Cwnd,
 }
@@ -253,7 +254,7 @@ impl Default for TcpConfig {
             lost_retransmissions: LostRetransmissions::Rto,
             tlp: false,
             recovery_reduction: RecoveryReduction::Prr,
-            ssthresh_basis: SsthreshBasis::Pipe,
+            ssthresh_basis: SsthreshBasis::FlightSize,
             frto: false,
             undo: false,
             hystart: Hystart::Off,

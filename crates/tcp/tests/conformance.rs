@@ -190,9 +190,6 @@ fn ssthresh_excludes_limited_transmit_segments() {
 fn no_window_growth_on_the_ack_that_enters_recovery() {
     let mut c = cfg(true);
     c.initial_cwnd = 20;
-    // ssthresh from FlightSize (RFC 5681): the pipe, 1 segment after this
-    // ACK, would floor it at 2 segments
-    c.ssthresh_basis = wavelab_tcp::config::SsthreshBasis::FlightSize;
     let mut h = Harness::new(c, "newreno");
     assert_eq!(h.sent().len(), 20);
     h.at(200);

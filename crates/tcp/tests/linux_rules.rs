@@ -82,13 +82,13 @@ fn prr_spreads_the_reduction_over_the_round_trip() {
 }
 
 /// ssthresh at the third duplicate ACK of a 20-segment flight, three
-/// segments SACKed: half the pipe without the SACKed data (the default),
-/// half of FlightSize (RFC 5681), half of cwnd (Linux).
+/// segments SACKed: half of FlightSize (RFC 5681, the default), half the
+/// pipe without the SACKed data (ns-3), half of cwnd (Linux).
 #[test]
 fn each_ssthresh_basis_halves_what_it_names() {
     for (basis, expected) in [
-        (SsthreshBasis::Pipe, 8_500),
         (SsthreshBasis::FlightSize, 10_000),
+        (SsthreshBasis::Pipe, 8_500),
         (SsthreshBasis::Cwnd, 10_000),
     ] {
         let c = TcpConfig {

@@ -197,8 +197,9 @@ pub struct CongestionEvent {
     /// FlightSize of RFC 5681: bytes sent and not cumulatively acknowledged.
     pub flight_size: u64,
     /// What ssthresh halves under the connection's `tcp.ssthresh_basis`:
-    /// FlightSize less the SACKed bytes (the default), FlightSize itself, or
-    /// the algorithm's cwnd (Linux) ([`crate::config::SsthreshBasis`]).
+    /// FlightSize (the default), FlightSize less the SACKed bytes (ns-3's
+    /// pipe), or the algorithm's cwnd (Linux)
+    /// ([`crate::config::SsthreshBasis`]).
     /// The Reno family halves it; algorithms with their own rule (CUBIC's
     /// beta x cwnd, Westwood+'s bandwidth estimate) ignore it.
     pub ssthresh_basis: u64,
@@ -752,11 +753,15 @@ pub fn half_flight(flight_size: u64, mss: u32) -> u64 {
 }
 
 /// ssthresh at a fast retransmit for a window algorithm: half the event's
-/// [`CongestionEvent::ssthresh_basis`] (RFC 5681 equation 4), never above
-/// the window in force before the event (at least 2 SMSS), so a recovery
-/// never raises the window it reduces.
+/// [`CongestionEvent::ssthresh_basis`] (RFC 5681 equation 4), the basis
+/// taken at most as the window `cwnd` in force before the event, so a
+/// recovery always reduces the window it starts from: after a long SACK
+/// repair FlightSize counts every segment the receiver holds above the
+/// hole, and half of it was nine times the window (RFC 5681 wrote
+/// min(cwnd, rwnd) / 2 before FlightSize replaced it for application-limited
+/// senders, whose FlightSize is below cwnd).
 pub fn loss_ssthresh(ev: &CongestionEvent, cwnd: u64) -> u64 {
-    half_flight(ev.ssthresh_basis, ev.mss).min(cwnd.max(2 * ev.mss as u64))
+    half_flight(ev.ssthresh_basis.min(cwnd), ev.mss)
 }
 
 #[cfg(test)]

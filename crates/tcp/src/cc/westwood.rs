@@ -237,7 +237,7 @@ impl Westwood {
 
     /// ssthresh = BWE * RTTmin in whole segments, at least 2; Reno's halving
     /// of the event's basis before there is an estimate (at a fast
-    /// retransmit never above the window it reduces, as Reno).
+    /// retransmit the basis counts at most the window, as Reno's).
     fn bwe_ssthresh(&self, ev: &CongestionEvent) -> u64 {
         match (self.bwe, self.rtt_min, ev.kind) {
             (Some(bwe), Some(rtt), _) => {
@@ -524,8 +524,8 @@ mod tests {
     fn small_estimates_floor_at_two_segments_and_no_estimate_halves() {
         let mut w = Westwood::new(&WestwoodParams::default(), &start(10));
         w.on_congestion(Instant::ZERO, &event(CongestionKind::FastRetransmit));
-        // half the basis (50 000), never above the window it reduces
-        assert_eq!((w.ssthresh(), w.cwnd()), (10_000, 10_000));
+        // half the basis, which counts at most the window (10 000)
+        assert_eq!((w.ssthresh(), w.cwnd()), (5000, 5000));
         w.on_congestion(
             Instant::ZERO,
             &event(CongestionKind::Rto { repeated: false }),
