@@ -469,6 +469,13 @@ impl Sender {
             self.sb.unmark_lost();
         }
         self.rto_head = None;
+        if self.sack_ok {
+            // the loss event is taken back: a loss found next starts a
+            // recovery at once (Linux's tcp_time_to_recover has no recovery
+            // point to wait for with SACK; RFC 6675 section 5.1's guard is
+            // against counting the same loss twice)
+            self.fr_guard = None;
+        }
     }
 
     /// Ends a fast recovery without its window reduction (after an undo):
