@@ -21,7 +21,10 @@ and their ratio:
 * steady: the receiver's goodput (Mbit/s) over the last third of the run;
 * timeouts: the flow's retransmission timeouts (the kernel's
   ``tcpi_total_rto``); the slow start on the old link ends without one in
-  every cell, so they are the handover's.
+  every cell, so they are the handover's;
+* flagged: emulated runs (the cell's and its baseline's) whose release
+  lateness exceeded the emulator's bound, so that their timings are not the
+  scenario's (``docs/emulation.md``).
 
 The handover is at ``--at`` s (20) and each run lasts ``--after`` s past it
 (60): Linux recovers within seconds in every cell, and shorter runs let the
@@ -155,6 +158,10 @@ def table(
             row[f"emu_{m}_max"] = float(np.nanmax(values)) if np.isfinite(values).any() else np.nan
             row[f"sim_{m}"] = sim[m]
         row["horizon_s"] = sim["horizon_s"]
+        row["flagged"] = sum(
+            bool(r.run.get("emulation", {}).get("flagged", False))
+            for r in [*emulated[c.key], *emulated[c.baseline]]
+        )
         row["recovery_ratio"] = _ratio(row["sim_recovery_s"], row["emu_recovery_s"])
         row["steady_ratio"] = _ratio(row["sim_steady_mbps"], row["emu_steady_mbps"])
         rows.append(row)
@@ -193,6 +200,7 @@ def printable(t: pd.DataFrame) -> pd.DataFrame:
                 "ratio ": ratio(r["steady_ratio"]),
                 "RTOs: Linux": _span(r, "timeouts", ".0f"),
                 "sim  ": f"{r['sim_timeouts']:.0f}",
+                "flagged": int(r["flagged"]),
             }
         )
     return pd.DataFrame(out).set_index("cell")
@@ -217,8 +225,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="HT = 2 s, L1 -> L2 only")
     ap.add_argument("--cc", nargs="*", default=list(CCS), help="kernel algorithms")
     ap.add_argument("--out", type=Path, default=Path("linux-agreement"))
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="read the emulated runs an earlier pass left in --out, and only simulate",
+    )
     args = ap.parse_args(argv)
-    why = unavailable()
+    why = None if args.reuse else unavailable()
     if why:
         print(f"cannot emulate: {why}", file=sys.stderr)
         return 2
@@ -227,15 +240,22 @@ def main(argv: list[str]) -> int:
     cells = [Cell(cc, d, ht) for cc in args.cc for d in directions for ht in hts]
     scs = scenarios(cells, args.at, args.after)
     args.out.mkdir(parents=True, exist_ok=True)
-    runs = {f"{k}#{i}": sc for k, sc in scs.items() for i in range(args.repeat)}
-    print(f"emulating {len(runs)} runs of {args.at + args.after:g} s, {args.jobs} at a time")
-    done = emulate_many(runs, args.jobs)
-    emulated = {k: [done[f"{k}#{i}"] for i in range(args.repeat)] for k in scs}
+    emu_dir = args.out / "runs" / "emulated"
+    if args.reuse:
+        emulated = {
+            k: [Results.read_parquet(emu_dir / f"{k}-{i}") for i in range(args.repeat)] for k in scs
+        }
+    else:
+        runs = {f"{k}#{i}": sc for k, sc in scs.items() for i in range(args.repeat)}
+        print(f"emulating {len(runs)} runs of {args.at + args.after:g} s, {args.jobs} at a time")
+        done = emulate_many(runs, args.jobs)
+        emulated = {k: [done[f"{k}#{i}"] for i in range(args.repeat)] for k in scs}
+        for k in scs:
+            for i, r in enumerate(emulated[k]):
+                r.to_parquet(emu_dir / f"{k}-{i}", force=True)
     simulated = run_all({k: simulation_of(sc) for k, sc in scs.items()}, None)
     for k in scs:
-        simulated[k].to_parquet(args.out / "runs" / "simulated" / k)
-        for i, r in enumerate(emulated[k]):
-            r.to_parquet(args.out / "runs" / "emulated" / f"{k}-{i}")
+        simulated[k].to_parquet(args.out / "runs" / "simulated" / k, force=True)
     t = table(cells, emulated, simulated, args.at, args.after)
     t.to_csv(args.out / "agreement.csv", index=False)
     shown = printable(t)
