@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from wavelab import bpf
-from wavelab.bpf_bursts import path_10mbit, spacing_figures
-from wavelab.compare import simulation_of
-from wavelab.emulator import emulate, unavailable
+from wavelab.emulator import bpf, emulate, unavailable
+from wavelab.emulator.bpf_bursts import path_10mbit, spacing_figures
+from wavelab.emulator.compare import simulation_of
 from wavelab.runner import run as simulate
 
 

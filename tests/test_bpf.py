@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wavelab import bpf
 from wavelab.cli import main
+from wavelab.emulator import bpf
 from wavelab.errors import WavelabError
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from wavelab.analysis.metrics import unit
 from wavelab.capacity import direction_capacity, outages
-from wavelab.metrics import unit
 
 
 def _link(**extra: Any) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def test_a_csv_rate_trace_gives_its_steps(tmp_path: Path) -> None:
 
 def test_utilisation_of_a_run_on_a_rate_trace(tmp_path: Path) -> None:
     import wavelab
-    from wavelab.metrics import flow_metrics
+    from wavelab.analysis.metrics import flow_metrics
 
     (tmp_path / "rate.csv").write_text("0,8Mbit/s\n2s,2Mbit/s\n4s,8Mbit/s\n")
     text = """

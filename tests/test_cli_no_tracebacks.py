@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, SMALL, wavelab
 from wavelab import PathError, WavelabError, from_toml
 from wavelab.cli import build_parser
-from wavelab.paths import parse_path, set_path
+from wavelab.scenario.field_paths import parse_path, set_path
 
 # (--set PATH=VALUE, the whole error line wavelab prints) on the one-flow,
 # one-link scenario SMALL; each of these used to be a traceback or serde's

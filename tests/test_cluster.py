@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from conftest import wavelab
-from wavelab.backends import DaskCluster
 from wavelab.errors import WavelabError
-from wavelab.sweep_runner import TIMINGS
+from wavelab.sweep.backends import DaskCluster
+from wavelab.sweep.runs_table import TIMINGS
 
 HANDOVER_SWEEP = """
 name = "cluster-test"
@@ -125,9 +125,9 @@ def test_the_cluster_timeout_reaches_dask(monkeypatch: pytest.MonkeyPatch) -> No
 def test_workers_of_another_build_are_refused() -> None:
     import pytest
 
-    from wavelab.backends import DaskCluster
     from wavelab.errors import WavelabError
-    from wavelab.store import code_version
+    from wavelab.sweep.backends import DaskCluster
+    from wavelab.sweep.store import code_version
 
     class Client:
         def run(self, fn: object) -> dict[str, str]:

@@ -4,6 +4,7 @@ happens when a Python algorithm fails."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,75 @@ def test_results_of_an_algorithm_this_process_does_not_know_can_be_read(tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "p" / "algorithm.png").is_file()
+
+
+GUIDE = ROOT / "docs" / "custom-cc.md"
+
+
+def guide_signatures() -> dict[str, list[str]]:
+    """Each Python method of the guide's table (its third column), as
+    written there: name -> the parameters after ``self``."""
+    found: dict[str, list[str]] = {}
+    for line in GUIDE.read_text().splitlines():
+        cells = line.split("|")
+        if len(cells) < 4:
+            continue
+        for name, params in re.findall(r"`(\w+)\(self((?:, \w+)*)\)`", cells[3]):
+            found[name] = [p.strip() for p in params.split(",") if p.strip()]
+    return found
+
+
+def class_from_the_guide(calls: list[tuple[str, int]]) -> type:
+    """A class with every method of the guide's table, each taking exactly
+    the parameters the guide gives (no defaults, no ``*args``), recording
+    its calls; it grows like Reno, halves on congestion and keeps a timer
+    running every 50 ms so that ``on_timer`` is due."""
+    sigs = guide_signatures()
+    lines = [
+        "class FromTheGuide:",
+        "    def __init__(self, start):",
+        "        self.mss = start.mss",
+        "        self.cwnd = start.initial_cwnd * start.mss",
+        "        self.ssthresh = None",
+        "        self.timer = 0.05",
+    ]
+    body = {
+        "on_ack": "self.cwnd += self.mss if ack.may_grow_window else 0",
+        "on_congestion": "self.cwnd = self.ssthresh = max(2 * self.mss, event.flight_size // 2)",
+        "on_timer": "self.timer = now + 0.05",
+        "set_mss": "self.mss = mss",
+    }
+    for name, params in sigs.items():
+        lines.append(f"    def {name}(self, {', '.join(params)}):")
+        lines.append(f"        calls.append(({name!r}, {len(params)}))")
+        lines.append(f"        {body.get(name, 'pass')}")
+    namespace: dict[str, Any] = {"calls": calls}
+    exec("\n".join(lines), namespace)
+    cls: type = namespace["FromTheGuide"]
+    return cls
+
+
+def test_the_engine_calls_each_method_as_the_guide_writes_it() -> None:
+    sigs = guide_signatures()
+    assert set(sigs) == {
+        "on_ack",
+        "on_congestion",
+        "set_mss",
+        "on_established",
+        "on_timer",
+        "on_recovery_exit",
+        "on_path_change",
+    }, sigs
+    assert sigs["on_timer"] == ["now"], "the guide's on_timer takes the time alone"
+    calls: list[tuple[str, int]] = []
+    wavelab.register_cc("test-from-the-guide", class_from_the_guide(calls), replace=True)
+    # a 12-packet buffer: slow start overflows it, so congestion events and
+    # fast recoveries come too
+    res = wavelab.run(scenario("test-from-the-guide", **{"links[1].queue": "12pkt"}))
+    assert res.complete, res.run.get("stopped")
+    called = {name for name, _ in calls}
+    # no driver reports a path change yet (the guide says so); every other
+    # method was called, with the guide's arguments (a wrong count would
+    # have stopped the run with a TypeError)
+    assert called == set(sigs) - {"on_path_change"}, called
+    assert all(n == len(sigs[name]) for name, n in calls)

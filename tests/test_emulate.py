@@ -489,7 +489,7 @@ def test_cleanup_kills_what_a_dead_run_left(machine: None) -> None:
 def test_linux_cubic_recovers_from_the_dcnet_handover_like_the_simulation(
     machine: None, tmp_path: Path
 ) -> None:
-    from wavelab.compare import compare, simulation_of
+    from wavelab.emulator.compare import compare, simulation_of
     from wavelab.runner import run as simulate
 
     sc = builtin_scenario(

@@ -236,7 +236,7 @@ def test_a_run_whose_packet_log_fills_up_stops_and_keeps_its_results(
     """The packet log's row limit (20 M rows; 1,000 here) stops the run with
     an error naming log_packets; `wavelab run` writes what was simulated and
     exits with 2."""
-    from wavelab import _native, cli, runner
+    from wavelab import _native, cli
 
     real = _native.Simulation
 
@@ -245,7 +245,7 @@ def test_a_run_whose_packet_log_fills_up_stops_and_keeps_its_results(
         sim._set_log_limit(1_000)
         return sim
 
-    monkeypatch.setattr(runner._native, "Simulation", limited)
+    monkeypatch.setattr(_native, "Simulation", limited)
     res = wavelab.run(load_scenario(small_file))
     assert not res.complete
     assert res.run["stopped"].startswith("log_packets: the packet log reached")

@@ -13,8 +13,8 @@ import pytest
 import wavelab
 from conftest import LOSSY, ROOT
 from conftest import wavelab as cli
-from wavelab.aggregate import aggregate, t975
-from wavelab.metrics import flow_metrics
+from wavelab.analysis.metrics import flow_metrics
+from wavelab.analysis.seeds import aggregate, t975
 
 # one bulk flow through a 10 Mbit/s bottleneck with a 20-packet buffer
 # behind a fast access link (no random loss): the queue fills, drops, drains
@@ -211,7 +211,7 @@ def test_the_metrics_from_native_columns_are_those_from_frames(name: str) -> Non
     # for name, type for type: a handover with an outage, a break-before-make
     # handoff with a transfer, a wireless hop, two flows through an outage
     from wavelab import _native
-    from wavelab.metrics import handoff_metrics
+    from wavelab.analysis.metrics import handoff_metrics
     from wavelab.results import table_columns, table_to_frame
     from wavelab.scenario import builtin_scenario
 

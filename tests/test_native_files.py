@@ -10,8 +10,8 @@ import pytest
 
 from conftest import LOSSY
 from wavelab import _native
-from wavelab.native_files import run_files
 from wavelab.results import Results
+from wavelab.results.native_files import run_files
 from wavelab.scenario import builtin_scenario, from_toml
 
 # the shared lossy path (packet log on), plus a handover and a second flow

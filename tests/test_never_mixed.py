@@ -11,7 +11,8 @@ import pytest
 
 from conftest import SMALL, wavelab
 from wavelab import from_toml
-from wavelab.ownership import MixedResultsError, claim_run_dir, claim_sweep_dir
+from wavelab.results.ownership import MixedResultsError, claim_run_dir
+from wavelab.sweep.ownership import claim_sweep_dir
 
 SHORT = SMALL.replace('duration = "3s"', 'duration = "1s"')
 SWEEP = SHORT + "\n[sweep]\nseeds = 2\n"
@@ -29,7 +30,7 @@ def test_a_run_with_changes_gets_its_own_default_directory(tmp_path: Path) -> No
     assert plain.returncode == 0 and changed.returncode == 0, changed.stderr
     dirs = sorted(p.name for p in (tmp_path / "results").iterdir())
     digest = from_toml(SHORT).with_changes({"flows[0].cc": "cubic"})
-    from wavelab.ownership import scenario_digest
+    from wavelab.results.ownership import scenario_digest
 
     assert dirs == ["small", f"small-{scenario_digest(digest.normalized)[:8]}"]
     # the run's tables (rtt_distribution.parquet among them), summary.csv, run.json

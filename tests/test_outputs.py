@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import wavelab
-from wavelab import outputs
-from wavelab.outputs import OutputPathError, file_name, inside
+from wavelab._util import files as outputs
+from wavelab._util.files import OutputPathError, file_name, inside
 
 SCENARIO = """
 name = NAME

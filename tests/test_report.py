@@ -13,9 +13,9 @@ import pytest
 
 from browser import Browser
 from conftest import require_tool, wavelab
-from wavelab.backends import LocalPool
 from wavelab.sweep import from_sweep_dict
-from wavelab.sweep_runner import run_sweep
+from wavelab.sweep.backends import LocalPool
+from wavelab.sweep.runner import run_sweep
 
 SWEEP = """
 name = "report-test"

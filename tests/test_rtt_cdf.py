@@ -13,7 +13,7 @@ import pytest
 import wavelab
 from wavelab import report
 from wavelab.analysis import rtt_cdf
-from wavelab.plots import plot_all
+from wavelab.plot.run_plots import plot_all
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ import wavelab
 from conftest import LOSSY
 from conftest import wavelab as cli
 from wavelab import _native
-from wavelab.metrics import flow_metrics
-from wavelab.native_files import run_files
+from wavelab.analysis.metrics import flow_metrics
 from wavelab.results import RUN_COLUMNS, table_columns
+from wavelab.results.native_files import run_files
 from wavelab.scenario import builtin_scenario
 
 

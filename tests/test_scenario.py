@@ -8,7 +8,7 @@ import pytest
 
 import wavelab
 from wavelab import ScenarioFileError
-from wavelab.store import run_key
+from wavelab.sweep.store import run_key
 
 
 def test_every_shipped_scenario_loads(scenarios_dir: Path) -> None:

@@ -17,11 +17,12 @@ import pandas as pd
 import pytest
 
 from conftest import wavelab
-from wavelab import cli, store
-from wavelab.backends import LocalPool
-from wavelab.store import Store, run_key
-from wavelab.sweep import load_sweep
-from wavelab.sweep_runner import TIMINGS, run_sweep
+from wavelab import cli
+from wavelab.sweep import load_sweep, store
+from wavelab.sweep.backends import LocalPool
+from wavelab.sweep.runner import run_sweep
+from wavelab.sweep.runs_table import TIMINGS
+from wavelab.sweep.store import Store, run_key
 
 SWEEP = """
 name = "store-test"

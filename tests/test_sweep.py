@@ -12,7 +12,8 @@ import pytest
 import wavelab
 from conftest import wavelab as wavelab_cli
 from wavelab.sweep import SweepError, expand_range, from_sweep_dict, load_sweep, parse_path
-from wavelab.sweep_runner import TIMINGS, plan_sweep
+from wavelab.sweep.plan import plan_sweep
+from wavelab.sweep.runs_table import TIMINGS
 
 BASE = {
     "name": "base",

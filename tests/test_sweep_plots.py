@@ -12,7 +12,7 @@ import pytest
 from conftest import LOSSY, wavelab
 from wavelab.analysis import jain_over_time
 from wavelab.errors import WavelabError
-from wavelab.sweep_plots import plot_throughput_delay
+from wavelab.plot.throughput_delay import plot_throughput_delay
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SWEEP = LOSSY.replace('duration = "6s"', 'duration = "2s"') + (

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from wavelab import run
-from wavelab.backends import LocalPool
 from wavelab.errors import ScenarioFileError
 from wavelab.scenario import builtin_scenario, load_scenario
-from wavelab.store import run_key, scenario_key
 from wavelab.sweep import load_sweep
-from wavelab.sweep_runner import run_sweep
+from wavelab.sweep.backends import LocalPool
+from wavelab.sweep.runner import run_sweep
+from wavelab.sweep.store import run_key, scenario_key
 
 SCENARIO = """
 duration = "2s"

@@ -15,8 +15,9 @@ import pytest
 
 import wavelab
 from conftest import ROOT
-from wavelab import plots, report
-from wavelab.analysis import RATE_WINDOW, flow_rates, rate_ceiling, windowed_rate
+from wavelab import report
+from wavelab.analysis import RATE_WINDOW, goodput_and_send_rate, rate_ceiling, windowed_rate
+from wavelab.plot import run_plots as plots
 
 
 def test_a_window_spreads_a_hole_fill_release() -> None:
@@ -106,7 +107,7 @@ def test_rate_png_follows_the_handover_and_shades_the_outage(
 def test_the_report_draws_what_the_png_draws(handover_dir: Path) -> None:
     data = report.run_data(handover_dir)
     res = wavelab.Results.read_parquet(handover_dir)
-    rates = flow_rates(res.series)
+    rates = goodput_and_send_rate(res.series)
     f = data["flows"][0]
     # the same averaging: at every instant the report keeps, the PNG's value
     at = pd.Series(rates["goodput"].to_numpy() / 1e6, index=rates["time"].to_numpy())
@@ -139,6 +140,6 @@ def test_a_link_outage_is_shaded_and_cuts_the_capacity(
     ys = np.asarray(cap.get_ydata())
     assert sorted(set(np.round(ys, 6))) == [0.0, 10.0]
     # 10 Mbit/s: the demo's goodput over 1 s stays near it (18.1 over 100 ms)
-    top = float(np.nanmax(flow_rates(res.series)["goodput"])) / 1e6
+    top = float(np.nanmax(goodput_and_send_rate(res.series)["goodput"])) / 1e6
     assert 9.0 < top < 11.0
     assert float(np.nanmax(res.goodput()["goodput"])) / 1e6 > 15.0

@@ -21,10 +21,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from wavelab import bpf
-from wavelab.bpf_bursts import BURST, EARLY, kernel_bursts, path_10mbit
-from wavelab.compare import compare, simulation_of
-from wavelab.emulator import emulate, unavailable
+from wavelab.emulator import bpf, emulate, unavailable
+from wavelab.emulator.bpf_bursts import BURST, EARLY, kernel_bursts, path_10mbit
+from wavelab.emulator.compare import compare, simulation_of
 from wavelab.results import Results
 from wavelab.runner import run as simulate
 from wavelab.scenario import builtin_scenario

@@ -11,6 +11,22 @@ runs, results as pandas DataFrames, plots and a CLI.
 
 Submodules load on first use, so ``import wavelab._native`` (the benchmark's
 child processes) does not pull in pandas.
+
+The package is laid out by stage, data flowing one way:
+
+* ``scenario/``: TOML in, validated by the Rust schema, changed by field path;
+* ``runner/``: one scenario run in the simulator, stepped, with captures;
+* ``results/``: the run's tables as DataFrames and files, its summary;
+* ``analysis/``: figures from the tables (recovery time, rates, RTT CDF,
+  capacity, the per-run metrics, confidence intervals over seeds);
+* ``sweep/``: many runs on a backend into a resumable store;
+* ``plot/``, ``report/``: figures and the HTML report;
+* ``emulator/``: the same scenarios on real packets, compared with the
+  simulation; the BPF TCP Wave's loader;
+* ``experiments/``: the reproductions of published studies;
+* ``cli/``, ``bench/``: the command line and the benchmarks;
+* ``errors``, ``custom_cc``: the errors every stage raises, congestion
+  controls written in Python; ``_util/``: private helpers.
 """
 
 from __future__ import annotations
@@ -23,10 +39,10 @@ from wavelab._native import __version__, algorithms
 if TYPE_CHECKING:
     from wavelab.custom_cc import congestion_control, register_cc
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
-    from wavelab.paths import PathError
     from wavelab.results import Results
     from wavelab.runner import run
     from wavelab.scenario import (
+        PathError,
         Scenario,
         demo_scenario,
         from_dict,
@@ -39,7 +55,7 @@ _LAZY = {
     "ArgumentError": "wavelab.errors",
     "congestion_control": "wavelab.custom_cc",
     "register_cc": "wavelab.custom_cc",
-    "PathError": "wavelab.paths",
+    "PathError": "wavelab.scenario",
     "ScenarioFileError": "wavelab.errors",
     "WavelabError": "wavelab.errors",
     "Results": "wavelab.results",

@@ -24,7 +24,7 @@ use wavelab_sim::capture::{flow_ports, node_address};
 use wavelab_sim::scenario::HandoverTime;
 use wavelab_sim::topology::{DirId, Topology};
 use wavelab_sim::{Scenario, ScenarioError};
-use wavelab_tcp::cc::ALGORITHMS;
+use wavelab_tcp::cc::is_builtin;
 use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
 
 /// What the running kernel offers, read once per run.
@@ -200,7 +200,7 @@ fn kernel_cc(path: &str, raw: Option<&Value>, kernel: &Kernel) -> Result<String,
              (`wavelab bpf load`), after which cc = \"wave\" selects it",
             kernel.list()
         )
-    } else if ALGORITHMS.contains(&name.as_str()) || name == "westwood+" {
+    } else if is_builtin(&name) {
         format!(
             "{what} is a wavelab algorithm the kernel does not have (tcp_available_congestion_control: {}); \
              an emulated flow runs the kernel's TCP: choose one of those (the kernel's \"reno\" is \
@@ -309,7 +309,7 @@ impl Plan {
         if let Some(flows) = schema.get_mut("flows").and_then(Value::as_array_mut) {
             for (i, f) in flows.iter_mut().enumerate() {
                 if let Some(Value::String(s)) = f.get("cc") {
-                    if !ALGORITHMS.contains(&s.as_str()) && s != "westwood+" {
+                    if !is_builtin(s) {
                         kernel_names.insert(i, s.clone());
                         f["cc"] = Value::String("reno".into());
                     }

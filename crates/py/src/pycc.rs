@@ -389,14 +389,16 @@ impl PyCc {
         Ok(())
     }
 
-    /// Calls `method(now, event)` (`method(event)` if `now` is `None`) and
-    /// reads the state back; the first failure stops the algorithm.
+    /// Calls `method(now, event)`, leaving out `now` or `event` where it is
+    /// `None` (`set_mss(mss)`, `on_timer(now)`: the signatures
+    /// docs/custom-cc.md lists), and reads the state back; the first failure
+    /// stops the algorithm.
     fn call(
         &mut self,
         now: Option<Instant>,
         name: &str,
         pick: fn(&Methods) -> Option<&Py<PyAny>>,
-        event: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>,
+        event: impl FnOnce(Python<'_>) -> PyResult<Option<Py<PyAny>>>,
     ) {
         if self.methods.as_ref().and_then(pick).is_none() {
             return;
@@ -410,9 +412,11 @@ impl PyCc {
             };
             let r = event(py).and_then(|ev| {
                 let m = m.bind(py);
-                match now {
-                    Some(_) => m.call1((t, ev)),
-                    None => m.call1((ev,)),
+                match (now, ev) {
+                    (Some(_), Some(ev)) => m.call1((t, ev)),
+                    (Some(_), None) => m.call1((t,)),
+                    (None, Some(ev)) => m.call1((ev,)),
+                    (None, None) => m.call0(),
                 }
                 .map(|_| ())
             });
@@ -432,11 +436,12 @@ impl PyCc {
     }
 }
 
+/// `value` as the event argument of a method call.
 fn object<T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>>>(
     py: Python<'_>,
     value: T,
-) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, value)?.into_any())
+) -> PyResult<Option<Py<PyAny>>> {
+    Ok(Some(Py::new(py, value)?.into_any()))
 }
 
 impl CongestionControl for PyCc {
@@ -463,7 +468,7 @@ impl CongestionControl for PyCc {
             None,
             "set_mss",
             |m| m.set_mss.as_ref(),
-            |py| Ok(mss.into_pyobject(py)?.into_any().unbind()),
+            |py| Ok(Some(mss.into_pyobject(py)?.into_any().unbind())),
         );
     }
     fn on_established(&mut self, now: Instant, rtt: Option<Duration>) {
@@ -471,16 +476,11 @@ impl CongestionControl for PyCc {
             Some(now),
             "on_established",
             |m| m.on_established.as_ref(),
-            |py| Ok(secs(rtt).into_pyobject(py)?.into_any().unbind()),
+            |py| Ok(Some(secs(rtt).into_pyobject(py)?.into_any().unbind())),
         );
     }
     fn on_timer(&mut self, now: Instant) {
-        self.call(
-            Some(now),
-            "on_timer",
-            |m| m.on_timer.as_ref(),
-            |py| Ok(py.None()),
-        );
+        self.call(Some(now), "on_timer", |m| m.on_timer.as_ref(), |_| Ok(None));
     }
     fn on_ack(&mut self, now: Instant, a: &AckEvent) {
         let ack = Ack {

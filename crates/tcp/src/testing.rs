@@ -22,10 +22,10 @@
 //! unscaled in the SYN-ACK and as 32 767 << 1 afterwards), so they never count
 //! as window updates, which RFC 5681's duplicate-ACK definition excludes.
 
-use crate::cc::CongestionControl;
+use crate::cc::{AckEvent, CaState, CongestionControl};
 use crate::config::TcpConfig;
 use crate::seq::SeqNum;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment};
 use crate::{CcConfig, Sender, Transmit, TxKind};
 
@@ -189,6 +189,139 @@ impl Harness {
     /// The algorithm's slow-start threshold.
     pub fn ssthresh(&self) -> u64 {
         self.tx.cc().ssthresh()
+    }
+}
+
+/// An [`AckEvent`] for driving an algorithm directly in a unit test,
+/// without a sender: start from [`acked`] (or [`AckBuilder::new`]) and set
+/// only the fields the test is about.
+///
+/// ```
+/// use wavelab_tcp::testing::acked;
+/// use wavelab_tcp::cc::CaState;
+/// use wavelab_tcp::Duration;
+///
+/// let a = acked(1000, 1500).rtt(Duration::from_millis(80)).state(CaState::Loss).build();
+/// assert_eq!((a.bytes_acked, a.bytes_delivered, a.mss), (1500, 1500, 1000));
+/// assert_eq!(a.min_rtt, Some(Duration::from_millis(80)));
+/// assert!(a.cwnd_limited && !a.dupack && !a.window_reduced);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct AckBuilder(AckEvent);
+
+/// An ACK of `bytes` new bytes (cumulatively acknowledged and delivered) for
+/// an algorithm with MSS `mss`: see [`AckBuilder`].
+pub fn acked(mss: u32, bytes: u64) -> AckBuilder {
+    AckBuilder::new(mss).acked(bytes)
+}
+
+impl AckBuilder {
+    /// An ACK that acknowledges nothing, in state Open, window-limited, with
+    /// no RTT figures, nothing in flight and sequence offsets at 0.
+    pub fn new(mss: u32) -> Self {
+        AckBuilder(AckEvent {
+            mss,
+            bytes_acked: 0,
+            bytes_delivered: 0,
+            prior_in_flight: 0,
+            in_flight: 0,
+            bytes_lost: 0,
+            rtt: None,
+            srtt: None,
+            min_rtt: None,
+            state: CaState::Open,
+            dupack: false,
+            cwnd_limited: true,
+            window_reduced: false,
+            snd_una: 0,
+            snd_nxt: 0,
+        })
+    }
+
+    /// `bytes` newly acknowledged and newly delivered.
+    pub fn acked(mut self, bytes: u64) -> Self {
+        self.0.bytes_acked = bytes;
+        self.0.bytes_delivered = bytes;
+        self
+    }
+
+    /// `bytes` newly delivered (after [`Self::acked`], for SACKed bytes).
+    pub fn delivered(mut self, bytes: u64) -> Self {
+        self.0.bytes_delivered = bytes;
+        self
+    }
+
+    /// Bytes in flight before and after the ACK.
+    pub fn in_flight(mut self, prior: u64, after: u64) -> Self {
+        self.0.prior_in_flight = prior;
+        self.0.in_flight = after;
+        self
+    }
+
+    /// Bytes newly marked lost.
+    pub fn lost(mut self, bytes: u64) -> Self {
+        self.0.bytes_lost = bytes;
+        self
+    }
+
+    /// The RTT sample, with the smoothed and minimum RTT equal to it.
+    pub fn rtt(self, rtt: Duration) -> Self {
+        self.sample(Some(rtt)).srtt(Some(rtt)).min_rtt(Some(rtt))
+    }
+
+    /// The RTT sample alone (`None`: none taken, Karn's rule).
+    pub fn sample(mut self, rtt: Option<Duration>) -> Self {
+        self.0.rtt = rtt;
+        self
+    }
+
+    /// The smoothed RTT.
+    pub fn srtt(mut self, srtt: Option<Duration>) -> Self {
+        self.0.srtt = srtt;
+        self
+    }
+
+    /// The minimum RTT.
+    pub fn min_rtt(mut self, min_rtt: Option<Duration>) -> Self {
+        self.0.min_rtt = min_rtt;
+        self
+    }
+
+    /// The recovery state.
+    pub fn state(mut self, state: CaState) -> Self {
+        self.0.state = state;
+        self
+    }
+
+    /// Marks it a duplicate ACK.
+    pub fn dupack(mut self) -> Self {
+        self.0.dupack = true;
+        self
+    }
+
+    /// Whether the window (true, the default) or the application limited
+    /// the sender.
+    pub fn cwnd_limited(mut self, limited: bool) -> Self {
+        self.0.cwnd_limited = limited;
+        self
+    }
+
+    /// Marks it the ACK that started a recovery.
+    pub fn window_reduced(mut self) -> Self {
+        self.0.window_reduced = true;
+        self
+    }
+
+    /// The cumulative ACK point and the next new offset after the ACK.
+    pub fn seq(mut self, snd_una: u64, snd_nxt: u64) -> Self {
+        self.0.snd_una = snd_una;
+        self.0.snd_nxt = snd_nxt;
+        self
+    }
+
+    /// The event.
+    pub fn build(self) -> AckEvent {
+        self.0
     }
 }
 

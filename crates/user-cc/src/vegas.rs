@@ -211,7 +211,7 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wavelab_tcp::cc::CaState;
+    use wavelab_tcp::testing::acked;
     use wavelab_tcp::Duration;
 
     fn vegas() -> Vegas {
@@ -229,23 +229,11 @@ mod tests {
     }
 
     fn ack(snd_una: u64, rtt_ms: u64) -> AckEvent {
-        AckEvent {
-            mss: 1000,
-            bytes_acked: 1000,
-            bytes_delivered: 1000,
-            prior_in_flight: 10_000,
-            in_flight: 9000,
-            bytes_lost: 0,
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            srtt: None,
-            min_rtt: None,
-            state: CaState::Open,
-            dupack: false,
-            cwnd_limited: true,
-            window_reduced: false,
-            snd_una,
-            snd_nxt: snd_una + 10_000,
-        }
+        acked(1000, 1000)
+            .in_flight(10_000, 9000)
+            .sample(Some(Duration::from_millis(rtt_ms)))
+            .seq(snd_una, snd_una + 10_000)
+            .build()
     }
 
     /// One round whose smallest RTT is `rtt_ms`, ended by an ACK past it.

@@ -34,11 +34,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from wavelab import analysis
+from wavelab.analysis import handover_recovery as analysis
 from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_to_disk
-from wavelab.results import Results
-from wavelab.scenario import Scenario, builtin_scenario
+from wavelab.results.frames import Results
+from wavelab.scenario.builtin import builtin_scenario
+from wavelab.scenario.loading import Scenario
 
 PAPER_VARIANTS = ("Wave", "Reno", "NewReno", "Tahoe", "Westwood+")
 """The rows of the paper's Table 1."""

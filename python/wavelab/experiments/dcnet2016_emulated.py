@@ -5,7 +5,7 @@ the study's handover on the emulator (``docs/emulation.md``), beside
 wavelab's simulation of the same scenarios and the paper's figure where it
 has one. Each emulated scenario is the simulated study's cell with the
 flow's ``cc`` naming the kernel's algorithm; its simulation replaces that
-name with wavelab's model of it (:data:`wavelab.compare.MODEL`: the
+name with wavelab's model of it (:data:`wavelab.emulator.compare.MODEL`: the
 kernel's ``reno``, Reno's window growth with NewReno's recovery, is
 simulated as ``newreno``). Reno keeps the study's TCP settings (no SACK, as
 the paper's ns-3.23 TCPs); CUBIC and BBR run with SACK, as in the simulated
@@ -38,13 +38,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wavelab import analysis
-from wavelab.compare import plot_flow, simulation_of
-from wavelab.emulator import emulate_many
+from wavelab.analysis import handover_recovery as analysis
+from wavelab.emulator.compare import plot_flow, simulation_of
+from wavelab.emulator.runs import emulate_many
 from wavelab.experiments import dcnet2016 as study
 from wavelab.experiments.parallel import run_all
-from wavelab.results import Results
-from wavelab.scenario import Scenario, builtin_scenario
+from wavelab.results.frames import Results
+from wavelab.scenario.builtin import builtin_scenario
+from wavelab.scenario.loading import Scenario
 
 KERNEL_ROWS: dict[str, tuple[str, dict[str, Any]]] = {
     "Reno": ("reno", {}),

@@ -52,11 +52,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from wavelab.backends import Backend, DaskCluster, LocalPool
 from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
-from wavelab.scenario import parse_toml
-from wavelab.sweep import Sweep, from_sweep_dict
+from wavelab.scenario.toml_text import parse_toml
+from wavelab.sweep.backends import Backend, DaskCluster, LocalPool
+from wavelab.sweep.grid import Sweep, from_sweep_dict
 
 PACKET = 1500
 """Bytes per packet, headers included (section 4.1)."""
@@ -653,7 +653,7 @@ def run_study(
 ) -> pd.DataFrame:
     """Runs (or resumes) the grid's sweep in ``out/sweep``; returns its runs
     table."""
-    from wavelab.sweep_runner import run_sweep, summary_line
+    from wavelab.sweep.runner import run_sweep, summary_line
 
     outcome = run_sweep(study_sweep(grid), out / "sweep", backend, progress=progress, tables=False)
     print(summary_line(outcome), file=sys.stderr)
@@ -725,7 +725,7 @@ def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
 def backend_for(jobs: int | None, cluster: str | None, timeout: float | None) -> Backend:
     """A local pool of ``jobs`` processes, or the Dask cluster at ``cluster``."""
     if cluster:
-        from wavelab.backends import DEFAULT_CLUSTER_TIMEOUT
+        from wavelab.sweep.backends import DEFAULT_CLUSTER_TIMEOUT
 
         return DaskCluster(cluster, timeout or DEFAULT_CLUSTER_TIMEOUT)
     return LocalPool(jobs)

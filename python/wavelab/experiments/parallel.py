@@ -16,10 +16,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, TypeVar
 
-from wavelab.arrow_memory import use_system_allocator
-from wavelab.results import Results
-from wavelab.runner import run
-from wavelab.scenario import Scenario, from_dict
+from wavelab._util.arrow_memory import use_system_allocator
+from wavelab.results.frames import Results
+from wavelab.runner.simulate import run
+from wavelab.scenario.loading import Scenario, from_dict
 
 T = TypeVar("T")
 

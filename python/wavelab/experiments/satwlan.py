@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 
 from wavelab.experiments.figures import save
-from wavelab.runner import run
-from wavelab.scenario import Scenario, from_dict
+from wavelab.runner.simulate import run
+from wavelab.scenario.loading import Scenario, from_dict
 
 DURATION = 1600.0
 """Seconds per trial (section III)."""

@@ -31,8 +31,9 @@ import pandas as pd
 
 from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_to_disk
-from wavelab.results import Results
-from wavelab.scenario import Scenario, builtin_scenario
+from wavelab.results.frames import Results
+from wavelab.scenario.builtin import builtin_scenario
+from wavelab.scenario.loading import Scenario
 
 ALGORITHMS = ("wave", "bbr", "cubic")
 

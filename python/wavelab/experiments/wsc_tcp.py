@@ -53,8 +53,8 @@ import pandas as pd
 
 from wavelab.experiments.figures import save
 from wavelab.experiments.parallel import run_each
-from wavelab.results import Results
-from wavelab.scenario import Scenario, from_dict
+from wavelab.results.frames import Results
+from wavelab.scenario.loading import Scenario, from_dict
 
 WSC_PARTS = ("corrected_rtt", "dynamic_dupthresh", "best_start", "clustering")
 """WSC-TCP's four switches (docs/algorithms/wsc-tcp.md)."""

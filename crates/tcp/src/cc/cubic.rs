@@ -550,6 +550,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::acked;
 
     const MSS: u32 = 1000;
 
@@ -567,23 +568,7 @@ mod tests {
     }
 
     fn ack(bytes: u64, rtt: Duration) -> AckEvent {
-        AckEvent {
-            mss: MSS,
-            bytes_acked: bytes,
-            bytes_delivered: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            bytes_lost: 0,
-            rtt: Some(rtt),
-            srtt: Some(rtt),
-            min_rtt: Some(rtt),
-            state: CaState::Open,
-            dupack: false,
-            cwnd_limited: true,
-            window_reduced: false,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        acked(MSS, bytes).rtt(rtt).build()
     }
 
     fn event(kind: CongestionKind, flight_segments: f64) -> CongestionEvent {

@@ -19,7 +19,9 @@
 //!
 //! Built-ins are variants of [`Cc`], dispatched by `match`; [`Cc::Custom`] boxes a
 //! user algorithm, which [`registry`] makes usable from scenarios by name.
-//! [`CcConfig`] is the serde form, tagged by algorithm name.
+//! [`CcConfig`] is the serde form, tagged by algorithm name. Both enums, the
+//! list of names and every match over them come from one table, the
+//! `builtins!` invocation below: a new built-in is one entry there.
 
 pub mod bbr;
 pub mod cubic;
@@ -346,40 +348,150 @@ pub trait CongestionControl: fmt::Debug {
     fn metrics(&self, _out: &mut [f64]) {}
 }
 
-/// The algorithms wavelab ships, plus an escape hatch for user algorithms.
-#[derive(Debug)]
-pub enum Cc {
-    /// Tahoe, Reno and NewReno: one window arithmetic, three repair styles.
-    Reno(Reno),
-    /// Westwood+ (Mascolo et al. 2004).
-    Westwood(Westwood),
-    /// CUBIC (RFC 9438).
-    Cubic(Cubic),
-    /// BBR v1 (Cardwell et al. 2016).
-    Bbr(Bbr),
-    /// TCP Wave (Abdelsalam et al.).
-    Wave(Wave),
-    /// ETCPv0 and ETCPv1 (Daniel and Kojo, MobiWac 2009).
-    Etcp(Etcp),
-    /// WSC-TCP (Srinivasan 2016).
-    Wsc(WscTcp),
-    /// A user algorithm.
-    Custom(Box<dyn CongestionControl + Send>),
-}
+/// The built-in algorithms, one entry each: the [`Cc`] variant holding the
+/// algorithm's type, then every name a scenario may give it with its
+/// [`CcConfig`] variant, parameter type (deserialised from the scenario's
+/// table, checked by its `validate`), aliases and constructor. [`Cc`],
+/// [`CcConfig`], [`ALGORITHMS`], the dispatch of [`CongestionControl`] over
+/// [`Cc`] and every match on a name are generated from it: adding a
+/// built-in is one entry here.
+///
+/// The first token is `$`, passed through so that the table can define the
+/// `dispatch!` macro (a macro cannot write `$` in a macro it defines).
+macro_rules! builtins {
+    ($d:tt
+     $(
+        $(#[$cc_doc:meta])*
+        $cc:ident($cc_ty:ty) {
+            $(
+                $(#[$cfg_doc:meta])*
+                $cfg:ident($params:ty) = $name:literal $(| $alias:literal)* => $build:expr;
+            )+
+        }
+     )+
+    ) => {
+        /// The algorithms wavelab ships, plus an escape hatch for user algorithms.
+        #[derive(Debug)]
+        pub enum Cc {
+            $( $(#[$cc_doc])* $cc($cc_ty), )+
+            /// A user algorithm.
+            Custom(Box<dyn CongestionControl + Send>),
+        }
 
-macro_rules! dispatch {
-    ($self:ident, $cc:ident => $e:expr) => {
-        match $self {
-            Cc::Reno($cc) => $e,
-            Cc::Westwood($cc) => $e,
-            Cc::Cubic($cc) => $e,
-            Cc::Bbr($cc) => $e,
-            Cc::Wave($cc) => $e,
-            Cc::Etcp($cc) => $e,
-            Cc::Wsc($cc) => $e,
-            Cc::Custom($cc) => $e,
+        /// Calls `$e` with `$cc` bound to the algorithm inside a [`Cc`]
+        /// (static dispatch: each arm calls the concrete type's method).
+        macro_rules! dispatch {
+            ($d this:ident, $d c:ident => $d e:expr) => {
+                match $d this {
+                    $( Cc::$cc($d c) => $d e, )+
+                    Cc::Custom($d c) => $d e,
+                }
+            };
+        }
+
+        /// An algorithm and its parameters, as written in a scenario: either a bare name
+        /// (`cc = "newreno"`) or a table tagged by `algorithm`
+        /// (`cc = { algorithm = "newreno" }`). Unknown names and parameters are errors.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(tag = "algorithm")]
+        pub enum CcConfig {
+            $($( $(#[$cfg_doc])* #[serde(rename = $name)] $cfg($params), )+)+
+            /// An algorithm registered under a name at run time
+            /// ([`registry::register`]); written as a table tagged by its name.
+            #[serde(untagged)]
+            Custom(registry::CustomConfig),
+        }
+
+        /// Every built-in algorithm name a scenario may use (aliases aside).
+        pub const ALGORITHMS: &[&str] = &[$($($name,)+)+];
+
+        /// True if `name` is a built-in algorithm's name or one of its aliases
+        /// (such as `"westwood+"`).
+        pub fn is_builtin(name: &str) -> bool {
+            matches!(name, $($($name $(| $alias)* )|+)|+)
+        }
+
+        impl CcConfig {
+            /// The algorithm's name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $($( CcConfig::$cfg(_) => $name, )+)+
+                    CcConfig::Custom(c) => c.name(),
+                }
+            }
+
+            /// Checks the algorithm's parameters; the message starts with the
+            /// parameter's name.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $($( CcConfig::$cfg(p) => p.validate(), )+)+
+                    // checked when it was parsed
+                    CcConfig::Custom(_) => Ok(()),
+                }
+            }
+
+            fn build_at(&self, start: &WindowStart) -> Cc {
+                match self {
+                    $($( CcConfig::$cfg(p) => Cc::$cc(($build)(p, start)), )+)+
+                    CcConfig::Custom(c) => c.build(start),
+                }
+            }
+
+            /// The built-in algorithm called `name` (see [`is_builtin`]) with
+            /// `params`.
+            fn parse_builtin(name: &str, params: serde_json::Value) -> Result<Self, String> {
+                use registry::parse_params as parse;
+                match name {
+                    $($( $name $(| $alias)* => parse(params).map(CcConfig::$cfg), )+)+
+                    _ => unreachable!("{name} is not a built-in algorithm"),
+                }
+            }
         }
     };
+}
+
+builtins! {$
+    /// Tahoe, Reno and NewReno: one window arithmetic, three repair styles.
+    Reno(Reno) {
+        /// TCP Tahoe.
+        Tahoe(RenoParams) = "tahoe" => |p, s| Reno::new(RenoVariant::Tahoe, p, s);
+        /// TCP Reno (RFC 5681).
+        Reno(RenoParams) = "reno" => |p, s| Reno::new(RenoVariant::Reno, p, s);
+        /// TCP NewReno (RFC 6582).
+        NewReno(RenoParams) = "newreno" => |p, s| Reno::new(RenoVariant::NewReno, p, s);
+    }
+    /// Westwood+ (Mascolo et al. 2004).
+    Westwood(Westwood) {
+        /// Westwood+ (Mascolo et al., Performance Evaluation 2004); also `"westwood+"`.
+        Westwood(WestwoodParams) = "westwood" | "westwood+" => Westwood::new;
+    }
+    /// CUBIC (RFC 9438).
+    Cubic(Cubic) {
+        /// CUBIC (RFC 9438).
+        Cubic(CubicParams) = "cubic" => Cubic::new;
+    }
+    /// BBR v1 (Cardwell et al. 2016).
+    Bbr(Bbr) {
+        /// BBR v1 (Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00).
+        Bbr(BbrParams) = "bbr" => Bbr::new;
+    }
+    /// TCP Wave (Abdelsalam et al.).
+    Wave(Wave) {
+        /// TCP Wave (DCNET 2016 and the project page; the Linux module's behaviour).
+        Wave(WaveParams) = "wave" => Wave::new;
+    }
+    /// ETCPv0 and ETCPv1 (Daniel and Kojo, MobiWac 2009).
+    Etcp(Etcp) {
+        /// ETCPv0: MobiWac 2009's cross-layer TCP with N = 1 (its single-flow predecessor).
+        Etcpv0(EtcpParams) = "etcpv0" => |p, s| Etcp::new(etcp::Version::V0, p, s);
+        /// ETCPv1: MobiWac 2009's cross-layer TCP for N flows (section 3, Figures 1-3).
+        Etcpv1(EtcpParams) = "etcpv1" => |p, s| Etcp::new(etcp::Version::V1, p, s);
+    }
+    /// WSC-TCP (Srinivasan 2016).
+    Wsc(WscTcp) {
+        /// WSC-TCP (Srinivasan, MS thesis, UC Santa Cruz 2016).
+        WscTcp(WscParams) = "wsc-tcp" => WscTcp::new;
+    }
 }
 
 impl CongestionControl for Cc {
@@ -471,84 +583,13 @@ impl CongestionControl for Cc {
     }
 }
 
-/// An algorithm and its parameters, as written in a scenario: either a bare name
-/// (`cc = "newreno"`) or a table tagged by `algorithm`
-/// (`cc = { algorithm = "newreno" }`). Unknown names and parameters are errors.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "algorithm", rename_all = "lowercase")]
-pub enum CcConfig {
-    /// TCP Tahoe.
-    Tahoe(RenoParams),
-    /// TCP Reno (RFC 5681).
-    Reno(RenoParams),
-    /// TCP NewReno (RFC 6582).
-    NewReno(RenoParams),
-    /// Westwood+ (Mascolo et al., Performance Evaluation 2004); also `"westwood+"`.
-    Westwood(WestwoodParams),
-    /// CUBIC (RFC 9438).
-    Cubic(CubicParams),
-    /// BBR v1 (Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00).
-    Bbr(BbrParams),
-    /// TCP Wave (DCNET 2016 and the project page; the Linux module's behaviour).
-    Wave(WaveParams),
-    /// ETCPv0: MobiWac 2009's cross-layer TCP with N = 1 (its single-flow predecessor).
-    Etcpv0(EtcpParams),
-    /// ETCPv1: MobiWac 2009's cross-layer TCP for N flows (section 3, Figures 1-3).
-    Etcpv1(EtcpParams),
-    /// WSC-TCP (Srinivasan, MS thesis, UC Santa Cruz 2016).
-    #[serde(rename = "wsc-tcp")]
-    WscTcp(WscParams),
-    /// An algorithm registered under a name at run time
-    /// ([`registry::register`]); written as a table tagged by its name.
-    #[serde(untagged)]
-    Custom(registry::CustomConfig),
-}
-
 impl Default for CcConfig {
     fn default() -> Self {
         CcConfig::NewReno(RenoParams::default())
     }
 }
 
-/// Every algorithm name a scenario may use.
-pub const ALGORITHMS: &[&str] = &[
-    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave", "etcpv0", "etcpv1", "wsc-tcp",
-];
-
 impl CcConfig {
-    /// The algorithm's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::Tahoe(_) => "tahoe",
-            CcConfig::Reno(_) => "reno",
-            CcConfig::NewReno(_) => "newreno",
-            CcConfig::Westwood(_) => "westwood",
-            CcConfig::Cubic(_) => "cubic",
-            CcConfig::Bbr(_) => "bbr",
-            CcConfig::Wave(_) => "wave",
-            CcConfig::Etcpv0(_) => "etcpv0",
-            CcConfig::Etcpv1(_) => "etcpv1",
-            CcConfig::WscTcp(_) => "wsc-tcp",
-            CcConfig::Custom(c) => c.name(),
-        }
-    }
-
-    /// Checks the algorithm's parameters; the message starts with the
-    /// parameter's name.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            CcConfig::Tahoe(_) | CcConfig::Reno(_) | CcConfig::NewReno(_) => Ok(()),
-            CcConfig::Westwood(p) => p.validate(),
-            CcConfig::Cubic(p) => p.validate(),
-            CcConfig::Bbr(p) => p.validate(),
-            CcConfig::Wave(p) => p.validate(),
-            CcConfig::Etcpv0(p) | CcConfig::Etcpv1(p) => p.validate(),
-            CcConfig::WscTcp(p) => p.validate(),
-            // checked when it was parsed
-            CcConfig::Custom(_) => Ok(()),
-        }
-    }
-
     /// Builds the algorithm for a connection with this MSS, initial window (in
     /// segments) and initial ssthresh (bytes, `None` for unlimited).
     pub fn build(
@@ -558,25 +599,12 @@ impl CcConfig {
         initial_ssthresh: Option<u64>,
         abc_limit: u32,
     ) -> Cc {
-        let start = WindowStart {
+        self.build_at(&WindowStart {
             mss,
             initial_cwnd,
             initial_ssthresh,
             abc_limit,
-        };
-        match self {
-            CcConfig::Tahoe(p) => Cc::Reno(Reno::new(RenoVariant::Tahoe, p, &start)),
-            CcConfig::Reno(p) => Cc::Reno(Reno::new(RenoVariant::Reno, p, &start)),
-            CcConfig::NewReno(p) => Cc::Reno(Reno::new(RenoVariant::NewReno, p, &start)),
-            CcConfig::Westwood(p) => Cc::Westwood(Westwood::new(p, &start)),
-            CcConfig::Cubic(p) => Cc::Cubic(Cubic::new(p, &start)),
-            CcConfig::Bbr(p) => Cc::Bbr(Bbr::new(p, &start)),
-            CcConfig::Wave(p) => Cc::Wave(Wave::new(p, &start)),
-            CcConfig::Etcpv0(p) => Cc::Etcp(Etcp::new(etcp::Version::V0, p, &start)),
-            CcConfig::Etcpv1(p) => Cc::Etcp(Etcp::new(etcp::Version::V1, p, &start)),
-            CcConfig::WscTcp(p) => Cc::Wsc(WscTcp::new(p, &start)),
-            CcConfig::Custom(c) => c.build(&start),
-        }
+        })
     }
 
     /// The algorithm called `name` with default parameters.
@@ -585,27 +613,17 @@ impl CcConfig {
     }
 
     fn from_parts(name: &str, params: serde_json::Value) -> Result<Self, String> {
-        use registry::parse_params as parse;
-        match name {
-            "tahoe" => parse(params).map(CcConfig::Tahoe),
-            "reno" => parse(params).map(CcConfig::Reno),
-            "newreno" => parse(params).map(CcConfig::NewReno),
-            "westwood" | "westwood+" => parse(params).map(CcConfig::Westwood),
-            "cubic" => parse(params).map(CcConfig::Cubic),
-            "bbr" => parse(params).map(CcConfig::Bbr),
-            "wave" => parse(params).map(CcConfig::Wave),
-            "etcpv0" => parse(params).map(CcConfig::Etcpv0),
-            "etcpv1" => parse(params).map(CcConfig::Etcpv1),
-            "wsc-tcp" => parse(params).map(CcConfig::WscTcp),
-            other => registry::CustomConfig::parse(other, params)
-                .map(|r| r.map(CcConfig::Custom))
-                .unwrap_or_else(|| {
-                    Err(format!(
-                        "\"{other}\" is not a congestion-control algorithm, choose one of {}",
-                        CcConfig::names().join(", ")
-                    ))
-                }),
+        if is_builtin(name) {
+            return Self::parse_builtin(name, params);
         }
+        registry::CustomConfig::parse(name, params)
+            .map(|r| r.map(CcConfig::Custom))
+            .unwrap_or_else(|| {
+                Err(format!(
+                    "\"{name}\" is not a congestion-control algorithm, choose one of {}",
+                    CcConfig::names().join(", ")
+                ))
+            })
     }
 }
 

@@ -12,7 +12,7 @@
 //! see [`CcParams`]); the Python package registers Python classes through
 //! the same table with [`register_factory`].
 
-use super::{Cc, CcConfig, CongestionControl, WindowStart, ALGORITHMS};
+use super::{is_builtin, Cc, CcConfig, CongestionControl, WindowStart, ALGORITHMS};
 use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -94,7 +94,7 @@ fn check_name(name: &str) -> Result<(), String> {
             "\"{name}\" is not a usable algorithm name: use lower-case letters, digits, '-', '_' or '+'"
         ));
     }
-    if ALGORITHMS.contains(&name) || name == "westwood+" {
+    if is_builtin(name) {
         return Err(format!(
             "\"{name}\" is a built-in algorithm: choose another name"
         ));

@@ -37,6 +37,13 @@ pub enum RenoVariant {
 #[serde(deny_unknown_fields)]
 pub struct RenoParams {}
 
+impl RenoParams {
+    /// Nothing to check: the Reno family has no parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// The Reno-family window.
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -208,6 +215,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::acked;
 
     fn start() -> WindowStart {
         WindowStart {
@@ -219,23 +227,7 @@ mod tests {
     }
 
     fn ack(bytes: u64) -> AckEvent {
-        AckEvent {
-            mss: 1000,
-            bytes_acked: bytes,
-            bytes_delivered: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            bytes_lost: 0,
-            rtt: None,
-            srtt: None,
-            min_rtt: None,
-            state: CaState::Open,
-            dupack: false,
-            cwnd_limited: true,
-            window_reduced: false,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        acked(1000, bytes).build()
     }
 
     #[test]

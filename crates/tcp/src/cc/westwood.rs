@@ -331,6 +331,7 @@ impl CongestionControl for Westwood {
 mod tests {
     use super::*;
     use crate::cc::CaState;
+    use crate::testing::acked;
 
     const MSS: u32 = 1000;
 
@@ -348,30 +349,14 @@ mod tests {
     }
 
     fn ack(bytes: u64) -> AckEvent {
-        AckEvent {
-            mss: MSS,
-            bytes_acked: bytes,
-            bytes_delivered: bytes,
-            prior_in_flight: 0,
-            in_flight: 0,
-            bytes_lost: 0,
-            rtt: Some(Duration::from_millis(100)),
-            srtt: Some(Duration::from_millis(100)),
-            min_rtt: Some(Duration::from_millis(100)),
-            state: CaState::Open,
-            dupack: false,
-            cwnd_limited: true,
-            window_reduced: false,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        acked(MSS, bytes).rtt(Duration::from_millis(100)).build()
     }
 
     fn dupack() -> AckEvent {
-        AckEvent {
-            dupack: true,
-            ..ack(0)
-        }
+        acked(MSS, 0)
+            .rtt(Duration::from_millis(100))
+            .dupack()
+            .build()
     }
 
     fn event(kind: CongestionKind) -> CongestionEvent {

@@ -5,7 +5,7 @@
 use super::*;
 use crate::cc::{CcConfig, RecoveryStyle, SenderRequest};
 use crate::config::TcpConfig;
-use crate::testing::Harness;
+use crate::testing::{AckBuilder, Harness};
 
 const MSS: u64 = 1000;
 /// 8 Mbit/s × 100 ms = 100 000 bytes = 100 segments.
@@ -91,23 +91,19 @@ impl Drive {
         self.now += dt;
         let prior = s.prior_delivered.unwrap_or(self.round_base);
         self.delivered += s.bytes;
-        let ack = AckEvent {
-            mss: MSS as u32,
-            bytes_acked: s.bytes,
-            bytes_delivered: s.bytes,
-            prior_in_flight: s.prior_in_flight,
-            in_flight: s.in_flight,
-            bytes_lost: s.lost,
-            rtt: s.karn_rtt,
-            srtt: Some(s.rtt),
-            min_rtt: Some(s.rtt),
-            state: s.state,
-            dupack: s.bytes == 0,
-            cwnd_limited: true,
-            window_reduced: false,
-            snd_una: self.delivered,
-            snd_nxt: self.delivered + s.in_flight,
-        };
+        let mut ack = AckBuilder::new(MSS as u32)
+            .acked(s.bytes)
+            .in_flight(s.prior_in_flight, s.in_flight)
+            .lost(s.lost)
+            .sample(s.karn_rtt)
+            .srtt(Some(s.rtt))
+            .min_rtt(Some(s.rtt))
+            .state(s.state)
+            .seq(self.delivered, self.delivered + s.in_flight);
+        if s.bytes == 0 {
+            ack = ack.dupack();
+        }
+        let ack = ack.build();
         self.bbr.on_ack(self.now, &ack);
         if s.bytes > 0 {
             let rs = RateSample {

@@ -5,11 +5,10 @@
 
 use super::{DupThreshRestore, SessionRecord, Start, WscParams, WscTcp};
 use crate::cc::{
-    AckEvent, CaState, CcConfig, CongestionControl, LinkReport, Notification, SenderRequest,
-    WindowStart,
+    AckEvent, CcConfig, CongestionControl, LinkReport, Notification, SenderRequest, WindowStart,
 };
 use crate::seq::SeqNum;
-use crate::testing::{ms, Harness, ISS};
+use crate::testing::{acked, ms, Harness, ISS};
 use crate::time::{Duration, Instant};
 use crate::Cc;
 
@@ -271,23 +270,11 @@ fn a_session_records_the_window_it_reached() {
 }
 
 fn ack_with_rtt(rtt_ms: u64) -> AckEvent {
-    AckEvent {
-        mss: MSS as u32,
-        bytes_acked: MSS,
-        bytes_delivered: MSS,
-        prior_in_flight: 10 * MSS,
-        in_flight: 10 * MSS,
-        bytes_lost: 0,
-        rtt: Some(Duration::from_millis(rtt_ms)),
-        srtt: None,
-        min_rtt: None,
-        state: CaState::Open,
-        dupack: false,
-        cwnd_limited: false,
-        window_reduced: false,
-        snd_una: 0,
-        snd_nxt: 0,
-    }
+    acked(MSS as u32, MSS)
+        .in_flight(10 * MSS, 10 * MSS)
+        .sample(Some(Duration::from_millis(rtt_ms)))
+        .cwnd_limited(false)
+        .build()
 }
 
 /// Section 3.4 through the algorithm: samples the filter withholds never

@@ -1,0 +1,7 @@
+"""``python -m wavelab.cli``: the ``wavelab`` command."""
+
+import sys
+
+from wavelab.cli.main import main
+
+sys.exit(main())

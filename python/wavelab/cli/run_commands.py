@@ -1,0 +1,413 @@
+"""Commands on one scenario: ``wavelab run``, ``demo``, ``emulate``,
+``compare``, ``validate``, ``scenarios`` and ``algorithms``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wavelab._native import algorithms
+from wavelab._util.files import commit, file_name, inside, temporary_name
+from wavelab.errors import WavelabError
+from wavelab.plot.figure_files import check_dpi, figure_format
+from wavelab.results.frames import Results
+from wavelab.results.ownership import claim_run_dir, scenario_digest
+from wavelab.results.summary import RUN_COLUMNS
+from wavelab.runner.captures import capture_file_name
+from wavelab.runner.simulate import run
+from wavelab.scenario.builtin import (
+    builtin_names,
+    builtin_scenario,
+    builtin_toml,
+    demo_scenario,
+    demo_toml,
+    load_scenario_or_builtin,
+)
+from wavelab.scenario.field_paths import PathError
+from wavelab.scenario.loading import Scenario, load_scenario
+
+DEFAULT_ROOT = Path("results")
+"""Where ``wavelab run`` writes when no ``--out`` is given: ``results/NAME``."""
+
+
+def default_run_dir(name: str) -> Path:
+    """``results/<file_name(name)>``: where ``wavelab run`` writes by default."""
+    return inside(DEFAULT_ROOT, file_name(name))
+
+
+def _parse_value(text: str) -> Any:
+    """A ``--set`` value: a TOML value if it parses as one, else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    for item in sets:
+        if "=" not in item:
+            raise WavelabError(
+                f"--set {item!r}: write PATH=VALUE, e.g. --set links[1].rate=8Mbit/s"
+            )
+        path, value = item.split("=", 1)
+        changes[path.strip()] = _parse_value(value.strip())
+    return changes
+
+
+def _apply_sets(sc: Scenario, sets: Sequence[str]) -> Scenario:
+    changes = parse_sets(sets)
+    try:
+        return sc.with_changes(changes) if changes else sc
+    except PathError as e:
+        raise WavelabError(f"--set {e}") from None
+
+
+RTT_COLUMNS = ("flow", "min_rtt_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms")
+"""The summary's RTT block (the flow's name, then its RTT figures)."""
+
+
+def _print_summary(res: Results) -> None:
+    """The summary as three blocks: per flow its counters, per flow its RTT,
+    and one line of the run's figures (the bottleneck's, and Jain's index
+    with two flows or more)."""
+    frame = res.summary()
+    rtt = list(RTT_COLUMNS[1:])
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(counters.to_string(index=False))
+        print(frame[list(RTT_COLUMNS)].to_string(index=False))
+    # no line when the run has no bottleneck figures (an emulation's links
+    # table has no queueing delay)
+    if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):
+        print(_run_line(frame.iloc[0]))
+
+
+def _run_line(row: pd.Series) -> str:
+    """``run: bottleneck ...`` with the run's figures of the summary."""
+
+    def fmt(v: float, digits: int) -> str:
+        return "n/a" if pd.isna(v) else f"{v:.{digits}f}"
+
+    parts = [
+        f"run: bottleneck {row['bottleneck']}",
+        f"queue_delay_mean_ms {fmt(row['queue_delay_mean_ms'], 2)}",
+        f"queue_delay_p95_ms {fmt(row['queue_delay_p95_ms'], 2)}",
+        f"loss_rate {fmt(row['loss_rate'], 5)}",
+        f"utilisation {fmt(row['utilisation'], 4)}",
+    ]
+    if not pd.isna(row["jain"]):
+        parts.append(f"jain {row['jain']:.4f}")
+    return "  ".join(parts)
+
+
+Runner = Callable[[Scenario, bool, dict[str, Path]], Results]
+"""Runs a scenario with a progress bar (or not) and captures."""
+
+
+def _simulate(sc: Scenario, progress: bool, captures: dict[str, Path]) -> Results:
+    return run(sc, progress=progress, captures=captures)
+
+
+def _run_and_write(
+    sc: Scenario,
+    out: Path,
+    plots: bool,
+    quiet: bool,
+    pcap: Sequence[str] = (),
+    force: bool = False,
+    runner: Runner = _simulate,
+    figures: tuple[str, int] = ("png", 110),
+) -> Results:
+    """Runs ``sc`` and writes its results into ``out``, which must not hold
+    another scenario's results unless ``force`` (checked before the run, so
+    nothing is computed for nothing; see ``ownership``). Every file appears
+    whole or not at all (written under a temporary name, renamed when
+    complete): a full disk leaves the previous files, never empty ones.
+    ``figures`` is the plots' format and resolution (``--format``, ``--dpi``)."""
+    figure_format(figures[0])  # both checked before the run, not after it
+    check_dpi(figures[1])
+
+    claim_run_dir(out, sc.normalized, force)
+
+    final = {t: inside(out, capture_file_name(t)) for t in dict.fromkeys(pcap)}
+    if final:
+        out.mkdir(parents=True, exist_ok=True)
+    pending = {t: temporary_name(p) for t, p in final.items()}
+    try:
+        res = runner(sc, not quiet, pending)
+        try:
+            files = res.to_parquet(out)
+        except OSError as e:
+            raise WavelabError(f"{out}: cannot write the results: {e.strerror or e}") from None
+        failed_captures = []
+        for c in res.run.get("captures", []):
+            tmp = Path(c["path"])
+            path = final[c["target"]]
+            c["path"] = str(path)
+            if "error" in c:
+                # the tables are this run's: a capture of an earlier run
+                # must not stay beside them
+                path.unlink(missing_ok=True)
+                failed_captures.append(c)
+                continue
+            try:
+                commit(tmp, path)
+            except OSError as e:
+                c["error"] = e.strerror or str(e)
+                failed_captures.append(c)
+                continue
+            files.append(path)
+            if not quiet:
+                print(f"capture {c['target']}: {c['packets']:,} packets -> {path}")
+    finally:
+        for tmp in pending.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    if plots:
+        from wavelab.plot.run_plots import plot_all
+
+        try:
+            files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
+        except OSError as e:
+            raise WavelabError(
+                f"{out}: cannot write the plots: {e.strerror or e}; the tables were written"
+            ) from None
+    stopped = res.run.get("stopped")
+    if not res.complete and not stopped:
+        print(
+            f"interrupted at {res.run['simulated']:.3f} s of {sc.duration:g} s; "
+            f"the partial results were written to {out}",
+            file=sys.stderr,
+        )
+    if not quiet:
+        _print_summary(res)
+        if res.emulated:
+            print(f"\n{_emulation_line(res)}; wrote {len(files)} files to {out}/")
+        else:
+            print(
+                f"\n{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events "
+                f"in {res.run['wall_seconds']:.2f} s; wrote {len(files)} files to {out}/"
+            )
+    if res.emulated:
+        _emulation_warnings(res)
+    if failed_captures:
+        c = failed_captures[0]
+        raise WavelabError(
+            f"{c['path']}: the capture could not be written ({c['error']}); "
+            f"the run's results were written to {out}/"
+        )
+    if stopped:
+        raise WavelabError(f"{stopped}; the partial results were written to {out}/")
+    return res
+
+
+def _emulation_line(res: Results) -> str:
+    """An emulation's figures in one line."""
+    e = res.run["emulation"]
+    rt = (
+        f"real-time priority {e['realtime']}"
+        if e.get("realtime") is not None
+        else f"no real-time priority ({e.get('realtime_refused', '')})"
+    )
+    return (
+        f"{res.run['packet_hops']:,} packet hops on the emulated links in "
+        f"{e['wall_seconds']:.1f} s; release lateness p50 {e['lateness_p50'] * 1e6:.1f} us, "
+        f"p99 {e['lateness_p99'] * 1e6:.1f} us, p99.9 {e['lateness_p999'] * 1e6:.1f} us, "
+        f"max {e['lateness_max'] * 1e6:.0f} us ({rt}; load {' '.join(e['loadavg'].split()[:3])})"
+    )
+
+
+def _emulation_warnings(res: Results) -> None:
+    """Notes, flow errors and the lateness flag of an emulation, on stderr."""
+    e = res.run["emulation"]
+    for n in e.get("notes", []):
+        print(f"note: {n}", file=sys.stderr)
+    for n in e.get("errors", []):
+        print(f"error: {n}", file=sys.stderr)
+    if e.get("realtime_demotions"):
+        print(
+            f"note: real-time priority was given up in {e['realtime_demotions']} windows of "
+            "100 ms to stay under the kernel's real-time limit (docs/emulation.md)",
+            file=sys.stderr,
+        )
+    if e.get("flagged"):
+        print(
+            f"warning: the release lateness exceeded its bound (p99 "
+            f"{e['lateness_p99'] * 1e6:.0f} us > {e['lateness_bound'] * 1e6:.0f} us): this "
+            "run's timings are not the scenario's; it is flagged in run.json",
+            file=sys.stderr,
+        )
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    """``wavelab emulate``."""
+    from wavelab.emulator import runs as emulator
+
+    if args.cleanup:
+        found = emulator.cleanup(all_runs=False)
+        for pid, cmdline, owner in found:
+            print(f"killed {pid} ({cmdline}), left by emulation {owner}")
+        print(
+            f"{len(found)} process{'es' if len(found) != 1 else ''} left by earlier emulations; "
+            "their namespaces and devices go with them"
+        )
+        return 0
+    if not args.scenario:
+        raise WavelabError("give a scenario (file or built-in name), or --cleanup")
+    for name, value in (("--spin", args.spin), ("--lateness-bound", args.lateness_bound)):
+        if not value >= 0:
+            raise WavelabError(f"{name} {value:g}: give microseconds, at least 0")
+    # the changes apply before validation: a shipped scenario's default
+    # algorithm (NewReno) is one the kernel does not have
+    try:
+        sc = load_scenario_or_builtin(args.scenario, emulation=True, changes=parse_sets(args.set))
+    except PathError as e:
+        raise WavelabError(f"--set {e}") from None
+    out = Path(args.out) if args.out else Path("results") / f"{sc.name}-emulated"
+    why = emulator.unavailable()
+    if why:
+        raise WavelabError(why)
+    sim = None
+    if args.compare:
+        from wavelab.emulator.compare import simulation_of
+
+        sim = simulation_of(sc)  # refused before the emulation runs, not after
+
+    def runner(sc: Scenario, progress: bool, captures: dict[str, Path]) -> Results:
+        with emulator.stop_on_termination():
+            return emulator.emulate(
+                sc,
+                progress=progress,
+                captures=captures,
+                realtime=not args.no_realtime,
+                spin=args.spin * 1e-6,
+                lateness_bound=args.lateness_bound * 1e-6,
+                logs=out,
+            )
+
+    res = _run_and_write(
+        sc,
+        out,
+        not args.no_plots,
+        args.quiet,
+        args.pcap,
+        force=args.force,
+        runner=runner,
+        figures=(args.format, args.dpi),
+    )
+    if sim is not None and res.complete:
+        sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
+        _write_comparison(sim_res, res, out / "compare")
+    return 0 if res.complete else 130
+
+
+def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
+    from wavelab.emulator.compare import write
+
+    c, files = write(sim, emu, out)
+    with pd.option_context("display.width", 160, "display.max_rows", 200):
+        print(c.table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    if c.flagged:
+        print(f"warning: {c.flagged}", file=sys.stderr)
+    print(f"wrote {len(files)} files to {out}/")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``wavelab compare``."""
+    runs = []
+    for d in (Path(args.simulation), Path(args.emulation)):
+        if not (d / "run.json").exists():
+            raise WavelabError(f"{d}: no results here (expected run.json)")
+        runs.append(Results.read_parquet(d))
+    sim, emu = runs
+    if sim.emulated or not emu.emulated:
+        raise WavelabError(
+            "give a simulation's results first and an emulation's second "
+            f"({args.simulation} is {'an emulation' if sim.emulated else 'a simulation'}, "
+            f"{args.emulation} is {'an emulation' if emu.emulated else 'a simulation'})"
+        )
+    if sim.scenario.normalized["links"] != emu.scenario.normalized["links"]:
+        print("warning: the two runs' links differ", file=sys.stderr)
+    out = Path(args.out) if args.out else Path(args.emulation) / "compare"
+    _write_comparison(sim, emu, out)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``wavelab run``."""
+    if args.cc_file:
+        from wavelab.custom_cc import load_cc_file
+
+        for f in args.cc_file:
+            load_cc_file(f)
+    sc = _apply_sets(load_scenario_or_builtin(args.scenario), args.set)
+    # a scenario's name is a label: results/<a safe directory name made of it>;
+    # a variant (--set) gets a directory of its own, named after its scenario
+    out = Path(args.out) if args.out else default_run_dir(sc.name)
+    if not args.out and args.set:
+        out = out.with_name(f"{out.name}-{scenario_digest(sc.normalized)[:8]}")
+    res = _run_and_write(
+        sc,
+        out,
+        not args.no_plots,
+        args.quiet,
+        args.pcap,
+        force=args.force,
+        figures=(args.format, args.dpi),
+    )
+    return 0 if res.complete else 130
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``wavelab demo``."""
+    if args.show:
+        print(demo_toml(), end="")
+        return 0
+    sc = demo_scenario()
+    out = Path(args.out)
+    res = _run_and_write(
+        sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi)
+    )
+    return 0 if res.complete else 130
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``wavelab validate``."""
+    failed = 0
+    for path in args.scenarios:
+        try:
+            sc = load_scenario(path)
+            n_links, n_flows = len(sc.normalized["links"]), len(sc.normalized["flows"])
+            links = f"{n_links} link{'s' if n_links != 1 else ''}"
+            flows = f"{n_flows} flow{'s' if n_flows != 1 else ''}"
+            print(f"{path}: ok ({links}, {flows}, {sc.duration:g} s)")
+        except WavelabError as e:
+            print(f"error: {e}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    """``wavelab scenarios``."""
+    if args.name:
+        print(builtin_toml(args.name), end="")
+        return 0
+    for name in builtin_names():
+        sc = builtin_scenario(name)
+        print(f"{name:24} {sc.normalized.get('description') or ''}")
+    return 0
+
+
+def cmd_algorithms(_args: argparse.Namespace) -> int:
+    """``wavelab algorithms``."""
+    for a in algorithms():
+        print(a)
+    return 0

@@ -1,0 +1,148 @@
+"""Commands on many runs: ``wavelab sweep``, ``reproduce``, ``report`` and
+``plot``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from wavelab.errors import WavelabError
+from wavelab.plot.figure_files import figure_dpi, figure_format
+from wavelab.results.frames import Results
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``wavelab sweep``."""
+    from wavelab.sweep.backends import DaskCluster, LocalPool
+    from wavelab.sweep.grid import load_sweep
+    from wavelab.sweep.plan import plan_sweep
+    from wavelab.sweep.runner import run_sweep, summary_line
+
+    sweep = load_sweep(args.sweep)
+    if args.list:
+        plan = plan_sweep(sweep)
+        table = pd.DataFrame([{"point": p.index, **p.params, "run": p.key} for p in plan.points])
+        with pd.option_context("display.width", 200, "display.max_rows", 10_000):
+            print(table.to_string(index=False))
+        extra = f" (+{plan.baselines} baselines)" if plan.baselines else ""
+        print(f"\n{len(plan.points)} points{extra}, {len(plan.runs)} distinct runs")
+        return 0
+    if not args.out:
+        raise WavelabError("--out DIR is required: where the runs and the table go")
+    if args.cluster and args.jobs:
+        raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
+    backend = (
+        DaskCluster(args.cluster, args.cluster_timeout) if args.cluster else LocalPool(args.jobs)
+    )
+    try:
+        outcome = run_sweep(
+            sweep, Path(args.out), backend, args.pcap, progress=not args.quiet, force=args.force
+        )
+    finally:
+        backend.close()
+    if not args.quiet and len(outcome.table) <= 40:
+        cols = [c for c in outcome.table.columns if ":" not in c and c not in ("events",)]
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(outcome.table[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(summary_line(outcome), file=sys.stderr)
+    if outcome.files:
+        print(f"wrote {Path(args.out) / 'runs.parquet'} and runs.csv ({len(outcome.table)} rows)")
+        if any(f.name == "seeds.parquet" for f in outcome.files):
+            print(
+                f"wrote {Path(args.out) / 'seeds.parquet'} and seeds.csv "
+                "(mean and 95 % CI per point)"
+            )
+    if outcome.stopped:
+        print(f"error: {outcome.stopped}", file=sys.stderr)
+        return 130 if outcome.interrupted else 2
+    if outcome.failed:
+        print(
+            f"error: {len(outcome.failed)} runs failed (status 'failed' in runs.csv)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``wavelab report``."""
+    from wavelab.report.page import write_report
+
+    d = Path(args.results)
+    out = Path(args.out) if args.out else d / "report.html"
+    path = write_report(d, out, max_runs=args.max_runs)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``wavelab plot``."""
+    from wavelab.plot.run_plots import plot_all
+
+    d = Path(args.results)
+    if (d / "runs.parquet").exists() and not (d / "run.json").exists():
+        # a sweep: its throughput-delay plot
+        from wavelab.plot.throughput_delay import plot_throughput_delay
+
+        out = (Path(args.out) if args.out else d) / f"throughput-delay.{figure_format(args.format)}"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with figure_dpi(args.dpi):
+            print(plot_throughput_delay(d, out, delay=args.delay))
+        return 0
+    if not (d / "run.json").exists():
+        raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
+    window = None
+    if args.start is not None or args.end is not None:
+        window = (args.start or 0.0, args.end if args.end is not None else float("inf"))
+        if window[0] >= window[1]:
+            raise WavelabError(f"--start {window[0]:g} is not before --end {window[1]:g}")
+    files = plot_all(
+        Results.read_parquet(d), Path(args.out) if args.out else d, window, args.format, args.dpi
+    )
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``wavelab reproduce``."""
+    from wavelab.experiments import EXPERIMENTS, SWEEP_EXPERIMENTS, experiment
+
+    if args.list or not args.experiment:
+        for name, (_, what) in EXPERIMENTS.items():
+            print(f"{name:12} {what}")
+        return 0
+    out = Path(args.out) if args.out else Path("results") / args.experiment
+    if args.emulate:
+        from wavelab.emulator.runs import unavailable
+        from wavelab.experiments import emulated_experiment
+
+        if args.cluster:
+            raise WavelabError("--emulate runs on this machine; it does not take --cluster")
+        reproduce = emulated_experiment(args.experiment)
+        why = unavailable()
+        if why is not None:
+            raise WavelabError(f"--emulate: {why}")
+    else:
+        reproduce = experiment(args.experiment)
+    if args.cluster:
+        if args.jobs:
+            raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
+        if args.experiment not in SWEEP_EXPERIMENTS:
+            raise WavelabError(
+                f"--cluster: {args.experiment} runs on the local cores only; "
+                f"{', '.join(SWEEP_EXPERIMENTS)} can run on a Dask cluster"
+            )
+        reproduce(out, args.quick, None, args.cluster, args.cluster_timeout)  # type: ignore[call-arg]
+    else:
+        reproduce(out, args.quick, args.jobs)
+    if args.experiment in SWEEP_EXPERIMENTS:
+        print(
+            f"\nwrote the comparison and the figures to {out}/, every run's metrics to {out}/sweep/"
+        )
+    else:
+        print(f"\nwrote the comparison, the figures and every run's results to {out}/")
+    return 0

@@ -1,0 +1,249 @@
+"""``wavelab report``: one self-contained HTML page of a sweep, a run or a
+reproduction.
+
+Everything the page needs is inside the file: the plotly.js bundle of the
+``plotly`` package, the page's own script and style (``report/assets/``),
+the data as JSON, and the reproductions' PNG figures as data URLs. It opens
+without a network, from a file, a mail attachment or a CI artifact.
+
+What it shows:
+
+* a **sweep** (``wavelab sweep --out DIR``): the per-run table (sortable,
+  filterable; a click selects a run), a plot of any metric against any
+  parameter (when the sweep varies the seed, each parameter point's mean
+  over the seeds with its 95 % confidence interval as error bars, from
+  ``seeds.parquet``, over the runs' points), the throughput-delay plot
+  (goodput against the p95 RTT or another delay, the delay axis reversed
+  as Pantheon draws it; with seeds each parameter point's mean with its
+  95 % intervals both ways, as ``wavelab plot DIR`` draws it), and the
+  time series of the selected run;
+* a **run** (``wavelab run --out DIR``): its summary and time series;
+* a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
+  tables (every CSV at the top of DIR), its figures, and the time series of
+  its runs (``DIR/runs/*``).
+
+What a run's time series holds: :mod:`wavelab.report.time_series`.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wavelab._native import __version__
+from wavelab.errors import WavelabError
+from wavelab.report.time_series import run_data, table_data
+from wavelab.sweep.runs_table import SEEDS, typed_params
+
+MAX_TABLE_ROWS = 20_000
+"""Most rows of a sweep table embedded in the page."""
+
+
+class ReportError(WavelabError):
+    """The directory cannot be reported on."""
+
+
+@dataclass
+class _Page:
+    kind: str
+    title: str
+    subtitle: str
+    data: dict[str, Any]
+
+
+def _png(path: Path) -> dict[str, str]:
+    return {
+        "title": path.stem.replace("_", " "),
+        "src": "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode(),
+    }
+
+
+def _sweep_page(d: Path, max_runs: int) -> _Page:
+    meta = json.loads((d / "sweep.json").read_text(encoding="utf-8"))
+    table_path = d / "runs.parquet"
+    if not table_path.exists():
+        raise ReportError(f"{d}: the sweep has no runs.parquet yet (it never got to its end)")
+    table = pd.read_parquet(table_path)
+    params = [p for a in meta["axes"] for p in a["paths"]]
+    typed = typed_params(table, params)
+    ok = table[table["status"].astype(str).str.startswith("ok")]
+    runs: dict[str, Any] = {}
+    for row in ok.head(max_runs).itertuples(index=False):
+        key = str(getattr(row, "run"))  # noqa: B009
+        if key in runs:
+            continue
+        rd = d / "runs" / key
+        if not (rd / "run.json").exists():
+            continue
+        values = table.loc[table["run"] == key, params].iloc[0]
+        label = ", ".join(f"{p}={values[p]}" for p in params)
+        runs[key] = run_data(rd, label)
+    omitted = int(ok["run"].nunique()) - len(runs)
+    shown = table.head(MAX_TABLE_ROWS)
+    metrics = [
+        c
+        for c in table.columns
+        if c not in params
+        and c not in typed
+        and c not in ("point", "run", "status", "error", "baseline_run")
+        and pd.api.types.is_numeric_dtype(table[c])
+    ]
+    counts = table["status"].astype(str).value_counts().to_dict()
+    status = ", ".join(f"{n} {s}" for s, n in counts.items())
+    return _Page(
+        "sweep",
+        f"Sweep {meta.get('name', d.name)}",
+        f"{len(table)} points ({status}); code {meta.get('code', '?')}; "
+        f"{len(meta['axes'])} parameters",
+        {
+            "sweep": {
+                **table_data(
+                    shown,
+                    "Runs",
+                    ""
+                    if len(shown) == len(table)
+                    else f"the first {len(shown)} of {len(table)} rows",
+                ),
+                "params": params + typed,
+                "metrics": metrics,
+                "seeds": _seeds_data(d / SEEDS),
+                "axes": meta["axes"],
+            },
+            "runs": runs,
+            "omitted_runs": omitted,
+        },
+    )
+
+
+def _seeds_data(path: Path) -> dict[str, Any] | None:
+    """The seeds aggregate of a sweep (mean and 95 % interval per parameter
+    point and metric), which the page draws as error bars; None without one."""
+    if not path.exists():
+        return None
+    return table_data(pd.read_parquet(path), "Seeds aggregated")
+
+
+def _run_page(d: Path) -> _Page:
+    r = run_data(d)
+    tables = []
+    if (d / "summary.csv").exists():
+        tables.append(table_data(pd.read_csv(d / "summary.csv"), "Summary"))
+    return _Page(
+        "run",
+        f"Run {r['name'] or d.name}",
+        f"{len(r['flows'])} flows" + ("" if r["complete"] else "; interrupted (partial)"),
+        {"tables": tables, "runs": {d.name: r}},
+    )
+
+
+def _reproduction_page(d: Path, max_runs: int) -> _Page:
+    # the study's headline table first (table1.csv, comparison.csv), then the rest
+    def headline(p: Path) -> tuple[int, str]:
+        return (0 if p.stem.startswith(("table", "comparison")) else 1, p.name)
+
+    tables = [
+        table_data(pd.read_csv(p, keep_default_na=False), p.name)
+        for p in sorted(d.glob("*.csv"), key=headline)
+    ]
+    images = [_png(p) for p in sorted(d.glob("*.png"))]
+    dirs = sorted(p.parent for p in (d / "runs").glob("*/run.json"))
+    runs = {p.name: run_data(p, p.name) for p in dirs[:max_runs]}
+    return _Page(
+        "reproduction",
+        f"Reproduction {d.name}",
+        f"{len(tables)} tables, {len(images)} figures, {len(dirs)} runs",
+        {"tables": tables, "images": images, "runs": runs, "omitted_runs": len(dirs) - len(runs)},
+    )
+
+
+def _asset(name: str) -> str:
+    return resources.files("wavelab.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _plotly_js() -> str:
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise ReportError("wavelab report needs the plotly package: pip install plotly") from None
+    js: str = get_plotlyjs()
+    return js
+
+
+def build_page(directory: Path, max_runs: int = 200) -> _Page:
+    """Reads a results directory (sweep, run or reproduction)."""
+    d = directory
+    if not d.is_dir():
+        raise ReportError(f"{d}: no such directory")
+    if max_runs < 0:
+        raise ReportError(f"--max-runs {max_runs}: give 0 or more")
+    try:
+        if (d / "sweep.json").exists():
+            return _sweep_page(d, max_runs)
+        if (d / "run.json").exists():
+            return _run_page(d)
+        if any((d / "runs").glob("*/run.json")):
+            return _reproduction_page(d, max_runs)
+    except (OSError, ValueError, KeyError) as e:
+        raise ReportError(f"{d}: cannot read the results: {type(e).__name__}: {e}") from None
+    raise ReportError(
+        f"{d}: nothing to report: expected a sweep (sweep.json), a run (run.json) or a "
+        "reproduction (runs/*/run.json)"
+    )
+
+
+def pack_run(run: dict[str, Any]) -> str:
+    """A run's data as base64 of gzip-compressed JSON (what the page embeds)."""
+    text = json.dumps(run, separators=(",", ":"), allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+
+
+def _script_json(data: Any) -> str:
+    # JSON inside <script>: "</" would end the element early
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+
+
+def render(page: _Page) -> str:
+    """The HTML text of a page."""
+    runs = page.data.get("runs", {})
+    payload = {
+        "kind": page.kind,
+        "title": page.title,
+        "subtitle": page.subtitle,
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "version": __version__,
+        **page.data,
+        "runs": {k: {"label": r["label"], "packed": pack_run(r)} for k, r in runs.items()},
+    }
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(page.title)} - wavelab</title>\n"
+        f"<style>\n{_asset('report.css')}\n</style>\n"
+        f"<script>\n{_plotly_js()}\n</script>\n"
+        '</head>\n<body>\n<div id="app"></div>\n'
+        f'<script id="report-data" type="application/json">{_script_json(payload)}</script>\n'
+        f"<script>\n{_asset('report.js')}\n</script>\n</body>\n</html>\n"
+    )
+
+
+def write_report(directory: Path, out: Path, max_runs: int = 200) -> Path:
+    """Writes the report of ``directory`` to ``out`` (atomically)."""
+    text = render(build_page(directory, max_runs))
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ReportError(f"{out}: cannot be written: {e.strerror or e}") from None
+    return out

@@ -1,0 +1,111 @@
+"""A run's ``summary.csv`` (one row per flow: the figures people compare
+first, and the run's) and ``run.json`` (the normalised scenario and the
+run's figures)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wavelab.analysis.capacity import Table
+from wavelab.analysis.metrics import flow_metrics, retransmission_and_rtt
+from wavelab.scenario.loading import Scenario
+
+RUN_COLUMNS = (
+    "bottleneck",
+    "queue_delay_mean_ms",
+    "queue_delay_p95_ms",
+    "loss_rate",
+    "utilisation",
+    "jain",
+)
+"""The run's figures in the summary (the same on every flow's row)."""
+
+
+def summary_frame(
+    flows: pd.DataFrame,
+    links: Table | None = None,
+    run: Mapping[str, Any] | None = None,
+    normalized: Mapping[str, Any] | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
+    metrics: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """One row per flow of a ``flows`` table: the figures people compare
+    first. Per flow: goodput, bytes delivered, the retransmission counters and
+    ``retransmission_rate``, the minimum RTT and ``rtt_mean_ms``,
+    ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms`` (its sender's samples),
+    completion time. Per run, repeated on each row (:data:`RUN_COLUMNS`; with
+    the links table, run figures and normalised scenario): the bottleneck's
+    name, queueing delay mean and p95 (ms), ``loss_rate`` (packets dropped
+    there / offered) and ``utilisation``, and ``jain`` (Jain's index of the
+    flows' goodputs; empty for one flow, where it says nothing). Every figure
+    comes from :func:`wavelab.analysis.metrics.flow_metrics` and
+    :func:`wavelab.analysis.metrics.retransmission_and_rtt`, as in a sweep's
+    metrics table; ``metrics``, the run's
+    :func:`~wavelab.analysis.metrics.flow_metrics` already
+    computed (a sweep's worker has them), replaces the tables for the run's
+    figures."""
+    f = flows
+    rates = retransmission_and_rtt(f)
+    out = pd.DataFrame(
+        {
+            "flow": f["name"],
+            "algorithm": f["algorithm"],
+            "goodput_mbps": (f["goodput"] / 1e6).round(3),
+            "delivered_mb": (f["bytes_delivered"] / 1e6).round(3),
+            "retransmissions": f["retransmissions"],
+            "fast_retransmits": f["fast_retransmits"],
+            "rto_expiries": f["rto_expiries"],
+            "spurious_retransmissions": f["spurious_retransmissions"],
+            "retransmission_rate": np.round(rates["retransmission_rate"], 5),
+            "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
+            **{c: np.round(rates[c], 2) for c in ("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms")},
+            "rtt_p99_ms": np.round(rates["rtt_p99_ms"], 2),
+            "completion_s": f["completion_time"].round(4),
+        }
+    )
+    if metrics is not None:
+        m = metrics
+    elif links is None or run is None or normalized is None:
+        return out
+    else:
+        m = flow_metrics(f, links, run, normalized, handovers, handoffs)
+    digits = {"queue_delay_mean_ms": 2, "queue_delay_p95_ms": 2, "loss_rate": 5}
+    for c in RUN_COLUMNS:
+        v = m.get(c, math.nan)
+        out[c] = v if isinstance(v, str) else round(float(v), digits.get(c, 4))
+    return out
+
+
+def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
+    """``run.json`` of a run: the normalised scenario, the run's figures, and
+    the SHA-256 of each trace file the scenario reads (if any)."""
+    meta: dict[str, Any] = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    if scenario.traces:
+        meta["traces"] = scenario.traces
+    return (json.dumps(meta, indent=2) + "\n").encode()
+
+
+def meta_files(
+    scenario: Scenario,
+    flows: pd.DataFrame,
+    run: dict[str, Any],
+    complete: bool,
+    links: Table | None = None,
+    handovers: Table | None = None,
+    handoffs: Table | None = None,
+    metrics: Mapping[str, Any] | None = None,
+) -> dict[str, bytes]:
+    """``summary.csv`` (:func:`summary_frame`; its run columns need
+    ``links`` or ``metrics``) and ``run.json`` of a run."""
+    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs, metrics)
+    return {
+        "summary.csv": summary.to_csv(index=False).encode(),
+        "run.json": run_json(scenario, run, complete),
+    }

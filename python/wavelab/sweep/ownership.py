@@ -1,0 +1,68 @@
+"""Whose store a sweep's output directory is: a sweep resumes in its own
+store (the same base scenario; the axes may differ, so a grid can grow),
+and refuses anything else unless ``force`` (see
+:mod:`wavelab.results.ownership`, which does the same for runs)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from wavelab.errors import WavelabError
+from wavelab.results.ownership import (
+    MixedResultsError,
+    clear,
+    describe_difference,
+    refuse,
+    scenario_digest,
+    wavelab_files,
+)
+from wavelab.scenario.toml_text import parse_toml
+from wavelab.sweep.grid import from_sweep_dict
+from wavelab.sweep.store import check_not_busy
+
+
+def _stored_sweep_base(out: Path) -> dict[str, Any] | None:
+    try:
+        text = (out / "sweep.toml").read_text(encoding="utf-8")
+        folder = None
+        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
+            # where its relative trace paths were read from
+            stored = json.loads((out / "sweep.json").read_text(encoding="utf-8")).get("folder")
+            folder = Path(stored) if isinstance(stored, str) else None
+        data = parse_toml(text, "", WavelabError)
+        return from_sweep_dict(data, folder=folder).base.normalized
+    except (OSError, ValueError, WavelabError):
+        return None
+
+
+def claim_sweep_dir(out: Path, base: dict[str, Any], force: bool = False) -> None:
+    """Makes sure ``out`` may be the store of a sweep whose base scenario is
+    ``base`` (see the module description); with ``force``, clears wavelab's
+    files from it first. Raises :class:`MixedResultsError` otherwise, and
+    the store's own error if another sweep is writing there."""
+    if not out.is_dir():
+        if out.exists():
+            raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
+        return
+    check_not_busy(out)
+    files = wavelab_files(out)
+    if not files:
+        return
+    if (out / "sweep.toml").exists():
+        old = _stored_sweep_base(out)
+        if old is not None and scenario_digest(old) == scenario_digest(base):
+            return
+        if old is None:
+            whose = "a sweep whose sweep.toml this version cannot read"
+        else:
+            whose = f"a sweep of another scenario ({describe_difference(old, base)})"
+    elif (out / "run.json").exists():
+        whose = "the results of a single run (wavelab run)"
+    else:
+        whose = f"results that do not say whose they are ({files[0].name}, no sweep.toml)"
+    if not force:
+        raise refuse(out, whose, "remove them and start this sweep there")
+    clear(out, files)
