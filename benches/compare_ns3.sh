@@ -82,8 +82,10 @@ describe() {
     local lib="$1" core internet asserts=no logs=no
     core="$(compgen -G "$lib/libns3.44-core*.so" | head -1)"
     internet="$(compgen -G "$lib/libns3.44-internet[-.]*so" | grep -v apps | head -1)"
+    # (grep reads all its input: with -q it would stop early, and pipefail
+    # would take strings' broken pipe for a miss)
     if grep -q -a "NS_ASSERT failed" "$core"; then asserts=yes; fi
-    if strings -a "$internet" | grep -q -x "ReceivedAck"; then logs=yes; fi
+    if strings -a "$internet" | grep -x "ReceivedAck" >/dev/null; then logs=yes; fi
     echo "NS_ASSERT compiled in: $asserts, NS_LOG compiled in: $logs"
 }
 
