@@ -67,3 +67,27 @@ def test_many_link_directions() -> None:
     expected = Results.from_native(sc, tables, run, True).to_files()
     got, _ = run_files(sc, tables, run, True)
     assert got["queues.parquet"] == expected["queues.parquet"]
+
+
+def test_run_files_carry_units_and_nullable_counters() -> None:
+    """A run's Parquet fields carry their unit, as a sweep's do; the
+    counters are nullable integers in every run (an emulation's unknown
+    ones are nulls), and a float a driver could not know is a null."""
+    import pyarrow.parquet as pq
+
+    sc = from_toml(EVERY_TABLE)
+    sim = _native.Simulation(sc.to_json())
+    sim.run_until(sim.end)
+    tables = sim.results()
+    got, flows = run_files(sc, tables, dict(sim.run_stats()), True)
+    schema = pq.read_schema(io.BytesIO(got["flows.parquet"]))
+    unit = {f.name: (f.metadata or {}).get(b"unit") for f in schema}
+    assert unit["goodput"] == b"bit/s" and unit["bytes_sent"] == b"B"
+    assert unit["completion_time"] == b"s" and unit["retransmissions"] is None
+    links = pq.read_schema(io.BytesIO(got["links.parquet"]))
+    assert links.field("rate").metadata == {b"unit": b"bit/s"}
+    assert flows["retransmissions"].dtype == "UInt64"
+    # the bulk flow never completes: a null in the file, NaN in pandas
+    table = pq.read_table(io.BytesIO(got["flows.parquet"]))
+    assert table.column("completion_time").null_count == 1
+    assert flows["completion_time"].isna().sum() == 1

@@ -1,5 +1,5 @@
 //! Embeds a build id: a hash of every source file that decides what a
-//! simulation computes (the `wavelab-tcp`, `wavelab-sim`, `wavelab-user-cc`
+//! simulation computes (the `wavelab-tcp`, `wavelab-model`, `wavelab-sim`, `wavelab-user-cc`
 //! and `wavelab-py` crates, the workspace manifest and lock file) and of the compiler's
 //! version. The results store keys runs by it (`wavelab._native.build_id`),
 //! so a run stored by one build is never reused by a build that could compute
@@ -42,7 +42,7 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let root = manifest.join("../..");
     let mut files = Vec::new();
-    for krate in ["tcp", "sim", "user-cc", "py"] {
+    for krate in ["tcp", "model", "sim", "user-cc", "py"] {
         let dir = root.join("crates").join(krate);
         files_under(&dir.join("src"), &mut files);
         files.push(dir.join("Cargo.toml"));

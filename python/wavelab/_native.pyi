@@ -74,7 +74,11 @@ def quantity(text: str) -> tuple[float, str] | None:
     """A value with a unit in its base unit: (seconds, "s"), (bit/s,
     "bit/s"), (bytes, "B") or (packets, "pkt"); None for anything else."""
 
-Column = tuple[str, str, Any, list[str] | None]
+def column_unit(table: str, column: str) -> str | None:
+    """The unit of a column of a run's table (``"s"``, ``"B"``,
+    ``"bit/s"``), or None: what the Parquet files carry in field metadata."""
+
+Column = tuple[str, str, Any, list[str] | None, bytes | None]
 
 class Simulation:
     """A simulation run driven in steps."""

@@ -60,7 +60,7 @@ fn main() {
         series.column("flow"),
         series.u64s("bytes_delivered"),
     );
-    if let Some(wavelab_sim::ColumnData::U32(f)) = f {
+    if let Some(wavelab_model::ColumnData::U32(f)) = f {
         let half = s.emulated.as_secs_f64() / 2.0;
         for flow in 0..r.results.flows.rows() as u32 {
             let rows: Vec<usize> = (0..t.len()).filter(|&i| f[i] == flow).collect();

@@ -23,11 +23,11 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tun_rs::SyncDevice;
-use wavelab_sim::capture::{Capture, TapPoint};
-use wavelab_sim::link::{LinkCounters, Settings};
-use wavelab_sim::tables::series::QueueSeries;
-use wavelab_sim::tables::{event, PacketEvent, PacketLog};
-use wavelab_sim::topology::DirId;
+use wavelab_model::capture::{Capture, TapPoint};
+use wavelab_model::link::{LinkCounters, Settings};
+use wavelab_model::tables::series::QueueSeries;
+use wavelab_model::tables::{event, PacketEvent, PacketLog};
+use wavelab_model::topology::DirId;
 use wavelab_tcp::{Duration, Instant, Segment};
 
 /// No flow: a packet between two nodes that no flow of the scenario owns.
@@ -766,7 +766,7 @@ impl Wire {
 }
 
 /// Packet-log kind codes of new data and of retransmissions
-/// ([`wavelab_sim::tables::kind_code`]).
+/// ([`wavelab_model::tables::kind_code`]).
 const DATA: u8 = 3;
 const RETRANSMISSION: u8 = 4;
 
@@ -794,7 +794,7 @@ fn row(t: Instant, flow: u32, s: &Slot, ev: u8) -> PacketEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wavelab_sim::tables::kind_code;
+    use wavelab_model::tables::kind_code;
     use wavelab_tcp::TxKind;
 
     #[test]

@@ -21,10 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use wavelab_bpf_maps::SocketStates;
-use wavelab_sim::capture::Capture;
-use wavelab_sim::tables::series::Series;
-use wavelab_sim::topology::DirId;
-use wavelab_sim::CaptureError;
+use wavelab_model::capture::Capture;
+use wavelab_model::tables::series::Series;
+use wavelab_model::topology::DirId;
+use wavelab_model::CaptureError;
 use wavelab_tcp::{Duration, Instant};
 
 /// Name of the TUN device in every node's namespace.
@@ -196,7 +196,7 @@ impl Emulation {
         let addresses: Vec<[u8; 4]> = plan.nodes.iter().map(|n| n.address).collect();
         let (routes, routing) = routing(&plan);
         let network = Network::new(
-            wavelab_sim::link_models(&plan.scenario).expect("validated"),
+            wavelab_model::link_models(&plan.scenario).expect("validated"),
             routes,
         );
         let clock = Clock::start();
@@ -422,7 +422,7 @@ fn routing(plan: &Plan) -> (Vec<Vec<DirId>>, Routing) {
         .collect();
     // packets of no flow take the shortest route over the links attached
     // at the start
-    let detached = wavelab_sim::scenario::detached_links(&plan.scenario).swap_remove(0);
+    let detached = wavelab_model::scenario::detached_links(&plan.scenario).swap_remove(0);
     for (x, nx) in plan.nodes.iter().enumerate() {
         for (y, ny) in plan.nodes.iter().enumerate() {
             if x == y {

@@ -3,7 +3,7 @@
 //! Runs a scenario's links on real packets: each node that ends a flow gets
 //! an anonymous network namespace with a TUN device; the wire thread reads
 //! every packet the nodes send, passes it through the scenario's link
-//! directions (the simulator's clock-free model, [`wavelab_sim::link::Link`],
+//! directions (the simulator's clock-free model, [`wavelab_model::link::Link`],
 //! driven unchanged: queues, rates, delays, loss, schedules, outages,
 //! handovers) and writes it to its destination's device at the instant the
 //! model says, recording how late. Flows are real Linux TCP connections

@@ -1,5 +1,5 @@
 //! The emulated network: the scenario's link directions (the simulator's
-//! clock-free link model, [`wavelab_sim::link::Link`], unchanged) and the
+//! clock-free link model, [`wavelab_model::link::Link`], unchanged) and the
 //! routes packets take through them, in planned time.
 //!
 //! A packet is offered to the first direction of its route at the instant
@@ -17,8 +17,8 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use wavelab_sim::link::{DropCause, Link, Outcome};
-use wavelab_sim::topology::DirId;
+use wavelab_model::link::{DropCause, Link, Outcome};
+use wavelab_model::topology::DirId;
 use wavelab_tcp::Instant;
 
 /// A packet's handle (the driver's buffer slot).
@@ -201,9 +201,9 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wavelab_sim::link::{LossModel, Outages, Settings};
-    use wavelab_sim::rng::{Rng, Stream};
-    use wavelab_sim::scenario::{LossSpec, QueueLimit};
+    use wavelab_model::link::{LossModel, Outages, Settings};
+    use wavelab_model::rng::{Rng, Stream};
+    use wavelab_model::scenario::{LossSpec, QueueLimit};
     use wavelab_tcp::{Duration, Rate};
 
     fn t(us: u64) -> Instant {

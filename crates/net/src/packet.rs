@@ -2,7 +2,7 @@
 //! protocol, TTL), the TCP ports, and, for the packet log, where a segment
 //! stands in its flow's byte stream.
 
-use wavelab_sim::tables::kind_code;
+use wavelab_model::tables::kind_code;
 use wavelab_tcp::{Flags, Segment, SeqNum, TxKind};
 
 /// The fields of an IPv4 header the emulator needs.

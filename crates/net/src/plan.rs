@@ -20,10 +20,10 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use wavelab_bpf_maps::Params as WaveBpfParams;
-use wavelab_sim::capture::{flow_ports, node_address};
-use wavelab_sim::scenario::HandoverTime;
-use wavelab_sim::topology::{DirId, Topology};
-use wavelab_sim::{Scenario, ScenarioError};
+use wavelab_model::capture::{flow_ports, node_address};
+use wavelab_model::scenario::LinkHandoverTime;
+use wavelab_model::topology::{DirId, Topology};
+use wavelab_model::{Scenario, ScenarioError};
 use wavelab_tcp::cc::is_builtin;
 use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
 
@@ -325,10 +325,10 @@ impl Plan {
         Self::check_links(&scenario)?;
         // what the clock-free link model cannot run (link-layer ARQ) is
         // refused here, naming its field, rather than when the run starts
-        wavelab_sim::link_models(&scenario)?;
-        let topology = Topology::new(&scenario);
+        wavelab_model::link_models(&scenario)?;
+        let topology = scenario.topology();
         let all_nodes = scenario.node_names();
-        let route_plan = wavelab_sim::route_switches(&scenario)?;
+        let route_plan = wavelab_model::route_switches(&scenario)?;
         let mut notes = Vec::new();
         for (k, h) in scenario.handoffs.iter().enumerate() {
             if h.notify.is_some() {
@@ -458,7 +458,7 @@ impl Plan {
     fn check_links(sc: &Scenario) -> Result<(), ScenarioError> {
         for (i, l) in sc.links.iter().enumerate() {
             for (k, h) in l.handovers.iter().enumerate() {
-                if h.at == HandoverTime::Steady {
+                if h.at == LinkHandoverTime::Steady {
                     return Err(err(
                         format!("links[{i}].handovers[{k}].at"),
                         "\"steady\" is decided during a run, and the emulator computes each \
@@ -627,10 +627,10 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn kernel() -> Kernel {
+    pub(crate) fn kernel() -> Kernel {
         Kernel {
             congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
             wave: BpfWave::Foreign,
@@ -659,7 +659,7 @@ mod tests {
         serde_json::to_string(&v).unwrap()
     }
 
-    fn plan(extra: &str) -> Result<Plan, String> {
+    pub(crate) fn plan(extra: &str) -> Result<Plan, String> {
         Plan::new(&toml_json(extra), &kernel()).map_err(|e| e.to_string())
     }
 

@@ -3,19 +3,24 @@
 //! lateness, and the run's figures (lateness percentiles, whether real-time
 //! priority was granted, what the kernel could not apply).
 //!
-//! Per-flow counters come from the kernel (`TCP_INFO` of the sender and the
-//! receiver): a counter the kernel does not keep (fast retransmits, spurious
-//! retransmissions, duplicate ACKs and segments) is NaN, so the counters are
-//! floats here where the simulator's are integers.
+//! The tables a simulation has are built by the model's builders, from the
+//! same record types ([`wavelab_model::tables`]). Per-flow counters come from
+//! the kernel (`TCP_INFO` of the sender and the receiver): a counter the
+//! kernel does not keep (fast retransmits, spurious retransmissions,
+//! duplicate ACKs and segments) is a null.
 
 use crate::driver::{Chunked, Release, WireOutput, NO_FLOW};
 use crate::emulation::{FlowEnd, Options};
 use crate::plan::Plan;
 use crate::wave::BurstLog;
-use wavelab_sim::capture::Capture;
-use wavelab_sim::scenario::{link_name, HandoverTime};
-use wavelab_sim::tables::series::Series;
-use wavelab_sim::{ColumnData, Results, RunStats, Table};
+use wavelab_model::capture::Capture;
+use wavelab_model::compile::node_handoffs_until;
+use wavelab_model::scenario::LinkHandoverTime;
+use wavelab_model::tables::series::Series;
+use wavelab_model::tables::{
+    handoff_table, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord,
+};
+use wavelab_model::{ColumnData, Results, RunStats, Table};
 use wavelab_tcp::{Duration, Instant};
 
 /// Percentiles of the releases' lateness (actual minus planned instant).
@@ -145,7 +150,7 @@ pub fn build(
         errors.extend(e.errors.iter().map(|n| format!("{}: {n}", f.name)));
         if f.cmd.is_some() {
             notes.push(format!(
-                "{}: runs a command, whose sockets the emulator does not see: no series, NaN counters",
+                "{}: runs a command, whose sockets the emulator does not see: no series, no counters",
                 f.name
             ));
         }
@@ -158,11 +163,11 @@ pub fn build(
         links: link_table(plan, &wire),
         packets: wire.log.to_table(u128::MAX),
         handovers: handover_table(plan),
-        handoffs: wavelab_sim::handoff_table_until(&plan.scenario, end),
+        handoffs: handoff_table(&node_handoffs_until(&plan.scenario, end)),
         // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
         // the kernel's RTT samples are not seen one by one: no distribution
-        rtt_distribution: wavelab_sim::tables::rtt_distribution(std::iter::empty()),
+        rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,
@@ -230,135 +235,91 @@ fn release_table(r: &Chunked<Release>) -> Table {
     t
 }
 
+/// The flows table of a run that reached `now`: the counters the kernel
+/// keeps in `TCP_INFO`, None for those it does not (and for every counter of
+/// a flow that runs a command, whose sockets the emulator does not see).
 fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
-    let nan = f64::NAN;
-    let fl = &plan.flows;
-    let mut t = Table::default();
-    let str_col = |g: &dyn Fn(usize) -> String| ColumnData::Str((0..fl.len()).map(g).collect());
-    t.push("flow", ColumnData::U32((0..fl.len() as u32).collect()));
-    t.push("name", str_col(&|i| fl[i].name.clone()));
-    t.push(
-        "algorithm",
-        str_col(&|i| fl[i].cc.clone().unwrap_or_else(|| "cmd".into())),
-    );
-    t.push("from", str_col(&|i| plan.nodes[fl[i].from].name.clone()));
-    t.push("to", str_col(&|i| plan.nodes[fl[i].to].name.clone()));
-    t.push(
-        "start",
-        ColumnData::F64(fl.iter().map(|f| f.start.as_secs_f64()).collect()),
-    );
-    t.push(
-        "stop",
-        ColumnData::F64(
-            fl.iter()
-                .map(|f| f.stop.map_or(nan, |s| s.as_secs_f64()))
-                .collect(),
-        ),
-    );
-    t.push(
-        "size",
-        ColumnData::F64(
-            fl.iter()
-                .map(|f| f.size.map_or(nan, |s| s as f64))
-                .collect(),
-        ),
-    );
-    t.push(
-        "completion_time",
-        ColumnData::F64(
-            fl.iter()
-                .zip(ends)
-                .map(|(f, e)| {
-                    e.completed_at
-                        .map_or(nan, |c| (c - (Instant::ZERO + f.start)).as_secs_f64())
-                })
-                .collect(),
-        ),
-    );
-    // a counter: NaN where the kernel keeps none (or the flow is a command)
-    let col = |g: &dyn Fn(&FlowEnd) -> Option<f64>| {
-        ColumnData::F64(ends.iter().map(|e| g(e).unwrap_or(nan)).collect())
-    };
-    let tx = |g: fn(&crate::tcpinfo::TcpInfo) -> f64| move |e: &FlowEnd| e.sender.as_ref().map(g);
-    let rx = |g: fn(&crate::tcpinfo::TcpInfo) -> f64| move |e: &FlowEnd| e.receiver.as_ref().map(g);
-    let none = |_: &FlowEnd| None;
-    t.push(
-        "bytes_sent",
-        col(&tx(|i| i.bytes_sent.saturating_sub(i.bytes_retrans) as f64)),
-    );
-    t.push("bytes_retransmitted", col(&tx(|i| i.bytes_retrans as f64)));
-    t.push("bytes_acked", col(&tx(|i| i.bytes_acked as f64)));
-    t.push("bytes_delivered", col(&rx(|i| i.bytes_received as f64)));
-    t.push("segments_sent", col(&tx(|i| i.data_segs_out as f64)));
-    t.push("retransmissions", col(&tx(|i| i.total_retrans as f64)));
-    t.push("fast_retransmits", col(&none));
-    t.push(
-        "rto_expiries",
-        col(&|e: &FlowEnd| e.sender.and_then(|i| i.total_rto).map(|x| x as f64)),
-    );
-    // the kernel counts tail loss probes per namespace (TCPLossProbes),
-    // not per connection
-    t.push("loss_probes", col(&none));
-    t.push("tlp_recoveries", col(&none));
-    t.push("spurious_retransmissions", col(&none));
-    t.push("dsacks_received", col(&tx(|i| i.dsack_dups as f64)));
-    t.push("dupacks_received", col(&none));
-    t.push("acks_received", col(&tx(|i| i.segs_in as f64)));
-    t.push("acks_sent", col(&rx(|i| i.segs_out as f64)));
-    t.push("duplicate_segments", col(&none));
-    t.push("out_of_order_segments", col(&rx(|i| i.rcv_ooopack as f64)));
-    t.push(
-        "goodput",
-        ColumnData::F64(
-            fl.iter()
-                .zip(ends)
-                .map(|(f, e)| {
-                    let start = Instant::ZERO + f.start;
-                    let end = e.completed_at.unwrap_or(now);
-                    let active = end.saturating_since(start).as_secs_f64();
-                    match e.receiver {
-                        Some(r) if active > 0.0 => r.bytes_received as f64 * 8.0 / active,
-                        _ => nan,
-                    }
-                })
-                .collect(),
-        ),
-    );
-    t.push(
-        "min_rtt",
-        col(&|e: &FlowEnd| {
-            e.sender
-                .filter(|i| i.min_rtt != 0 && i.min_rtt != u32::MAX)
-                .map(|i| i.min_rtt as f64 * 1e-6)
-        }),
-    );
-    // the simulator's distribution of every RTT sample: the kernel's samples
-    // are not seen one by one (NaN, and no samples counted)
-    for name in ["rtt_mean", "rtt_p50", "rtt_p95", "rtt_p99"] {
-        t.push(name, ColumnData::F64(vec![f64::NAN; ends.len()]));
-    }
-    t.push("rtt_samples", ColumnData::U64(vec![0; ends.len()]));
-    t
+    let rows: Vec<FlowRecord> = plan
+        .flows
+        .iter()
+        .zip(ends)
+        .map(|(f, e)| {
+            let start = Instant::ZERO + f.start;
+            let active = e
+                .completed_at
+                .unwrap_or(now)
+                .saturating_since(start)
+                .as_secs_f64();
+            let (tx, rx) = (e.sender.as_ref(), e.receiver.as_ref());
+            FlowRecord {
+                name: f.name.clone(),
+                algorithm: f.cc.clone().unwrap_or_else(|| "cmd".into()),
+                from: plan.nodes[f.from].name.clone(),
+                to: plan.nodes[f.to].name.clone(),
+                start: f.start,
+                stop: f.stop,
+                size: f.size,
+                completion_time: e.completed_at.map(|c| c - start),
+                counters: FlowCounters {
+                    bytes_sent: tx.map(|i| i.bytes_sent.saturating_sub(i.bytes_retrans)),
+                    bytes_retransmitted: tx.map(|i| i.bytes_retrans),
+                    bytes_acked: tx.map(|i| i.bytes_acked),
+                    bytes_delivered: rx.map(|i| i.bytes_received),
+                    segments_sent: tx.map(|i| i.data_segs_out.into()),
+                    retransmissions: tx.map(|i| i.total_retrans.into()),
+                    fast_retransmits: None,
+                    rto_expiries: tx.and_then(|i| i.total_rto).map(u64::from),
+                    // the kernel counts tail loss probes per namespace
+                    // (TCPLossProbes), not per connection
+                    loss_probes: None,
+                    tlp_recoveries: None,
+                    spurious_retransmissions: None,
+                    dsacks_received: tx.map(|i| i.dsack_dups.into()),
+                    dupacks_received: None,
+                    acks_received: tx.map(|i| i.segs_in.into()),
+                    acks_sent: rx.map(|i| i.segs_out.into()),
+                    duplicate_segments: None,
+                    out_of_order_segments: rx.map(|i| i.rcv_ooopack.into()),
+                },
+                goodput: rx
+                    .filter(|_| active > 0.0)
+                    .map(|r| r.bytes_received as f64 * 8.0 / active),
+                min_rtt: tx
+                    .filter(|i| i.min_rtt != 0 && i.min_rtt != u32::MAX)
+                    .map(|i| Duration::from_micros(i.min_rtt.into())),
+                // the kernel's RTT samples are not seen one by one: no
+                // distribution, and no samples counted
+                rtt: [None; 4],
+                rtt_samples: 0,
+            }
+        })
+        .collect();
+    wavelab_model::tables::flow_table(&rows)
 }
 
 fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
-    let dirs: Vec<_> = wire.links.iter().map(|(c, s)| (c, *s)).collect();
     // per-packet queueing delays are not measured on real links
-    wavelab_sim::tables::link_table(&plan.scenario, &plan.topology, &dirs, None)
+    let rows: Vec<_> = (wire.links.iter().enumerate())
+        .map(|(d, (c, s))| LinkDirectionRecord::new(&plan.scenario, &plan.topology, d, c, *s, None))
+        .collect();
+    wavelab_model::tables::link_table(&rows)
 }
 
 /// The handovers, each at its time (the emulator has no `"steady"` ones).
 fn handover_table(plan: &Plan) -> Table {
     let sc = &plan.scenario;
-    wavelab_sim::tables::handover_table(sc.links.iter().enumerate().flat_map(|(i, l)| {
-        l.handovers.iter().map(move |h| {
-            let at = match h.at {
-                HandoverTime::At(d) => Some(Instant::ZERO + d),
-                HandoverTime::Steady => None,
-            };
-            (link_name(l, i), h, at)
+    let rows: Vec<_> = (sc.links.iter().enumerate())
+        .flat_map(|(i, l)| {
+            l.handovers.iter().map(move |h| {
+                let at = match h.at {
+                    LinkHandoverTime::At(d) => Some(Instant::ZERO + d),
+                    LinkHandoverTime::Steady => None,
+                };
+                LinkHandoverRecord::new(sc, i, h, at)
+            })
         })
-    }))
+        .collect();
+    wavelab_model::tables::handover_table(&rows)
 }
 
 #[cfg(test)]
@@ -382,5 +343,39 @@ mod tests {
         assert_eq!(l.p99, Duration::from_micros(990));
         assert_eq!(l.p999, Duration::from_micros(999));
         assert_eq!(l.max, Duration::from_micros(1000));
+    }
+
+    /// The emulator's flows table has the simulator's types: counters the
+    /// kernel keeps are integers, those it does not keep and every counter
+    /// of a side not seen are nulls, never NaN.
+    #[test]
+    fn counters_the_kernel_does_not_keep_are_nulls() {
+        let plan = crate::plan::tests::plan("cc = \"cubic\"").unwrap();
+        let info = crate::tcpinfo::TcpInfo {
+            total_retrans: 7,
+            bytes_sent: 5000,
+            bytes_retrans: 1000,
+            ..Default::default()
+        };
+        let end = FlowEnd {
+            sender: Some(info),
+            receiver: None,
+            completed_at: None,
+            errors: vec![],
+            notes: vec![],
+        };
+        let t = flow_table(&plan, &[end], Instant::from_nanos(1_000_000_000));
+        assert_eq!(t.options::<u64>("retransmissions"), [Some(7)]);
+        assert_eq!(t.options::<u64>("bytes_sent"), [Some(4000)]);
+        assert_eq!(t.options::<u64>("fast_retransmits"), [None]);
+        assert_eq!(
+            t.options::<u64>("bytes_delivered"),
+            [None],
+            "no receiver seen"
+        );
+        assert_eq!(t.options::<f64>("goodput"), [None]);
+        assert_eq!(t.options::<f64>("completion_time"), [None]);
+        assert_eq!(t.f64s("completion_time")[0].to_bits(), f64::NAN.to_bits());
+        assert!(t.valid("flow").is_none(), "an index is never null");
     }
 }

@@ -9,7 +9,7 @@
 use crate::sys::getsockopt_bytes;
 use std::io;
 use std::os::fd::BorrowedFd;
-use wavelab_sim::tables::series::FlowSample;
+use wavelab_model::tables::series::FlowSample;
 
 /// The fields of `struct tcp_info` the emulator reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 
 use crate::clock::Clock;
 use wavelab_bpf_maps::{BurstRecord, WaveSocket};
-use wavelab_sim::{ColumnData, Table};
+use wavelab_model::{ColumnData, Table};
 use wavelab_tcp::Instant;
 
 /// The columns, as the sans-IO Wave names them (`cc_<name>` in the series).

@@ -63,7 +63,7 @@ fn quantity(text: &str) -> Option<(f64, &'static str)> {
 
 /// The points of a CSV rate trace (`rate_trace`) as the simulator reads
 /// them: (seconds from the start, bit/s) each, the rate a step from its
-/// time on (`crates/sim/src/link/measured.rs`); a `ValueError` naming the
+/// time on (`crates/model/src/link/measured.rs`); a `ValueError` naming the
 /// file and line for a bad one.
 #[pyfunction]
 fn rate_trace(path: &str) -> PyResult<Vec<(f64, f64)>> {
@@ -271,9 +271,19 @@ fn le_bytes<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
     out
 }
 
+/// A table as Python reads it: per column (name, kind, little-endian buffer
+/// or list of str, category labels or None, validity or None), the validity
+/// one byte per row (1: a value, 0: a null) for a nullable column.
 pub(crate) fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
     let cols = PyList::empty(py);
     for c in &t.columns {
+        let valid = match &c.valid {
+            Some(v) => {
+                let b: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+                PyBytes::new(py, &b).into_any()
+            }
+            None => py.None().into_bound(py),
+        };
         let none = py.None().into_bound(py);
         let (kind, data, labels): (&str, Bound<'py, PyAny>, Bound<'py, PyAny>) = match &c.data {
             ColumnData::F64(v) => (
@@ -314,11 +324,20 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py
                 kind.into_pyobject(py)?.into_any(),
                 data,
                 labels,
+                valid,
             ],
         )?;
         cols.append(item)?;
     }
     Ok(cols)
+}
+
+/// The unit of column `column` of a run's table `table` (`"s"`, `"B"`,
+/// `"bit/s"`), or None: what the Parquet files carry in each field's
+/// metadata.
+#[pyfunction]
+fn column_unit(table: &str, column: &str) -> Option<&'static str> {
+    wavelab_sim::tables::units::unit(table, column)
 }
 
 /// The native module.
@@ -343,6 +362,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(rate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(column_unit, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // a hash of the simulator's sources and the compiler (build.rs)

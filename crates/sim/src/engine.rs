@@ -102,12 +102,8 @@ pub fn key(at: Instant, ev: &Event) -> u128 {
         | (counter & ((1 << COUNTER_BITS) - 1)) as u128
 }
 
+pub use wavelab_model::order::time_of;
 use wavelab_tcp::Instant;
-
-/// The instant of a key (its high 64 bits).
-pub fn time_of(k: u128) -> Instant {
-    Instant::from_nanos((k >> 64) as u64)
-}
 
 /// The event a key was made of (the inverse of [`key`]; admission numbers
 /// and sample numbers come back modulo 2^37).
@@ -354,7 +350,7 @@ mod tests {
     /// or `WAVELAB_HEAP_CASES`, or 100 x `WAVELAB_CASES_SCALE`).
     #[test]
     fn matches_a_sorted_reference() {
-        use crate::rng::{Rng, Stream};
+        use wavelab_model::rng::{Rng, Stream};
         for seed in 0..u64::from(wavelab_tcp::testing::cases("WAVELAB_HEAP_CASES", 100)) {
             let mut rng = Rng::derive(seed, Stream::FlowIsn(0));
             let mut q = EventQueue::default();

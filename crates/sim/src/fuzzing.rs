@@ -7,8 +7,8 @@
 //! must survive the JSON round trip the Python layer makes, must build, and
 //! (when small) must run its first 100 simulated milliseconds.
 
-use crate::scenario::Scenario;
-use crate::sim::Simulation;
+use crate::simulation::Simulation;
+use wavelab_model::scenario::Scenario;
 use wavelab_tcp::Instant;
 
 /// The largest accepted scenario (flows and links) that is also run.

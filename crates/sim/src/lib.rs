@@ -1,13 +1,12 @@
 //! # wavelab-sim: a deterministic packet-level network simulator
 //!
-//! Drives the sans-IO endpoints of `wavelab-tcp` over links with rate servers,
-//! propagation delays, drop-tail queues, random loss, schedules of changes and
-//! outages. Time is integer nanoseconds; simultaneous events run in a
-//! canonical order (`engine`); the link layer (`link`) computes each
-//! packet's fate on a link direction without a clock, and the network
-//! (`net`) moves packets along their routes; every random choice comes from
-//! a generator seeded by the scenario seed and the component, so the same
-//! scenario and seed give bit-identical results.
+//! Drives the sans-IO endpoints of `wavelab-tcp` over the network model of
+//! `wavelab-model` (links with rate servers, propagation delays, drop-tail
+//! queues, random loss, schedules of changes and outages) in virtual time.
+//! Time is integer nanoseconds; simultaneous events run in a canonical order
+//! (`engine`); every random choice comes from a generator seeded by the
+//! scenario seed and the component, so the same scenario and seed give
+//! bit-identical results.
 //!
 //! ```
 //! use wavelab_sim::{Scenario, Simulation};
@@ -30,29 +29,39 @@
 //! assert_eq!(r.flows.u64s("bytes_delivered"), &[1_000_000]);
 //! ```
 
-mod build;
-pub mod capture;
-mod endpoints;
+//! ## Modules
+//!
+//! The network model (scenario, link layer, topology, compiling, tables,
+//! capture, random streams) is `wavelab-model`'s, re-exported here. The
+//! simulator adds the clock and what moves on it:
+//!
+//! * [`engine`]: the event queue and the canonical order of simultaneous
+//!   events;
+//! * [`packet`]: packets and the arena that recycles them;
+//! * `routes`: the network of link directions and the flows' routes: hop
+//!   scheduling, in virtual time (a direction's schedule computed at
+//!   admission) or stepped (explicit events), route switches at handoffs;
+//! * `notices`: cross-layer notifications in flight to the senders;
+//! * `recorder`: the packet log and the captures, as the run goes;
+//! * [`simulation`]: [`Simulation`], the event loop, with its parts in one
+//!   folder (building it from a scenario, driving the endpoints, changes and
+//!   handovers, reading its results into tables);
+//! * [`fuzzing`]: the bodies of the fuzz targets.
+
 pub mod engine;
 pub mod fuzzing;
-mod handover;
-pub mod histogram;
-pub mod limits;
-pub mod link;
-pub mod names;
-mod net;
 mod notices;
 pub mod packet;
 mod recorder;
-mod ring;
-pub mod rng;
-pub mod scenario;
-pub mod sim;
-pub mod tables;
-pub mod topology;
+mod routes;
+pub mod simulation;
 
-pub use build::{handoff_table_until, link_models, route_switches, RouteSwitches};
-pub use capture::{CaptureError, CaptureStats};
-pub use scenario::{Scenario, ScenarioError};
-pub use sim::Simulation;
-pub use tables::{Column, ColumnData, ColumnType, Results, RunStats, Table};
+// The model, where the simulator's users have always found it.
+pub use simulation::Simulation;
+pub use wavelab_model::{
+    capture, compile, histogram, limits, link, names, rng, scenario, tables, topology,
+};
+pub use wavelab_model::{
+    link_models, route_switches, CaptureError, CaptureStats, Column, ColumnData, ColumnType,
+    Results, RouteSwitches, RunStats, Scenario, ScenarioError, Table,
+};

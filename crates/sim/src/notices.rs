@@ -11,8 +11,8 @@
 //! keeps it for the `notifications` table.
 
 use crate::engine::{Event, EventQueue};
-use crate::topology::DirId;
 use std::collections::BTreeMap;
+use wavelab_model::topology::DirId;
 use wavelab_tcp::cc::Notification;
 use wavelab_tcp::Instant;
 

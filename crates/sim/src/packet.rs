@@ -1,5 +1,6 @@
 //! Packets and the arena that recycles them, so the hot path never allocates.
 
+use wavelab_model::capture::SimulatedSegment;
 use wavelab_tcp::{Instant, Segment, TxKind};
 
 /// Index of a packet in the [`Arena`].
@@ -34,6 +35,18 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// What a packet capture records of it.
+    #[inline]
+    pub fn captured(&self) -> SimulatedSegment<'_> {
+        SimulatedSegment {
+            flow: self.flow,
+            to_receiver: self.to_receiver,
+            hop: self.hop,
+            size: self.size,
+            seg: &self.seg,
+        }
+    }
+
     /// Moves the packet on to the next direction of its route.
     #[inline]
     pub fn advance(&mut self) {

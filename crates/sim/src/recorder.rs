@@ -3,13 +3,13 @@
 //! network reports what happens to packets ([`Observer`]); this decides what
 //! is written.
 
-use crate::capture::{Capture, TapPoint};
 use crate::engine::key;
-use crate::link::DropCause;
-use crate::net::{Observer, Row};
 use crate::packet::Packet;
-use crate::tables::{event, kind_code, PacketEvent, PacketLog};
-use crate::topology::DirId;
+use crate::routes::{Observer, Row};
+use wavelab_model::capture::{Capture, TapPoint};
+use wavelab_model::link::DropCause;
+use wavelab_model::tables::{event, kind_code, PacketEvent, PacketLog};
+use wavelab_model::topology::DirId;
 use wavelab_tcp::Instant;
 
 /// The packet log, the captures, and which event is being processed (the
@@ -51,8 +51,12 @@ impl Recorder {
     /// Shows packet `p` to the captures tapping `point`, now.
     #[inline]
     pub fn capture(&mut self, point: TapPoint, p: &Packet) {
+        if self.captures.is_empty() {
+            return;
+        }
+        let seen = p.captured();
         for c in &mut self.captures {
-            c.record(self.key, point, p);
+            c.record(self.key, point, &seen);
         }
     }
 }
@@ -64,8 +68,9 @@ impl Observer for Recorder {
     }
 
     fn tx_end(&mut self, key: u128, dir: DirId, p: &Packet) {
+        let seen = p.captured();
         for c in &mut self.captures {
-            c.record(key, TapPoint::LinkTx(dir), p);
+            c.record(key, TapPoint::LinkTx(dir), &seen);
         }
     }
 

@@ -284,11 +284,11 @@ fn route_switches_move_both_sides_at_the_handoff() {
     );
     let at = Instant::from_nanos(3_000_000_000);
     assert_eq!(r.switches, vec![(at, 0, 0, 1), (at, 0, 1, 1)]);
-    let before = wavelab_sim::handoff_table_until(&sc, Instant::from_nanos(2_999_999_999));
-    assert!(before.f64s("time")[0].is_nan());
-    let after = wavelab_sim::handoff_table_until(&sc, at);
-    assert_eq!(after.f64s("time"), [3.0]);
-    assert_eq!(after.numbers("flows_moved"), vec![1.0]);
+    let until = |end| wavelab_sim::compile::node_handoffs_until(&sc, end);
+    assert_eq!(until(Instant::from_nanos(2_999_999_999))[0].time, None);
+    let after = until(at);
+    assert_eq!(after[0].time, Some(at));
+    assert_eq!(after[0].flows_moved, 1);
 }
 
 /// A handoff's transfer measurement (MobiWac 2009's metric): the time from

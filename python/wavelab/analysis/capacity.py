@@ -11,7 +11,7 @@ its ``outages``, a handover's disconnection (from the time the handovers
 table says it happened), and the disconnection a break-before-make handoff of
 a multi-homed node imposes on the link it moves to (plus, when the old link's
 packets are ``held = "lost"``, the old link until the node comes back), as
-``crates/sim/src/build.rs`` compiles them.
+``crates/model/src/compile.rs`` compiles them.
 
 A direction with a CSV ``rate_trace`` has its steps (the configured rate
 before the first point, the last one held to the end), read by the

@@ -92,12 +92,17 @@ def _num(x: Any) -> float:
 
 
 def _count(x: Any) -> int | float:
-    """A counter as an int; NaN where it was not counted (an emulated flow's
-    counters the kernel does not keep are missing values)."""
-    try:
-        return int(x)
-    except (TypeError, ValueError):
+    """A counter as an int; NaN where it is missing (a counter the driver
+    cannot know, such as one the kernel does not keep in an emulation)."""
+    return math.nan if pd.isna(x) else int(x)
+
+
+def _total(values: Any) -> int | float:
+    """The sum of a counter column; NaN if a flow's value is missing (a
+    total of the flows that have one would pass for all of them)."""
+    if pd.isna(values).any():
         return math.nan
+    return int(values.sum())
 
 
 def jain(values: list[float]) -> float:
@@ -132,9 +137,9 @@ def flow_metrics(
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
     out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
     for c in COUNTERS:
-        out[c] = int(flows[c].sum())
+        out[c] = _total(flows[c])
     out["retransmission_rate"] = _ratio(
-        float(flows["retransmissions"].sum()), float(flows["segments_sent"].sum())
+        float(_total(flows["retransmissions"])), float(_total(flows["segments_sent"]))
     )
     out["jain"] = jain(goodputs)
     for field, column in RTT:

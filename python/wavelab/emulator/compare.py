@@ -97,7 +97,7 @@ def flow_figures(res: Results) -> pd.DataFrame:
                 "goodput_mbps": float(f["goodput"]) / 1e6,
                 "min_rtt_ms": float(f["min_rtt"]) * 1e3,
                 "mean_srtt_ms": _mean(s["srtt"]) * 1e3,
-                "retransmissions": float(f["retransmissions"]),
+                "retransmissions": _float(f["retransmissions"]),
                 "rto_expiries": _float(f["rto_expiries"]),
                 "completion_s": float(f["completion_time"]),
                 "tx_time_ms": _late_median(s, "cc_tx_time") * 1e3,

@@ -9,18 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from wavelab._util.files import write_files_atomically
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.results.ownership import claim_run_dir
 from wavelab.results.summary import meta_files, summary_frame
 from wavelab.results.tables import (
-    COUNTERS,
     OPTIONAL_TABLES,
     TABLES,
     NativeTable,
     direction_labels,
+    run_unit,
     table_to_frame,
+    with_units,
 )
 from wavelab.scenario.loading import Scenario, stored_scenario
 
@@ -135,10 +138,6 @@ class Results:
                     dir_codes[frame["dir"].to_numpy()], categories=pd.Index(labels)
                 )
                 frame.insert(2, "link", pd.Series(link))
-            if name == "flows" and self.emulated:
-                for c in COUNTERS:
-                    if c in frame and frame[c].dtype.kind == "f":
-                        frame[c] = frame[c].round().astype("UInt64")
         self._frames[name] = frame
         return frame
 
@@ -262,7 +261,9 @@ class Results:
             if name in OPTIONAL_TABLES and frame.empty:
                 continue
             buf = io.BytesIO()
-            frame.to_parquet(buf, index=False)
+            # pandas' DataFrame.to_parquet, with the units
+            arrow = pa.Table.from_pandas(frame, preserve_index=False)
+            pq.write_table(with_units(arrow, run_unit(name)), buf, compression="snappy")
             files[f"{name}.parquet"] = buf.getvalue()
         meta = meta_files(
             self.scenario,

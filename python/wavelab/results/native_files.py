@@ -28,12 +28,14 @@ from wavelab.results.tables import (
     TABLES,
     NativeTable,
     direction_labels,
+    run_unit,
     table_columns,
     table_to_frame,
+    with_units,
 )
 from wavelab.scenario.loading import Scenario
 
-_SHAPE = tuple[tuple[str, str, tuple[str, ...] | None], ...]
+_SHAPE = tuple[tuple[str, str, tuple[str, ...] | None, bool], ...]
 
 
 def _empty(kind: str) -> Any:
@@ -41,25 +43,33 @@ def _empty(kind: str) -> Any:
 
 
 @lru_cache(maxsize=256)
-def _schema(shape: _SHAPE) -> pa.Schema:
-    """The schema pandas writes for a frame of this shape (names, kinds and
-    category labels)."""
-    cols = [
-        (name, kind, _empty(kind), list(labels) if labels is not None else None)
-        for name, kind, labels in shape
+def _schema(table: str, shape: _SHAPE) -> pa.Schema:
+    """The schema pandas writes for a frame of this shape (names, kinds,
+    category labels and which columns are nullable), with the units."""
+    cols: NativeTable = [
+        (
+            name,
+            kind,
+            _empty(kind),
+            list(labels) if labels is not None else None,
+            b"" if null else None,
+        )
+        for name, kind, labels, null in shape
     ]
     frame = table_to_frame(cols)
-    return pa.Schema.from_pandas(frame, preserve_index=False)
+    return with_units(pa.Table.from_pandas(frame, preserve_index=False), run_unit(table)).schema
 
 
 def _shape(cols: NativeTable) -> _SHAPE:
     return tuple(
-        (name, kind, tuple(labels) if labels is not None else None)
-        for name, kind, _, labels in cols
+        (name, kind, tuple(labels) if labels is not None else None, valid is not None)
+        for name, kind, _, labels, valid in cols
     )
 
 
-def _array(kind: str, data: Any, labels: list[str] | None, t: pa.DataType) -> pa.Array:
+def _array(
+    kind: str, data: Any, labels: list[str] | None, valid: bytes | None, t: pa.DataType
+) -> pa.Array:
     if kind == "str":
         return pa.array(data, type=t)
     if kind == "bool":
@@ -71,16 +81,20 @@ def _array(kind: str, data: Any, labels: list[str] | None, t: pa.DataType) -> pa
         return pa.DictionaryArray.from_arrays(
             pa.array(codes, type=t.index_type), pa.array(labels or [], type=t.value_type)
         )
-    # as pandas converts: a float NaN becomes a null
-    return pa.array(np.frombuffer(data, dtype=np.dtype(kind)), type=t, from_pandas=True)
+    values = np.frombuffer(data, dtype=np.dtype(kind))
+    if valid is not None and values.dtype.kind in "iu":
+        return pa.array(values, type=t, mask=np.frombuffer(valid, dtype=np.uint8) == 0)
+    # as pandas converts: a float NaN (a float null holds NaN) becomes a null
+    return pa.array(values, type=t, from_pandas=True)
 
 
-def arrow_table(cols: NativeTable) -> pa.Table:
-    """One native table as an Arrow table with pandas' schema for it."""
-    schema = _schema(_shape(cols))
+def arrow_table(table: str, cols: NativeTable) -> pa.Table:
+    """One native table, the run's table ``table``, as an Arrow table with
+    pandas' schema for it and the units."""
+    schema = _schema(table, _shape(cols))
     arrays = [
-        _array(kind, data, labels, field.type)
-        for (_, kind, data, labels), field in zip(cols, schema, strict=True)
+        _array(kind, data, labels, valid, field.type)
+        for (_, kind, data, labels, valid), field in zip(cols, schema, strict=True)
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -89,12 +103,12 @@ def queues_with_link(tables: dict[str, NativeTable]) -> NativeTable:
     """The ``queues`` table with the ``link`` column :meth:`Results.from_native`
     inserts (``link:direction`` of each row's direction, as a category)."""
     queues = tables["queues"]
-    links = {name: data for name, _, data, _ in tables["links"]}
+    links = {name: data for name, _, data, _, _ in tables["links"]}
     labels, dir_code = direction_labels(links["link"], links["direction"])
-    cols = {name: (kind, data) for name, kind, data, _ in queues}
+    cols = {name: (kind, data) for name, kind, data, _, _ in queues}
     dirs = np.frombuffer(cols["dir"][1], dtype=np.dtype(cols["dir"][0]))
     # the codes as an array (there may be more than 256 link directions)
-    link = ("link", "category", dir_code[dirs], labels)
+    link = ("link", "category", dir_code[dirs], labels, None)
     out = list(queues)
     out.insert(2, link)
     return out
@@ -119,14 +133,14 @@ def parquet_files(tables: dict[str, NativeTable]) -> dict[str, bytes]:
         )
         if name in OPTIONAL_TABLES and _rows(cols) == 0:
             continue
-        files[f"{name}.parquet"] = _parquet(arrow_table(cols))
+        files[f"{name}.parquet"] = _parquet(arrow_table(name, cols))
     return files
 
 
 def _rows(cols: NativeTable) -> int:
     if not cols:
         return 0
-    _, kind, data, _ = cols[0]
+    _, kind, data, _, _ = cols[0]
     if kind in ("str", "category", "bool"):
         return len(data)  # a list, or one byte (or array item) per row
     return len(data) // np.dtype(kind).itemsize

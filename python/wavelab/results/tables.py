@@ -4,10 +4,14 @@ a DataFrame or into columns by name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+
+from wavelab import _native
 
 TABLES = (
     "series",
@@ -49,11 +53,12 @@ COUNTERS = (
     "duplicate_segments",
     "out_of_order_segments",
 )
-"""The per-flow counters; an emulation reports those the kernel does not
-keep as missing (``<NA>``)."""
+"""The per-flow counters: nullable integers (``UInt64``) in every run; a
+counter the driver cannot know (one the kernel does not keep, in an
+emulation) is missing (``<NA>``)."""
 
 
-def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
+def _column(kind: str, data: Any, labels: list[str] | None, valid: bytes | None = None) -> Any:
     if kind == "str":
         return pd.array(data, dtype="string")
     if kind == "bool":
@@ -61,16 +66,42 @@ def _column(kind: str, data: Any, labels: list[str] | None) -> Any:
     if kind == "category":
         codes = np.frombuffer(data, dtype=np.uint8).astype(np.int16)
         return pd.Categorical.from_codes(codes, categories=pd.Index(labels or []))
-    return np.frombuffer(data, dtype=np.dtype(kind)).copy()
+    values = np.frombuffer(data, dtype=np.dtype(kind)).copy()
+    if valid is not None and values.dtype.kind in "iu":
+        # a nullable integer column (a null of a float column holds NaN)
+        return pd.arrays.IntegerArray(values, np.frombuffer(valid, dtype=np.uint8) == 0)
+    return values
 
 
-NativeTable = list[tuple[str, str, Any, list[str] | None]]
-"""A table as the native module returns it: (name, kind, buffer, labels) per column."""
+NativeTable = list[tuple[str, str, Any, list[str] | None, bytes | None]]
+"""A table as the native module returns it: (name, kind, buffer, labels,
+validity) per column; the validity (one byte per row, 0 for a null) is
+given for a nullable column, None for another."""
 
 
 def table_to_frame(columns: NativeTable) -> pd.DataFrame:
     """Turns a native table (columns of little-endian buffers) into a DataFrame."""
-    return pd.DataFrame({name: _column(kind, data, labels) for name, kind, data, labels in columns})
+    return pd.DataFrame(
+        {name: _column(kind, data, labels, valid) for name, kind, data, labels, valid in columns}
+    )
+
+
+def with_units(arrow: pa.Table, unit_of: Callable[[str], str | None]) -> pa.Table:
+    """``arrow`` with each field's unit, ``unit_of(name)``, as ``unit`` in
+    its metadata (a run's tables and a sweep's carry their units so)."""
+    fields = []
+    for f in arrow.schema:
+        u = unit_of(f.name)
+        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
+    return pa.Table.from_arrays(
+        arrow.columns, schema=pa.schema(fields, metadata=arrow.schema.metadata)
+    )
+
+
+def run_unit(table: str) -> Callable[[str], str | None]:
+    """The units of a run's table ``table``, by column name, from the schema
+    of the native module."""
+    return lambda column: _native.column_unit(table, column)
 
 
 def table_columns(columns: NativeTable) -> dict[str, Any]:
@@ -79,8 +110,8 @@ def table_columns(columns: NativeTable) -> dict[str, Any]:
     run of a sweep takes to simulate): numbers as numpy arrays, strings as
     the native module's list of ``str``, categories as categoricals."""
     return {
-        name: data if kind == "str" else _column(kind, data, labels)
-        for name, kind, data, labels in columns
+        name: data if kind == "str" else _column(kind, data, labels, valid)
+        for name, kind, data, labels, valid in columns
     }
 
 

@@ -33,12 +33,12 @@ def run(
 
     ``captures`` maps capture targets (``"flow:NAME"``, ``"link:NAME"``,
     ``"link:NAME:forward"`` or a bare flow or link name) to pcap files to
-    write (see ``crates/sim/src/capture.rs``). What each capture wrote, or the
+    write (see ``crates/model/src/capture.rs``). What each capture wrote, or the
     error that stopped it (a full disk), is in ``results.run["captures"]``;
     an error there never costs the run's results. A target that names nothing
     raises :class:`WavelabError` before the run starts.
 
-    A run whose packet log reaches its limit (``crates/sim/src/limits.rs``)
+    A run whose packet log reaches its limit (``crates/model/src/limits.rs``)
     stops there: its results are returned with ``complete = False`` and the
     reason in ``results.run["stopped"]``.
 

@@ -1,7 +1,7 @@
 """Scenarios loaded and validated: the :class:`Scenario` type and
 :func:`from_dict`, :func:`from_toml` and :func:`load_scenario`.
 
-The schema is defined once, in Rust (``crates/sim/src/scenario.rs``); this
+The schema is defined once, in Rust (``crates/model/src/scenario/``); this
 module only reads TOML, hands the data over as JSON and turns the Rust error
 into a message that starts with the file name.
 """

@@ -17,6 +17,7 @@ import pandas as pd
 from wavelab import _native
 from wavelab.analysis.metrics import VERSION as METRICS_VERSION
 from wavelab.analysis.metrics import flow_metrics, handoff_metrics, recovery_metrics, unit
+from wavelab.results.tables import with_units
 from wavelab.sweep.grid import Sweep
 from wavelab.sweep.plan import Plan
 from wavelab.sweep.store import Store
@@ -227,12 +228,7 @@ def table_with_units(table: pd.DataFrame) -> Any:
     in the field metadata, from :func:`wavelab.analysis.metrics.unit`), for Parquet."""
     import pyarrow as pa
 
-    arrow = pa.Table.from_pandas(table, preserve_index=False)
-    fields = []
-    for f in arrow.schema:
-        u = unit(f.name)
-        fields.append(f.with_metadata({"unit": u}) if u is not None else f)
-    return arrow.cast(pa.schema(fields, metadata=arrow.schema.metadata))
+    return with_units(pa.Table.from_pandas(table, preserve_index=False), unit)
 
 
 def write_table(store: Store, table: pd.DataFrame, names: tuple[str, str]) -> list[Path]:

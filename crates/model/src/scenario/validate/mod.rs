@@ -1,0 +1,73 @@
+//! Validation: what the types cannot check (ranges, references between
+//! fields, routes), in passes that each name the field and the value of the
+//! first problem they find. The passes run in this order, and the first
+//! error wins:
+//!
+//! 1. the run: `duration` and `output.interval` above zero;
+//! 2. the resources it asks for ([`limits`], bounds of [`crate::limits`]);
+//! 3. the names ([`names`], rules of [`crate::names`]);
+//! 4. each link in file order ([`links`]): its ends and name, its settings,
+//!    schedule, handovers ([`handovers`]), ARQ, traces ([`traces`]),
+//!    outage process and outage windows;
+//! 5. each flow ([`flows`]): its nodes, TCP and congestion-control
+//!    settings, times, commands and routes;
+//! 6. the handoffs of multi-homed nodes ([`handoffs`]).
+
+mod flows;
+mod handoffs;
+mod handovers;
+mod limits;
+mod links;
+mod names;
+mod traces;
+
+use super::{Scenario, ScenarioError};
+use wavelab_tcp::Duration;
+
+impl Scenario {
+    /// Checks what the types cannot: ranges, references between fields, routes.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.duration.is_zero() {
+            return Err(ScenarioError::at("duration", "must be above zero"));
+        }
+        if self.output.interval.is_zero() {
+            return Err(ScenarioError::at("output.interval", "must be above zero"));
+        }
+        limits::check(self)?;
+        names::check(self)?;
+        if self.links.is_empty() {
+            return Err(ScenarioError::at("links", "at least one link is needed"));
+        }
+        if self.flows.is_empty() {
+            return Err(ScenarioError::at("flows", "at least one flow is needed"));
+        }
+        links::check(self)?;
+        let topo = self.topology();
+        flows::check(self, &topo)?;
+        handoffs::check(self, &topo)
+    }
+
+    /// Checks what only the emulator can run: flows that run a command
+    /// (`cmd`) have nothing to simulate.
+    pub fn check_simulable(&self) -> Result<(), ScenarioError> {
+        match self.flows.iter().position(|f| f.cmd.is_some()) {
+            Some(i) => Err(ScenarioError::at(
+                format!("flows[{i}].cmd"),
+                "a command runs only under `wavelab emulate`; remove it to simulate the flow",
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// An error at `path` unless `t` is before the end of the run of `sc` (an
+/// event at or after it would silently never happen).
+fn check_before_end(sc: &Scenario, path: &str, t: Duration) -> Result<(), ScenarioError> {
+    if t >= sc.duration {
+        return Err(ScenarioError::at(
+            path,
+            format!("{t} is not before the end of the run ({})", sc.duration),
+        ));
+    }
+    Ok(())
+}

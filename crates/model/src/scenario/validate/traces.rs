@@ -1,0 +1,90 @@
+//! The traces pass: the trace fields of a link direction (a Mahimahi
+//! `trace`; CSV traces of its rate, delay and loss, see
+//! [`crate::link::CsvTrace`]; `reorder`): every file read (errors name the
+//! file and the line), no two sources of one setting.
+
+use crate::link::{CsvTrace, MahimahiTrace, Quantity};
+use crate::scenario::{LinkSpec, ScenarioError};
+
+/// Checks the trace fields of link `l` (at path `p`, e.g. `links[1]`).
+pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
+    for (k, (dname, d)) in [("forward", &l.forward), ("reverse", &l.reverse)]
+        .into_iter()
+        .enumerate()
+    {
+        let at = |field: &str| format!("{p}.{dname}.{field}");
+        if let Some(file) = &d.trace {
+            MahimahiTrace::load(file).map_err(|e| ScenarioError::at(at("trace"), e.to_string()))?;
+            if d.arq.is_some() || l.arq.is_some() {
+                return Err(ScenarioError::at(
+                    at("trace"),
+                    "a trace and link-layer ARQ on one direction are not supported yet",
+                ));
+            }
+        }
+        let csv = [
+            ("rate_trace", &d.rate_trace, Quantity::Rate),
+            ("delay_trace", &d.delay_trace, Quantity::Delay),
+            ("loss_trace", &d.loss_trace, Quantity::Loss),
+        ];
+        for (field, file, what) in csv {
+            if let Some(file) = file {
+                CsvTrace::load(file, what)
+                    .map_err(|e| ScenarioError::at(at(field), e.to_string()))?;
+            }
+        }
+        if d.trace.is_some() && d.rate_trace.is_some() {
+            return Err(ScenarioError::at(
+                at("rate_trace"),
+                "the direction's rate already comes from its Mahimahi trace (trace); keep one",
+            ));
+        }
+        if !d.delay_interpolation.is_step() && d.delay_trace.is_none() {
+            return Err(ScenarioError::at(
+                at("delay_interpolation"),
+                "there is no delay_trace to interpolate",
+            ));
+        }
+        // a scheduled change of a setting a trace gives would be ignored
+        let rate_from = if d.trace.is_some() {
+            Some("trace")
+        } else if d.rate_trace.is_some() {
+            Some("rate_trace")
+        } else {
+            None
+        };
+        let delay_from = d.delay_trace.as_ref().map(|_| "delay_trace");
+        let loss_from = d.loss_trace.as_ref().map(|_| "loss_trace");
+        let changes = l
+            .schedule
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.direction.covers(k))
+            .map(|(j, e)| (format!("schedule[{j}]"), e.rate, e.delay, e.loss))
+            .chain(
+                l.handovers
+                    .iter()
+                    .enumerate()
+                    .map(|(j, h)| (format!("handovers[{j}]"), h.rate, h.delay, h.loss)),
+            );
+        for (entry, rate, delay, loss) in changes {
+            let conflicts = [
+                ("rate", rate.is_some(), rate_from),
+                ("delay", delay.is_some(), delay_from),
+                ("loss", loss.is_some(), loss_from),
+            ];
+            for (setting, changed, from) in conflicts {
+                if let (true, Some(from)) = (changed, from) {
+                    return Err(ScenarioError::at(
+                        format!("{p}.{entry}.{setting}"),
+                        format!(
+                            "the {dname} direction's {setting} comes from its {from}; a change \
+                             of it here would be ignored"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

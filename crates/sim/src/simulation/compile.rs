@@ -1,0 +1,189 @@
+//! Building a simulation from a scenario: the scenario compiled
+//! ([`wavelab_model::compile`]: link directions, changes, routes, handoff
+//! switches), each link direction in the model it runs in, flows with their
+//! endpoints, and the first events.
+
+use super::endpoints::{Flow, Wake};
+use super::handovers::{LinkHandover, NodeHandoff};
+use crate::engine::{Event, EventQueue};
+use crate::notices::Notices;
+use crate::recorder::Recorder;
+use crate::routes::{Dir, Network};
+use crate::simulation::{sync_period, Simulation};
+use wavelab_model::compile::{
+    at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
+};
+use wavelab_model::link::{Link, Stepped};
+use wavelab_model::rng::{Rng, Stream};
+use wavelab_model::scenario::{flow_name, LinkHandoverTime, Scenario, ScenarioError};
+use wavelab_model::tables::series::{QueueSeries, Series};
+use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
+
+impl Simulation {
+    /// Builds the network and the flows of a (validated) scenario.
+    pub fn new(sc: Scenario) -> Result<Self, ScenarioError> {
+        Self::build(sc, false)
+    }
+
+    /// The same simulation with every link direction in reference mode
+    /// (explicit end-of-serialisation and arrival events, see
+    /// [`crate::routes`]): slower, and bit-identical. The tests use it as the
+    /// oracle of the virtual-time mode.
+    pub fn new_reference(sc: Scenario) -> Result<Self, ScenarioError> {
+        Self::build(sc, true)
+    }
+
+    fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
+        sc.validate()?;
+        sc.check_simulable()?;
+        let topo = sc.topology();
+        let (routes, handoffs) = compile_routes(&sc, &topo);
+        let handoffs = expand_switches(handoffs, &sc);
+        let CompiledLinks {
+            dirs,
+            changes,
+            handovers,
+        } = compile_links(&sc, &handoffs);
+        let handovers: Vec<LinkHandover> = handovers
+            .into_iter()
+            .map(|plan| LinkHandover {
+                plan,
+                history: Default::default(),
+            })
+            .collect();
+        let handoffs: Vec<NodeHandoff> = handoffs.into_iter().map(NodeHandoff::new).collect();
+        // Links whose handover is decided during the run stay in reference
+        // mode; the others run in virtual time with their changes known.
+        let decided_live: Vec<bool> = sc
+            .links
+            .iter()
+            .map(|l| l.handovers.iter().any(|h| h.at == LinkHandoverTime::Steady))
+            .collect();
+        let dirs: Vec<Dir> = dirs
+            .into_iter()
+            .enumerate()
+            .map(|(d, m)| {
+                // ARQ, Mahimahi traces and reordering run in the stepped
+                // model only
+                if m.stepped_only() || reference || decided_live[d / 2] {
+                    let mut s =
+                        Stepped::new(m.settings, m.loss, m.outages).with_measured(m.measured);
+                    if let Some(arq) = m.arq {
+                        s = s.with_arq(arq);
+                    }
+                    if let Some(trace) = m.trace {
+                        s = s.with_trace(trace);
+                    }
+                    if m.reorder {
+                        s = s.reordering();
+                    }
+                    return Dir::stepped(s);
+                }
+                let timeline = timeline(&changes, d);
+                Dir::timed(
+                    Link::new(m.settings, m.loss, m.outages, timeline).with_measured(m.measured),
+                )
+            })
+            .collect();
+
+        let mut flows = Vec::new();
+        for (i, f) in sc.flows.iter().enumerate() {
+            for k in 0..f.count {
+                let idx = flows.len() as u32;
+                let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(idx));
+                let iss = SeqNum(rng.next_u64() as u32);
+                let riss = SeqNum(rng.next_u64() as u32);
+                let cc = f.cc.build(
+                    f.tcp.mss,
+                    f.tcp.initial_cwnd,
+                    f.tcp.initial_ssthresh.map(|b| b.0),
+                    f.tcp.abc_limit,
+                );
+                flows.push(Flow {
+                    name: flow_name(f, i, k),
+                    algorithm: f.cc.name(),
+                    from: f.from.clone(),
+                    to: f.to.clone(),
+                    sender: Sender::new(f.tcp.clone(), cc, iss),
+                    receiver: Receiver::new(f.tcp.clone(), riss),
+                    routes: routes[i].clone(),
+                    route: [0, 0],
+                    start: at(f.start),
+                    stop: f.stop.map(at),
+                    size: f.size.map(|s| s.0),
+                    started: false,
+                    log: f.log_packets,
+                    wake: [Wake::default(); 2],
+                    recorded: false,
+                    transfer: None,
+                    rtts: Default::default(),
+                });
+            }
+        }
+
+        let end = at(sc.duration);
+        let mut q = EventQueue::default();
+        q.push(Instant::ZERO, Event::Sample(0));
+        for (i, c) in changes.iter().enumerate() {
+            if c.at <= end {
+                q.push(c.at, Event::Change(i as u32));
+            }
+        }
+        for (i, f) in flows.iter().enumerate() {
+            q.push(f.start, Event::FlowStart(i as u32));
+            if let Some(s) = f.stop {
+                if s <= end {
+                    q.push(s, Event::FlowStop(i as u32));
+                }
+            }
+        }
+        let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
+        let sync_every = sync_period(dirs.len());
+        let net = Network::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
+        let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
+        let flow_count = flows.len();
+        Ok(Simulation {
+            interval: sc.output.interval,
+            sc,
+            now: Instant::ZERO,
+            end,
+            q,
+            net,
+            topo,
+            flows,
+            changes,
+            handovers,
+            handoffs,
+            series,
+            queues: QueueSeries::default(),
+            rec,
+            notices: Notices::new(flow_count),
+            samples: 0,
+            next_sync: sync_every,
+            sync_every,
+            log_limit: wavelab_model::limits::MAX_LOG_ROWS,
+            stopped: None,
+            histories: Default::default(),
+        })
+    }
+
+    /// Gives flow `flow` (after replicas are expanded) the congestion
+    /// control `cc` instead of the scenario's: a user algorithm
+    /// (`Cc::Custom`), or a built-in one with settings the scenario cannot
+    /// express. Only before the run starts (its sender is rebuilt, with the
+    /// same TCP settings and initial sequence number).
+    pub fn set_algorithm(&mut self, flow: usize, cc: Cc) -> Result<(), String> {
+        if self.q.processed() > 0 {
+            return Err("the run has started: set algorithms before running it".into());
+        }
+        let Some(f) = self.flows.get_mut(flow) else {
+            return Err(format!("flow {flow}: there are {} flows", self.flows.len()));
+        };
+        let mut rng = Rng::derive(self.sc.seed, Stream::FlowIsn(flow as u32));
+        let iss = SeqNum(rng.next_u64() as u32);
+        f.algorithm = cc.name();
+        f.sender = Sender::new(f.sender.config().clone(), cc, iss);
+        self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
+        Ok(())
+    }
+}
