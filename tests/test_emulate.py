@@ -531,8 +531,17 @@ def test_reproduce_dcnet2016_emulated_writes_the_kernels_rows(
     capacity = 8e6 * 960 / 1000 / 1e6
     assert 0 < table["emu_r_ss_mbps"].iloc[0] <= capacity * 1.01, table.iloc[0]
     assert (tmp_path / "figures-emulated" / "cubic-L1L2-ht0.5.png").stat().st_size > 0
-    assert (tmp_path / "runs" / "emulated" / "baseline-cubic-L2" / "run.json").exists()
     assert "CUBIC (cubic)" in (tmp_path / "table1-emulated.md").read_text()
+    # each emulation is kept in its store as it finishes, the simulations in
+    # the study's; started again, it emulates nothing and writes the same table
+    index = tmp_path / "store-emulated" / "index.jsonl"
+    before = index.read_bytes()
+    assert len(before.splitlines()) == 2
+    assert len((tmp_path / "store" / "index.jsonl").read_bytes().splitlines()) == 2
+    first = (tmp_path / "recovery-emulated.csv").read_bytes()
+    reproduce(tmp_path, False, 2, plan)
+    assert index.read_bytes() == before
+    assert (tmp_path / "recovery-emulated.csv").read_bytes() == first
 
 
 def test_reproduce_emulate_names_the_experiments_it_has() -> None:
