@@ -1,4 +1,4 @@
-"""The GEO satellite + WLAN study (seed 004, ``wavelab reproduce satwlan``):
+"""The GEO satellite + WLAN study (Annese et al., ``wavelab reproduce satwlan``):
 the channel's calibration, the study's outputs and resumption, and the
 shape of Table II on our runs.
 

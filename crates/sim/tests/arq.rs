@@ -1,4 +1,4 @@
-//! Link-layer ARQ under TCP (issue 24, item 6): out-of-order ARQ produces
+//! Link-layer ARQ under TCP: out-of-order ARQ produces
 //! duplicate ACKs without any loss, in-order ARQ none; the link-layer
 //! reports reach the sender with the retries each frame needed; both engine
 //! modes agree; on/off outage processes put their windows on the link.

@@ -206,7 +206,7 @@ def trial_scenario(
         )
     data: dict[str, Any] = {
         "name": f"satwlan-{trial.with_model(model)}-seed{seed}",
-        "description": f"seed 004 trial {trial.number}: {' vs '.join(trial.variants)}",
+        "description": f"Annese et al. trial {trial.number}: {' vs '.join(trial.variants)}",
         "duration": f"{duration:g}s",
         "seed": seed,
         "output": {"interval": f"{INTERVAL:g}s", "queues": False},
@@ -532,7 +532,7 @@ def reproduce(
     seeds = sorted({s for _, s, _ in which.values()})
     md = (
         Markdown()
-        .lines("# Seed 004, Table II: ours / paper")
+        .lines("# Annese et al., Table II: ours / paper")
         .lines(
             f"{duration:g} s per trial, mean over seeds {seeds}; trials X1-X3 are ours;",
             "channel iid: independent per-attempt loss; fading: Gilbert-Elliott fades.",

@@ -335,7 +335,7 @@ def reproduce(
     table = summary[summary["loss"].isin(TABLE_LOSSES)]
     md = (
         Markdown()
-        .lines("# WSC-TCP vs NewReno (seed 003, section 4)")
+        .lines("# WSC-TCP vs NewReno (Srinivasan 2016, section 4)")
         .lines(
             "Aggregate goodput of the three measured flows (kbit/s) with the 95 % interval",
             "over the seeds; gain over NewReno (%), paired by seed, with its interval.",

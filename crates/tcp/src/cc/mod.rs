@@ -400,7 +400,7 @@ pub trait CongestionControl: fmt::Debug {
     fn on_notification(&mut self, _now: Instant, _n: &Notification) {}
     /// The sending host's record of past sessions on this connection's path
     /// (oldest first), offered once before the connection opens, at `now`
-    /// (WSC-TCP's best-start window, seed 003 section 3.3). A driver that
+    /// (WSC-TCP's best-start window, Srinivasan 2016, section 3.3). A driver that
     /// keeps no history offers none.
     fn on_path_history(&mut self, _now: Instant, _past: &[SessionRecord]) {}
     /// What this session adds to the host's record when it ends; `None`

@@ -1,5 +1,5 @@
 //! WSC-TCP (Srinivasan, "Efficient TCP enhancements for Hybrid Networks",
-//! MS thesis, UC Santa Cruz 2016; seed 003): NewReno with four mechanisms
+//! MS thesis, UC Santa Cruz 2016): NewReno with four mechanisms
 //! fed by the wireless link layer and by the host's past sessions, each
 //! switchable on its own ([`WscParams`]):
 //!
