@@ -25,6 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
+from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
 from wavelab.sweep.store import code_version
 from wavelab.sweep.worker import Job, RunOutput, execute, worker_code_version
@@ -56,6 +57,9 @@ def _worker_start(parent: int) -> None:
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     end_with(parent)
+    # a worker encodes one run's Parquet files after another: with pyarrow's
+    # default pool it would keep the peak of every run it handled
+    use_system_allocator()
 
 
 def end_with(parent: int) -> None:
