@@ -1,6 +1,7 @@
 """How close the simulator's ``profile = "linux"`` comes to real Linux TCP on
 the DCNET 2016 handover grid: a benchmark, not a test (it needs root and
-takes about an hour per pass on two cores).
+emulates 24 runs of 80 s per pass: 32 min one at a time, 16 min with
+``--jobs 2``).
 
     sudo python benches/linux_agreement.py [--repeat 3] [--jobs 1] [--out DIR]
     sudo python benches/linux_agreement.py --quick      # HT = 2 s, L1 -> L2 only
