@@ -15,7 +15,9 @@ use wavelab_model::compile::{
 };
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
-use wavelab_model::scenario::{flow_name, LinkHandoverTime, Scenario, ScenarioError};
+use wavelab_model::scenario::{
+    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+};
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
@@ -67,9 +69,13 @@ impl Simulation {
             .map(|l| l.handovers.iter().any(|h| h.at == LinkHandoverTime::Steady))
             .collect();
         if forkable {
+            // a break-before-make handoff puts outage windows on its links
+            // (a make-before-break one only switches routes)
             for h in &handoffs {
-                decided_live[h.plan.from] = true;
-                decided_live[h.plan.to] = true;
+                if h.plan.spec.kind == NodeHandoffKind::BreakBeforeMake {
+                    decided_live[h.plan.from] = true;
+                    decided_live[h.plan.to] = true;
+                }
             }
         }
         let dirs: Vec<Dir> = dirs

@@ -14,9 +14,12 @@
 //! time plans each packet's departure when it admits it, with the outage
 //! windows it knows; a handoff's windows on its access links must therefore
 //! be known at every admission, so [`Simulation::new_forkable`] runs the
-//! links that node handoffs touch in reference mode (bit-identical to
-//! virtual time, `crates/sim/tests/engines.rs`), where a window acts only
-//! when the clock reaches it.
+//! links that break-before-make handoffs touch in reference mode
+//! (bit-identical tables to virtual time, `crates/sim/tests/engines.rs`;
+//! only the engine's own figures, its event count and peak packets in
+//! flight, differ), where a window acts only when the clock reaches it. A
+//! make-before-break handoff only switches routes, so its links stay in
+//! virtual time.
 
 use super::Simulation;
 use crate::engine::Event;
@@ -27,10 +30,11 @@ use wavelab_model::scenario::{Scenario, ScenarioError};
 use wavelab_tcp::Duration;
 
 impl Simulation {
-    /// The simulation of `sc` with every link a node handoff touches in
-    /// reference mode, so that [`Simulation::set_handoff_at`] can move its
+    /// The simulation of `sc` with every link a break-before-make node
+    /// handoff touches in reference mode, so that [`Simulation::set_handoff_at`] can move its
     /// handoffs on a fork. Its results are bit-identical to
-    /// [`Simulation::new`]'s.
+    /// [`Simulation::new`]'s (its event count and peak packets are those of
+    /// reference mode).
     pub fn new_forkable(sc: Scenario) -> Result<Self, ScenarioError> {
         Self::build_with(sc, false, true)
     }
