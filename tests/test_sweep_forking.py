@@ -70,3 +70,19 @@ def test_groups_are_the_jobs_differing_only_in_the_instant() -> None:
     assert prefix_key(c) is None
     key = prefix_key(a[1])
     assert key is not None and key[1] == 2_000_000_000
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_local_pool_groups_jobs_and_gives_the_same_outputs(workers: int) -> None:
+    from wavelab.sweep.backends import LocalPool
+
+    todo = [
+        *jobs(9, "regular", 1, [0.5, 1.5, 3.0]),
+        *jobs(6, "CUBIC", 2, [2.0, 1.0]),
+        *jobs(13, "ETCPv0", 1, [4.0]),
+    ]
+    grouped = {o.key: o for o in LocalPool(workers).run(todo)}
+    alone = {o.key: o for o in LocalPool(workers, fork=False).run(todo)}
+    assert sorted(grouped) == sorted(j.key for j in todo)
+    for key, out in grouped.items():
+        same(alone[key], out, key.startswith("9-") or key.startswith("f9-"))

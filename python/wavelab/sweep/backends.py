@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
+from wavelab.sweep.forking import execute_forked, group_by_prefix
 from wavelab.sweep.store import code_version
 from wavelab.sweep.worker import Job, RunOutput, execute, worker_code_version
 
@@ -81,15 +82,22 @@ class LocalPool:
     """Runs jobs in ``workers`` local processes (default: every core); one
     worker runs them in this process."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, fork: bool = True) -> None:
         if workers is not None and workers < 1:
             raise WavelabError(f"--jobs {workers}: give 1 or more parallel runs")
         self.workers = workers or os.cpu_count() or 1
+        self.fork = fork
+        """Run jobs that differ only in a handoff's instant as one task that
+        shares their past (:func:`wavelab.sweep.forking.execute_forked`;
+        the same tables). The jobs are then all read before the first runs."""
         self.description = (
             "this process" if self.workers == 1 else f"{self.workers} local processes"
         )
 
     def run(self, jobs: Iterable[Job]) -> Iterator[RunOutput]:
+        if self.fork:
+            yield from self._run_groups(group_by_prefix(jobs))
+            return
         if self.workers == 1:
             for job in jobs:
                 yield execute(job)
@@ -122,6 +130,46 @@ class LocalPool:
                             "finished before are kept; run the same command again to resume"
                         ) from None
                     yield out
+            finished = True
+        finally:
+            if not finished:
+                _abandon(pool)
+            pool.shutdown(wait=finished, cancel_futures=True)
+
+    def _run_groups(self, groups: list[list[Job]]) -> Iterator[RunOutput]:
+        """Runs each group of jobs sharing a prefix as one task."""
+        if self.workers == 1:
+            for g in groups:
+                yield from execute_forked(g)
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("forkserver"),
+            initializer=_start_worker,
+        )
+        pending: set[Future[list[RunOutput]]] = set()
+        it = iter(groups)
+        finished = False
+        try:
+            while True:
+                while len(pending) < 2 * self.workers:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        break
+                    pending.add(pool.submit(execute_forked, nxt))
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    pending.discard(fut)
+                    try:
+                        outs = fut.result()
+                    except BrokenProcessPool:
+                        raise WavelabError(
+                            "a worker process died (out of memory, or killed); the runs "
+                            "finished before are kept; run the same command again to resume"
+                        ) from None
+                    yield from outs
             finished = True
         finally:
             if not finished:
