@@ -139,21 +139,26 @@ proptest! {
     }
 }
 
-/// A handoff cannot move from or to an instant the fork has reached, and a
-/// link in virtual time cannot take new outage windows: named errors.
-#[test]
-fn moves_a_fork_cannot_make_are_named_errors() {
-    let c = Case {
+/// One NewReno flow from a 2 Mbit/s, 50 ms link to a 500 kbit/s, 100 ms one.
+fn small(bbm: Option<u64>) -> Case {
+    Case {
         old: (2_000, 50),
         new: (500, 100),
         queues: (10, 10),
         cc: "newreno",
         count: 1,
-        bbm: Some(1000),
+        bbm: bbm,
         notify_ms: None,
         transfer: None,
         log: false,
-    };
+    }
+}
+
+/// A handoff cannot move from or to an instant the fork has reached, and a
+/// link in virtual time cannot take new outage windows: named errors.
+#[test]
+fn moves_a_fork_cannot_make_are_named_errors() {
+    let c = small(Some(1000));
     let mut sim = Simulation::new_forkable(c.scenario(5_000)).unwrap();
     sim.run_until(Instant::ZERO + ms(3_000));
     let mut f = sim.fork().unwrap();
@@ -190,17 +195,7 @@ fn an_algorithm_that_cannot_be_copied_is_named() {
         fn on_ack(&mut self, _: Instant, _: &AckEvent) {}
         fn on_congestion(&mut self, _: Instant, _: &CongestionEvent) {}
     }
-    let c = Case {
-        old: (2_000, 50),
-        new: (500, 100),
-        queues: (10, 10),
-        cc: "newreno",
-        count: 1,
-        bbm: None,
-        notify_ms: None,
-        transfer: None,
-        log: false,
-    };
+    let c = small(None);
     let mut sim = Simulation::new_forkable(c.scenario(5_000)).unwrap();
     sim.set_algorithm(0, wavelab_tcp::Cc::Custom(Box::new(Fixed)))
         .unwrap();

@@ -95,48 +95,11 @@ class LocalPool:
         )
 
     def run(self, jobs: Iterable[Job]) -> Iterator[RunOutput]:
-        if self.fork:
-            yield from self._run_groups(group_by_prefix(jobs))
-            return
-        if self.workers == 1:
-            for job in jobs:
-                yield execute(job)
-            return
-        pool = ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_start_worker,
-        )
-        pending: dict[Future[RunOutput], Job] = {}
-        it = iter(jobs)
-        finished = False
-        try:
-            while True:
-                while len(pending) < 2 * self.workers:
-                    nxt = next(it, None)
-                    if nxt is None:
-                        break
-                    pending[pool.submit(execute, nxt)] = nxt
-                if not pending:
-                    break
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    job = pending.pop(fut)
-                    try:
-                        out = fut.result()
-                    except BrokenProcessPool:
-                        raise WavelabError(
-                            "a worker process died (out of memory, or killed); the runs "
-                            "finished before are kept; run the same command again to resume"
-                        ) from None
-                    yield out
-            finished = True
-        finally:
-            if not finished:
-                _abandon(pool)
-            pool.shutdown(wait=finished, cancel_futures=True)
+        # (without forking, each job is a group of one, read as it comes)
+        groups = group_by_prefix(jobs) if self.fork else ([j] for j in jobs)
+        yield from self._run_groups(groups)
 
-    def _run_groups(self, groups: list[list[Job]]) -> Iterator[RunOutput]:
+    def _run_groups(self, groups: Iterable[list[Job]]) -> Iterator[RunOutput]:
         """Runs each group of jobs sharing a prefix as one task."""
         if self.workers == 1:
             for g in groups:

@@ -66,8 +66,10 @@ def execute_forked(jobs: Sequence[Job]) -> list[RunOutput]:
     algorithm cannot be copied (a Python one) runs on its own. Each run's
     CPU and wall seconds count from the end of the one before (the shared
     prefix is charged to the run that first needed it)."""
+    if len(jobs) < 2:
+        return [execute(j) for j in jobs]
     keyed = [(prefix_key(j), j) for j in jobs]
-    if len(jobs) < 2 or any(k is None for k, _ in keyed):
+    if any(k is None for k, _ in keyed):
         return [execute(j) for j in jobs]
     order = sorted(range(len(jobs)), key=lambda i: keyed[i][0][1])  # type: ignore[index]
     latest = jobs[order[-1]]
