@@ -147,7 +147,7 @@ fn small(bbm: Option<u64>) -> Case {
         queues: (10, 10),
         cc: "newreno",
         count: 1,
-        bbm: bbm,
+        bbm,
         notify_ms: None,
         transfer: None,
         log: false,
