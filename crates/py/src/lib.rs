@@ -119,15 +119,23 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     /// Builds the network of a scenario given as JSON.
+    /// With `forkable`, the links node handoffs touch run in reference
+    /// mode (same results), so that a fork can move its handoffs
+    /// (`set_handoff_at`).
     #[new]
-    fn new(json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (json, forkable = false))]
+    fn new(json: &str, forkable: bool) -> PyResult<Self> {
         let sc = scenario_from_json(json)?;
         let python = sc.flows.iter().any(|f| pycc::is_python(f.cc.name()));
         // a failure left by an earlier simulation's algorithm is not this one's
         let _ = pycc::take_failure();
         let _ = pycc::take_interrupt();
-        let mut inner =
-            wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let mut inner = if forkable {
+            wavelab_sim::Simulation::new_forkable(sc)
+        } else {
+            wavelab_sim::Simulation::new(sc)
+        }
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
         if python {
             // Ctrl-C (or SIGTERM, which the command line turns into it) that
             // a Python algorithm's method received stops the run at once
@@ -197,6 +205,56 @@ impl Simulation {
             py.detach(|| inner.run_until(until));
         }
         Ok(())
+    }
+
+    /// Runs every event before the instant `nanos` nanoseconds (capped at
+    /// the end): a handoff moved to that instant on a fork then runs first
+    /// at it, as in a fresh run.
+    fn run_before(&mut self, py: Python<'_>, nanos: u64) -> PyResult<()> {
+        if nanos == 0 {
+            return Ok(());
+        }
+        let until = Instant::from_nanos(nanos - 1);
+        if self.failure.is_some() {
+            return Ok(());
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_until(until));
+        Ok(())
+    }
+
+    /// A copy of the simulation at the instant it reached, continuing
+    /// independently (without the captures). Raises `ValueError` naming a
+    /// flow whose congestion control cannot be copied (a Python one).
+    fn fork(&self) -> PyResult<Simulation> {
+        if self.python {
+            let f = self.inner.scenario().flows.iter();
+            let names: Vec<&str> = f
+                .filter(|f| pycc::is_python(f.cc.name()))
+                .map(|f| f.cc.name())
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "congestion control \"{}\" is a Python algorithm, which cannot be copied, so \
+                 the simulation cannot be forked",
+                names.join("\", \"")
+            )));
+        }
+        let inner = self.inner.fork().map_err(PyValueError::new_err)?;
+        Ok(Simulation {
+            inner,
+            python: false,
+            failure: self.failure.clone(),
+        })
+    }
+
+    /// Moves the scenario's handoff `index` to `nanos` nanoseconds (both its
+    /// instant and the new one after now; see
+    /// `wavelab_sim::Simulation::set_handoff_at`). Raises `ValueError`
+    /// saying why a move cannot be made.
+    fn set_handoff_at(&mut self, index: usize, nanos: u64) -> PyResult<()> {
+        self.inner
+            .set_handoff_at(index, wavelab_tcp::Duration::from_nanos(nanos))
+            .map_err(PyValueError::new_err)
     }
 
     /// Starts capturing `target` (`flow:NAME`, `link:NAME[:forward|:reverse]`

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
+from wavelab.sweep.forking import execute_forked, group_by_prefix
 from wavelab.sweep.store import code_version
 from wavelab.sweep.worker import Job, RunOutput, execute, worker_code_version
 
@@ -121,18 +122,28 @@ class LocalPool:
     """Runs jobs in ``workers`` local processes (default: every core); one
     worker runs them in this process."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, fork: bool = False) -> None:
         if workers is not None and workers < 1:
             raise WavelabError(f"--jobs {workers}: give 1 or more parallel runs")
         self.workers = workers or os.cpu_count() or 1
+        self.fork = fork
+        """Run jobs that differ only in a handoff's instant as one task that
+        shares their past (:func:`wavelab.sweep.forking.execute_forked`;
+        the same tables). The jobs are then all read before the first runs."""
         self.description = (
             "this process" if self.workers == 1 else f"{self.workers} local processes"
         )
 
     def run(self, jobs: Iterable[Job]) -> Iterator[RunOutput]:
+        # (without forking, each job is a group of one, read as it comes)
+        groups = group_by_prefix(jobs) if self.fork else ([j] for j in jobs)
+        yield from self._run_groups(groups)
+
+    def _run_groups(self, groups: Iterable[list[Job]]) -> Iterator[RunOutput]:
+        """Runs each group of jobs sharing a prefix as one task."""
         if self.workers == 1:
-            for job in jobs:
-                yield execute(job)
+            for g in groups:
+                yield from execute_forked(g)
             return
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
@@ -140,8 +151,8 @@ class LocalPool:
             initializer=_worker_start,
             initargs=(os.getpid(),),
         )
-        pending: dict[Future[RunOutput], Job] = {}
-        it = iter(jobs)
+        pending: set[Future[list[RunOutput]]] = set()
+        it = iter(groups)
         finished = False
         try:
             while True:
@@ -149,20 +160,20 @@ class LocalPool:
                     nxt = next(it, None)
                     if nxt is None:
                         break
-                    pending[pool.submit(execute, nxt)] = nxt
+                    pending.add(pool.submit(execute_forked, nxt))
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    job = pending.pop(fut)
+                    pending.discard(fut)
                     try:
-                        out = fut.result()
+                        outs = fut.result()
                     except BrokenProcessPool:
                         raise WavelabError(
                             "a worker process died (out of memory, or killed); the runs "
                             "finished before are kept; run the same command again to resume"
                         ) from None
-                    yield out
+                    yield from outs
             finished = True
         finally:
             if not finished:

@@ -100,7 +100,7 @@ pub struct Arrived<T> {
 
 /// One link direction in the stepped model, over packets the caller refers
 /// to by a handle `T`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Stepped<T> {
     settings: Settings,
     loss: LossModel,
@@ -351,6 +351,12 @@ impl<T: Copy> Stepped<T> {
     /// Adds the outage window `[start, end)`.
     pub fn add_outage(&mut self, start: Instant, end: Instant) {
         self.outages.insert(start, end);
+    }
+
+    /// Replaces the outage windows (a forked simulation's handoff moved to
+    /// another instant; the windows before now must be the same).
+    pub fn set_outages(&mut self, outages: Outages) {
+        self.outages = outages;
     }
 
     /// The settings in effect.

@@ -18,6 +18,7 @@
 mod capture_tests;
 mod compile;
 pub(crate) mod endpoints;
+mod fork;
 pub(crate) mod handovers;
 mod results;
 
@@ -38,8 +39,9 @@ use wavelab_model::topology::{DirId, Topology};
 use wavelab_tcp::cc::{Notification, SessionRecord};
 use wavelab_tcp::{Duration, Instant, Receiver, Sender};
 
-/// A simulation in progress.
-#[derive(Debug)]
+/// A simulation in progress. Cloning it (see [`Simulation::fork`]) copies
+/// its whole state at this instant.
+#[derive(Clone, Debug)]
 pub struct Simulation {
     pub(crate) sc: Scenario,
     pub(crate) now: Instant,
