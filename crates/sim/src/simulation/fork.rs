@@ -84,10 +84,10 @@ impl Simulation {
         let mut sc = self.sc.clone();
         sc.handoffs[index].at = at;
         sc.validate().map_err(|e| format!("{field}: {e}"))?;
-        let before = compile_links(&self.sc, &self.plans());
+        let before = compile_links(&self.sc, &self.plans()).map_err(|e| format!("{field}: {e}"))?;
         let (_, plans) = compile_routes(&sc, &self.topo);
         let plans = expand_switches(plans, &sc);
-        let after = compile_links(&sc, &plans);
+        let after = compile_links(&sc, &plans).map_err(|e| format!("{field}: {e}"))?;
         let same_plans = plans.len() == self.handoffs.len()
             && plans.iter().zip(&self.handoffs).all(|(p, h)| {
                 p.from == h.plan.from && p.to == h.plan.to && p.switches == h.plan.switches
