@@ -118,6 +118,29 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
             writer.close()
 
 
+def _start_helpers_deaf_to_hangup() -> None:
+    """Starts multiprocessing's resource tracker and fork server with SIGHUP
+    ignored (a disposition that survives ``exec``).
+
+    Both ignore SIGINT and SIGTERM but not SIGHUP, so a closed terminal
+    (SIGHUP to the whole process group) used to kill them while the sweep
+    kept its finished runs: the sweep's clean-up then met a new tracker that
+    had never seen its semaphores and printed ``KeyError: '/mp-...'`` as the
+    command's last line. Only the main thread can change a signal's
+    handler; elsewhere the helpers start as multiprocessing starts them.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    from multiprocessing import forkserver, resource_tracker
+
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
 class LocalPool:
     """Runs jobs in ``workers`` local processes (default: every core); one
     worker runs them in this process."""
@@ -145,6 +168,7 @@ class LocalPool:
             for g in groups:
                 yield from execute_forked(g)
             return
+        _start_helpers_deaf_to_hangup()
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("forkserver"),
