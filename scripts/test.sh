@@ -115,14 +115,15 @@ phase "Python: lints, types and tests"
 python3 -m ruff check python tests
 python3 -m ruff format --check python tests
 python3 -m mypy
-# The Python tests run in this process, one after another. With
-# WAVELAB_TEST_WORKERS=N (pytest-xdist) they run in N processes, about twice
-# as fast on 2 cores (docs/performance.md), but not yet by default: on a
-# fresh CI machine the BPF tests of two modules interleaved in one worker
-# (one unloaded TCP Wave while the other used it) and a SIGHUP test met a
-# multiprocessing KeyError.
-if [ "${WAVELAB_TEST_WORKERS:-0}" != 0 ]; then
-    python3 -m pytest -n "$WAVELAB_TEST_WORKERS" --dist loadgroup
+# The Python tests run in one process per core (pytest-xdist; about twice
+# as fast on 2 cores, docs/performance.md), then the tests that change what
+# the whole kernel shares (TCP Wave's BPF program loaded and unloaded,
+# marker kernel_state) in one process, alone. WAVELAB_TEST_WORKERS=N sets
+# the number of processes; 1 runs everything in this process, in order.
+workers="${WAVELAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+if [ "$workers" -gt 1 ]; then
+    python3 -m pytest -n "$workers" -m "not slow and not kernel_state"
+    python3 -m pytest -m "not slow and kernel_state"
 else
     python3 -m pytest
 fi

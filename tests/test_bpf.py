@@ -16,8 +16,8 @@ from wavelab.emulator import bpf
 from wavelab.errors import WavelabError
 
 # The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
-# test process shares: these tests run in one worker, one after another.
-pytestmark = pytest.mark.xdist_group("kernel-bpf-wave")
+# test process shares: scripts/test.sh runs these alone, in one process.
+pytestmark = pytest.mark.kernel_state
 
 
 def _skip_or_fail(reason: str) -> None:

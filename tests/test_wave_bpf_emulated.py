@@ -29,8 +29,8 @@ from wavelab.runner import run as simulate
 from wavelab.scenario import builtin_scenario
 
 # The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
-# test process shares: these tests run in one worker, one after another.
-pytestmark = pytest.mark.xdist_group("kernel-bpf-wave")
+# test process shares: scripts/test.sh runs these alone, in one process.
+pytestmark = pytest.mark.kernel_state
 
 
 def _why_not() -> str | None:
