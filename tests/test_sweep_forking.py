@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from wavelab.experiments import mobiwac2009 as m
@@ -61,15 +63,43 @@ def test_groups_are_the_jobs_differing_only_in_the_instant() -> None:
     a = jobs(6, "regular", 1, [1.0, 2.0])
     b = jobs(6, "ETCPv1", 1, [1.0])
     c = Job("captured", a[0].scenario_json, captures=("flow:bulk",))
-    groups = group_by_prefix([a[0], b[0], a[1], c])
+    groups = list(group_by_prefix([a[0], b[0], a[1], c]))
+    # a job that cannot fork goes on at once; the open groups at the end
     assert [[j.key for j in g] for g in groups] == [
-        [a[0].key, a[1].key],
-        [b[0].key],
         ["captured"],
+        [b[0].key],
+        [a[0].key, a[1].key],
     ]
     assert prefix_key(c) is None
     key = prefix_key(a[1])
     assert key is not None and key[1] == 2_000_000_000
+
+
+def test_groups_stream_and_hold_a_bounded_number_of_jobs() -> None:
+    # 3 prefixes x 5 instants, the instants innermost as a grid gives them
+    cells = [jobs(6, tcp, 1, [0.5, 1.0, 1.5, 2.0, 2.5]) for tcp in ("regular", "ETCPv0", "ETCPv1")]
+    order = [j for cell in cells for j in cell]
+    read: list[int] = []
+
+    def source() -> Iterator[Job]:
+        for n, j in enumerate(order):
+            read.append(n)
+            yield j
+
+    seen: list[list[Job]] = []
+    read_at: list[int] = []
+    for g in group_by_prefix(source(), open_groups=1, group_size=3):
+        seen.append(g)
+        read_at.append(len(read))
+    # the first group goes on once its third job is read, not at the end
+    assert read_at[0] == 3 and len(read) == len(order)
+    assert sorted(j.key for g in seen for j in g) == sorted(j.key for j in order)
+    for g in seen:
+        assert len({prefix_key(j)[0] for j in g}) == 1  # type: ignore[index]
+    # full groups of 3, the remainders of 2 handed on when the next prefix comes
+    assert [len(g) for g in seen] == [3, 2, 3, 2, 3, 2]
+    with pytest.raises(ValueError, match="1 or more"):
+        next(group_by_prefix(order, open_groups=0))
 
 
 @pytest.mark.parametrize("workers", [1, 2])

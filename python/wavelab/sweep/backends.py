@@ -152,7 +152,9 @@ class LocalPool:
         self.fork = fork
         """Run jobs that differ only in a handoff's instant as one task that
         shares their past (:func:`wavelab.sweep.forking.execute_forked`;
-        the same tables). The jobs are then all read before the first runs."""
+        the same tables). Groups form as the jobs are read
+        (:func:`~wavelab.sweep.forking.group_by_prefix`): a bounded number
+        of jobs is held, not the whole sweep."""
         self.description = (
             "this process" if self.workers == 1 else f"{self.workers} local processes"
         )

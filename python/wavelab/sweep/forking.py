@@ -17,7 +17,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from wavelab import _native
 from wavelab.sweep.worker import Job, RunOutput, _output, execute
@@ -49,14 +49,42 @@ def prefix_key(job: Job) -> tuple[str, int] | None:
     return json.dumps([sc, rest], sort_keys=True), at
 
 
-def group_by_prefix(jobs: Iterable[Job]) -> list[list[Job]]:
-    """The jobs in groups that share a prefix (in the order each group's
-    first job came), a job that cannot fork alone in its group."""
+OPEN_GROUPS = 64
+"""How many groups :func:`group_by_prefix` holds open at once."""
+
+GROUP_SIZE = 256
+"""The most jobs one group holds (one worker runs a group, in turn)."""
+
+
+def group_by_prefix(
+    jobs: Iterable[Job], open_groups: int = OPEN_GROUPS, group_size: int = GROUP_SIZE
+) -> Iterator[list[Job]]:
+    """The jobs in groups that share a prefix, streamed: a group is handed
+    on once it holds ``group_size`` jobs, the open group that has waited
+    longest for a job once more than ``open_groups`` are open, the rest at
+    the end; a job that cannot fork
+    is handed on at once, alone. At most ``open_groups x group_size`` jobs
+    are held, however long the sweep (MobiWac's 48,000 runs), and the first
+    runs start before the last job is read. Jobs of one prefix far apart in
+    the sweep's order (more than ``open_groups`` other prefixes between
+    them) fall into separate groups: each still runs as a fresh run would."""
+    if open_groups < 1 or group_size < 1:
+        raise ValueError("open_groups and group_size must be 1 or more")
     groups: dict[str, list[Job]] = {}
-    for n, job in enumerate(jobs):
+    for job in jobs:
         k = prefix_key(job)
-        groups.setdefault(k[0] if k else f"alone {n}", []).append(job)
-    return list(groups.values())
+        if k is None:
+            yield [job]
+            continue
+        group = groups.pop(k[0], [])
+        group.append(job)
+        if len(group) >= group_size:
+            yield group
+            continue
+        groups[k[0]] = group  # (re-inserted: the most recently used is last)
+        if len(groups) > open_groups:
+            yield groups.pop(next(iter(groups)))
+    yield from groups.values()
 
 
 def execute_forked(jobs: Sequence[Job]) -> list[RunOutput]:
