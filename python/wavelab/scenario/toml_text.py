@@ -25,7 +25,13 @@ def first_problem(value: Any) -> tuple[str, str] | None:
     report well, as (field path, message): nesting deeper than
     :data:`MAX_DEPTH`, or a NaN or infinity (TOML allows ``nan`` and ``inf``;
     JSON, which carries the scenario to the Rust schema, does not, and its
-    parser would only say "expected value"). Iterative, so any depth is safe."""
+    parser would only say "expected value"). Iterative, so any depth is safe.
+
+    A first walk only looks (a sweep checks every point: the field paths,
+    built for the message, were most of the time); the second builds the
+    paths, once something is found."""
+    if _looks_sound(value):
+        return None
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
     while stack:
         path, v, depth = stack.pop()
@@ -44,6 +50,22 @@ def first_problem(value: Any) -> tuple[str, str] | None:
             return shown, f"tables and arrays nest more than {MAX_DEPTH} deep"
         stack.extend((p, x, depth + 1) for p, x in reversed(items))
     return None
+
+
+def _looks_sound(value: Any) -> bool:
+    """True if nothing :func:`first_problem` reports is in ``value``."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, Mapping | list | tuple):
+            if depth >= MAX_DEPTH:
+                return False
+            children = v.values() if isinstance(v, Mapping) else v
+            stack.extend((x, depth + 1) for x in children)
+    return True
 
 
 MAX_TOML_BYTES = 4 * 1024 * 1024
