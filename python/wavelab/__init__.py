@@ -20,6 +20,8 @@ The package is laid out by stage, data flowing one way:
 * ``analysis/``: figures from the tables (recovery time, rates, RTT CDF,
   capacity, the per-run metrics, confidence intervals over seeds);
 * ``sweep/``: many runs on a backend into a resumable store;
+* ``dataset/``: a run's, a sweep's or a study's results as one dataset
+  (:func:`load_results`);
 * ``plot/``, ``report/``: figures and the HTML report;
 * ``emulator/``: the same scenarios on real packets, compared with the
   simulation; the BPF TCP Wave's loader;
@@ -38,6 +40,7 @@ from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
     from wavelab.custom_cc import congestion_control, register_cc
+    from wavelab.dataset import LoadedResults, load_results
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
     from wavelab.results import Results
     from wavelab.runner import run
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
         load_scenario,
     )
     from wavelab.sweep import load_sweep
+    from wavelab.sweep.backends import LocalPool
+    from wavelab.sweep.runner import run_sweep
 
 _LAZY = {
     "ArgumentError": "wavelab.errors",
@@ -66,6 +71,10 @@ _LAZY = {
     "from_toml": "wavelab.scenario",
     "load_scenario": "wavelab.scenario",
     "load_sweep": "wavelab.sweep",
+    "LoadedResults": "wavelab.dataset",
+    "load_results": "wavelab.dataset",
+    "LocalPool": "wavelab.sweep.backends",
+    "run_sweep": "wavelab.sweep.runner",
 }
 
 
@@ -76,8 +85,16 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def __dir__() -> list[str]:
+    """The module's names with the lazily loaded API (``dir(wavelab)``,
+    a notebook's completion), without importing it."""
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "ArgumentError",
+    "LoadedResults",
+    "LocalPool",
     "PathError",
     "Results",
     "Scenario",
@@ -89,8 +106,10 @@ __all__ = [
     "demo_scenario",
     "from_dict",
     "from_toml",
+    "load_results",
     "load_scenario",
     "load_sweep",
     "register_cc",
     "run",
+    "run_sweep",
 ]
