@@ -275,7 +275,8 @@ def test_a_sweep_of_names_alone_varies_nothing() -> None:
 
 def test_default_names_are_the_last_field_when_unique() -> None:
     shipped = load_sweep("handover-grid")
-    names = column_names(shipped.param_names, shipped.names)
+    assert column_names(shipped.param_names, shipped.names)["links[1].rate"] == "old_rate"
+    names = column_names(shipped.param_names, {})
     assert names == {
         "links[1].rate": "links[1].rate",
         "links[1].delay": "links[1].delay",
