@@ -44,19 +44,13 @@ if TYPE_CHECKING:
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
     from wavelab.results import Results
     from wavelab.runner import run
-    from wavelab.scenario import (
-        PathError,
-        Scenario,
-        demo_scenario,
-        from_dict,
-        from_toml,
-        load_scenario,
-    )
+    from wavelab.scenario import PathError, Scenario, demo_scenario, from_dict, from_toml
+    from wavelab.scenario.builtin import load_scenario_or_builtin as load_scenario
     from wavelab.sweep import load_sweep
     from wavelab.sweep.backends import LocalPool
     from wavelab.sweep.runner import run_sweep
 
-_LAZY = {
+_LAZY = {  # name -> module, or module:attribute
     "ArgumentError": "wavelab.errors",
     "congestion_control": "wavelab.custom_cc",
     "register_cc": "wavelab.custom_cc",
@@ -69,7 +63,7 @@ _LAZY = {
     "demo_scenario": "wavelab.scenario",
     "from_dict": "wavelab.scenario",
     "from_toml": "wavelab.scenario",
-    "load_scenario": "wavelab.scenario",
+    "load_scenario": "wavelab.scenario.builtin:load_scenario_or_builtin",
     "load_sweep": "wavelab.sweep",
     "LoadedResults": "wavelab.dataset",
     "load_results": "wavelab.dataset",
@@ -79,10 +73,11 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'wavelab' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    module, _, attr = where.partition(":")
+    return getattr(importlib.import_module(module), attr or name)
 
 
 def __dir__() -> list[str]:
