@@ -15,38 +15,20 @@ import pandas as pd
 import pytest
 
 import wavelab
-from conftest import ROOT
+from conftest import ROOT, TINY_SWEEP
 from wavelab.errors import WavelabError
 from wavelab.sweep import SweepError, from_sweep_dict, load_sweep
 from wavelab.sweep.backends import LocalPool
 from wavelab.sweep.names import column_names
 from wavelab.sweep.study import StudyRun, run_study
 
-SWEEP = """
-name = "tiny"
-duration = "2s"
-seed = 1
-
-[[links]]
-name = "bottleneck"
-between = ["a", "b"]
-rate = "10Mbit/s"
-delay = "10ms"
-queue = "20pkt"
-loss = { model = "bernoulli", p = 0.01 }
-
-[[flows]]
-name = "f"
-from = "a"
-to = "b"
-
-[sweep]
-"flows[0].cc" = ["reno", "cubic"]
-seeds = 2
-
+SWEEP = (
+    TINY_SWEEP
+    + """
 [sweep.names]
 cc = "flows[0].cc"
 """
+)
 
 
 def quiet(_: str) -> None:
