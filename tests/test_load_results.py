@@ -169,6 +169,9 @@ def test_a_single_run_folder(tmp_path: Path) -> None:
     res = wavelab.run(scenario)
     res.to_parquet(tmp_path / "one")
     loaded = wavelab.load_results(tmp_path / "one")
+    # a folder's name is the run's, as it is (not decoded as a URI)
+    res.to_parquet(tmp_path / "a%20b")
+    assert list(wavelab.load_results(tmp_path / "a%20b").flows()["run"]) == ["a%20b"]
     assert loaded.kind == "run" and loaded.params == [] and len(loaded.runs) == 1
     row = loaded.runs.iloc[0]
     assert row["run"] == "one" and row["name"] == "tiny" and row["status"] == "ok"

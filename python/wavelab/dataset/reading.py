@@ -25,7 +25,10 @@ def _dataset(files: list[Path], base: Path) -> ds.Dataset:
         ds.ParquetFileFormat(),
         ds.FileSystemFactoryOptions(
             partition_base_dir=str(base),
-            partitioning=ds.DirectoryPartitioning(pa.schema([(RUN, pa.string())])),
+            # the folder's name as it is (a run folder may be named "a%20b")
+            partitioning=ds.DirectoryPartitioning(
+                pa.schema([(RUN, pa.string())]), segment_encoding="none"
+            ),
         ),
     )
     schema = factory.inspect(promote_options="permissive", fragments=None)
