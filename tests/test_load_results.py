@@ -219,6 +219,9 @@ def test_bad_inputs_are_named(store: Path, tmp_path: Path) -> None:
     res = wavelab.load_results(store)
     with pytest.raises(WavelabError, match="the series table has no column 'nope'; it has time"):
         res.series(["time", "nope"])
+    with pytest.raises(WavelabError, match="a run has no table 'seris'; its tables are series,"):
+        res.table("seris")
+    assert list(res.series("cwnd").columns) == ["point", "cc", "seed", "run", "cwnd"]
     with pytest.raises(WavelabError, match=r"'flows\[1\].cc' is not a parameter"):
         res.series(**{"flows[1].cc": "reno"})
 

@@ -17,6 +17,7 @@ from wavelab.dataset.reading import read_runs_table
 from wavelab.dataset.sources import Source, open_source
 from wavelab.errors import WavelabError
 from wavelab.results.frames import Results
+from wavelab.results.tables import TABLES
 
 SELECTORS = ("point", "run", "name")
 """Columns a selection may name besides the parameters."""
@@ -138,6 +139,10 @@ class LoadedResults:
         None; one with a parameter's name gets ``_`` and the table's name
         appended). Runs pending, failed or stored without tables are left out
         (:attr:`runs` has their status)."""
+        if name not in TABLES:
+            raise WavelabError(f"a run has no table {name!r}; its tables are {', '.join(TABLES)}")
+        if isinstance(columns, str):
+            columns = [columns]
         rows = self.select(**params)
         have = {k: self._src.dirs[k] for k in dict.fromkeys(rows["run"]) if k in self._src.dirs}
         if not have and len(rows):
