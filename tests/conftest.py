@@ -35,6 +35,31 @@ log_packets = true
 """
 
 
+TINY_SWEEP = """
+name = "tiny"
+duration = "2s"
+seed = 1
+
+[[links]]
+name = "bottleneck"
+between = ["a", "b"]
+rate = "10Mbit/s"
+delay = "10ms"
+queue = "20pkt"
+loss = { model = "bernoulli", p = 0.01 }
+
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+
+[sweep]
+"flows[0].cc" = ["reno", "cubic"]
+seeds = 2
+"""
+"""A sweep of 2 algorithms x 2 seeds of 2 s runs."""
+
+
 @pytest.fixture
 def small_toml() -> str:
     return SMALL

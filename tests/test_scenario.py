@@ -128,3 +128,22 @@ def test_the_linux_profile_resolves_to_its_fields(small_toml: str) -> None:
     written = sc.with_changes({"flows[0].tcp": tcp})
     assert written.normalized == linux.normalized
     assert run_key(written.normalized) == run_key(linux.normalized)
+
+
+def test_the_top_level_load_scenario_takes_a_built_in_name_as_wavelab_run_does(
+    tmp_path: Path,
+) -> None:
+    from wavelab.scenario import builtin_scenario
+
+    cubic = wavelab.load_scenario("cubic")
+    assert cubic.normalized == builtin_scenario("cubic").normalized
+    with pytest.raises(ScenarioFileError, match="'cubik' is neither a file nor a built-in"):
+        wavelab.load_scenario("cubik")
+    with pytest.raises(wavelab.ArgumentError, match=r"load_scenario\(path\)"):
+        wavelab.load_scenario(None)  # type: ignore[arg-type]
+    # a file of that name is the file
+    (tmp_path / "cubic").write_text(
+        'name = "mine"\nduration = "1s"\n[[links]]\nbetween = ["a", "b"]\nrate = "1Mbit/s"\n'
+        'delay = "1ms"\n[[flows]]\nfrom = "a"\nto = "b"\n'
+    )
+    assert wavelab.load_scenario(tmp_path / "cubic").name == "mine"

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import wavelab
+from conftest import TINY_SWEEP as SWEEP
 from conftest import wavelab as wavelab_cli
 from wavelab.sweep import SweepError, expand_range, from_sweep_dict, load_sweep, parse_path
 from wavelab.sweep.plan import plan_sweep
@@ -185,30 +186,6 @@ def test_the_shipped_sweep_expands_with_baselines() -> None:
     plan = plan_sweep(s)
     assert len(plan.points) == 108
     assert plan.baselines == 36  # 2 directions x 3 flow counts x 3 TCPs x 2 seeds
-
-
-SWEEP = """
-name = "tiny"
-duration = "2s"
-seed = 1
-
-[[links]]
-name = "bottleneck"
-between = ["a", "b"]
-rate = "10Mbit/s"
-delay = "10ms"
-queue = "20pkt"
-loss = { model = "bernoulli", p = 0.01 }
-
-[[flows]]
-name = "f"
-from = "a"
-to = "b"
-
-[sweep]
-"flows[0].cc" = ["reno", "cubic"]
-seeds = 2
-"""
 
 
 def test_sweep_writes_a_table_resumes_and_matches_single_runs(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ The package is laid out by stage, data flowing one way:
 * ``analysis/``: figures from the tables (recovery time, rates, RTT CDF,
   capacity, the per-run metrics, confidence intervals over seeds);
 * ``sweep/``: many runs on a backend into a resumable store;
+* ``dataset/``: a run's, a sweep's or a study's results as one dataset
+  (:func:`load_results`);
 * ``plot/``, ``report/``: figures and the HTML report;
 * ``emulator/``: the same scenarios on real packets, compared with the
   simulation; the BPF TCP Wave's loader;
@@ -38,20 +40,17 @@ from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
     from wavelab.custom_cc import congestion_control, register_cc
+    from wavelab.dataset import LoadedResults, load_results
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
     from wavelab.results import Results
     from wavelab.runner import run
-    from wavelab.scenario import (
-        PathError,
-        Scenario,
-        demo_scenario,
-        from_dict,
-        from_toml,
-        load_scenario,
-    )
+    from wavelab.scenario import PathError, Scenario, demo_scenario, from_dict, from_toml
+    from wavelab.scenario.builtin import load_scenario_or_builtin as load_scenario
     from wavelab.sweep import load_sweep
+    from wavelab.sweep.backends import LocalPool
+    from wavelab.sweep.runner import run_sweep
 
-_LAZY = {
+_LAZY = {  # name -> module, or module:attribute
     "ArgumentError": "wavelab.errors",
     "congestion_control": "wavelab.custom_cc",
     "register_cc": "wavelab.custom_cc",
@@ -64,20 +63,33 @@ _LAZY = {
     "demo_scenario": "wavelab.scenario",
     "from_dict": "wavelab.scenario",
     "from_toml": "wavelab.scenario",
-    "load_scenario": "wavelab.scenario",
+    "load_scenario": "wavelab.scenario.builtin:load_scenario_or_builtin",
     "load_sweep": "wavelab.sweep",
+    "LoadedResults": "wavelab.dataset",
+    "load_results": "wavelab.dataset",
+    "LocalPool": "wavelab.sweep.backends",
+    "run_sweep": "wavelab.sweep.runner",
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'wavelab' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    module, _, attr = where.partition(":")
+    return getattr(importlib.import_module(module), attr or name)
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazily loaded API (``dir(wavelab)``,
+    a notebook's completion), without importing it."""
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
     "ArgumentError",
+    "LoadedResults",
+    "LocalPool",
     "PathError",
     "Results",
     "Scenario",
@@ -89,8 +101,10 @@ __all__ = [
     "demo_scenario",
     "from_dict",
     "from_toml",
+    "load_results",
     "load_scenario",
     "load_sweep",
     "register_cc",
     "run",
+    "run_sweep",
 ]

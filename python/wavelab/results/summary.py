@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wavelab._util.provenance import code_record
 from wavelab.analysis.capacity import Table
 from wavelab.analysis.metrics import flow_metrics, retransmission_and_rtt
 from wavelab.scenario.loading import Scenario
@@ -84,9 +85,16 @@ def summary_frame(
 
 
 def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
-    """``run.json`` of a run: the normalised scenario, the run's figures, and
+    """``run.json`` of a run: the normalised scenario, the run's figures, the
+    code that made it (:func:`wavelab._util.provenance.code_record`: the
+    version, the native build, the git commit when run from a checkout), and
     the SHA-256 of each trace file the scenario reads (if any)."""
-    meta: dict[str, Any] = {"scenario": scenario.normalized, "run": run, "complete": complete}
+    meta: dict[str, Any] = {
+        "scenario": scenario.normalized,
+        "run": run,
+        "complete": complete,
+        "code": code_record(),
+    }
     if scenario.traces:
         meta["traces"] = scenario.traces
     return (json.dumps(meta, indent=2) + "\n").encode()

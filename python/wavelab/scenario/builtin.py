@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from wavelab.errors import ScenarioFileError
+from wavelab.errors import ScenarioFileError, check_path
 from wavelab.scenario.loading import Scenario, from_toml, load_scenario
 
 
@@ -44,8 +44,11 @@ def load_scenario_or_builtin(
 ) -> Scenario:
     """A scenario file, or a built-in scenario's name if no such file exists
     (a directory of that name, such as a results directory called ``demo``,
-    does not hide the built-in scenario)."""
-    p = Path(ref)
+    does not hide the built-in scenario), as `wavelab run` reads its
+    argument; ``wavelab.load_scenario``. Raises :class:`ScenarioFileError`
+    naming the file, the field path and the bad value, or the built-in
+    names when ``ref`` is neither."""
+    p = check_path("load_scenario(path)", ref)
     if p.is_file() or p.suffix == ".toml":
         return load_scenario(p, emulation, changes)
     if p.exists() and str(ref) not in builtin_names():

@@ -13,12 +13,17 @@
     "links[1].rate,links[1].delay" = [["2Mbit/s", "30ms"], ["8Mbit/s", "240ms"]]
     seeds = 3                                                     # seed = 1, 2, 3
 
+    [sweep.names]                                                 # optional short names
+    cc = "flows[0].cc"
+
 Every key is a field path as :meth:`Scenario.with_changes` takes it; a key of
 several comma-separated paths varies them together (one value list per
 entry). The points are the Cartesian product of the keys, in file order, the
-last key varying fastest. The ``[sweep]`` table is removed before the scenario
-goes to the Rust schema; every point is validated before anything runs, and
-errors name the file, the key and the value.
+last key varying fastest. ``[sweep.names]`` gives parameters short names
+for the loaded results' columns (:mod:`wavelab.sweep.names`). The ``[sweep]``
+table is removed before the scenario goes to the Rust schema; every point
+is validated before anything runs, and errors name the file, the key and
+the value.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,7 @@ from wavelab.errors import (
 from wavelab.scenario.field_paths import PathError, parse_path, set_path
 from wavelab.scenario.loading import Scenario, from_dict
 from wavelab.scenario.toml_text import MAX_TOML_BYTES, parse_toml
+from wavelab.sweep.names import NAMES, parse_names
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
@@ -211,6 +217,8 @@ class Sweep:
     source: Path | None
     text: str
     """The file's text (kept beside the results)."""
+    names: Mapping[str, str] = field(default_factory=dict)
+    """``[sweep.names]``: short name -> path of a parameter."""
 
     @property
     def name(self) -> str:
@@ -303,6 +311,8 @@ def from_sweep_dict(
         )
     if not isinstance(table, dict):
         raise SweepError(f"{where}sweep must be a table of parameters, not {_toml(table)}")
+    names_spec = table.get(NAMES, {})
+    table = {k: v for k, v in table.items() if k != NAMES}
     if not table:
         raise SweepError(f"{where}the [sweep] table is empty: nothing to vary")
     scenario_data = {k: v for k, v in data.items() if k != "sweep"}
@@ -329,7 +339,11 @@ def from_sweep_dict(
             if p in seen:
                 raise SweepError(f'{where}sweep: {p} is varied twice ("{seen[p]}" and "{a.key}")')
             seen[p] = a.key
-    sweep = Sweep(base, axes, source, text)
+    try:
+        names = parse_names(f"{where}sweep.names", names_spec, [p for a in axes for p in a.paths])
+    except WavelabError as e:
+        raise SweepError(str(e)) from None
+    sweep = Sweep(base, axes, source, text, names)
     if sweep.size > MAX_POINTS:
         raise SweepError(
             f"{where}the sweep has {sweep.size:,} points (at most {MAX_POINTS:,}); "

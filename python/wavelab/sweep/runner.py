@@ -36,9 +36,10 @@ from wavelab import _native
 from wavelab._util.folder_lock import folder_lock
 from wavelab.analysis.metrics import baseline_scenario
 from wavelab.analysis.seeds import aggregate
-from wavelab.sweep.backends import Backend
+from wavelab.errors import check_path
+from wavelab.sweep.backends import Backend, LocalPool
 from wavelab.sweep.execution import kept_note, reusable, run_into_store, say_store_state
-from wavelab.sweep.grid import Sweep, SweepError
+from wavelab.sweep.grid import Sweep, SweepError, load_sweep
 from wavelab.sweep.ownership import claim_sweep_dir
 from wavelab.sweep.plan import Log, Plan, plan_sweep
 from wavelab.sweep.runs_table import (
@@ -103,6 +104,7 @@ def _meta(sweep: Sweep, plan: Plan, captures: tuple[str, ...]) -> dict[str, Any]
         "code": code_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "captures": list(captures),
+        "names": dict(sweep.names),
         "axes": [
             {"key": a.key, "paths": list(a.paths), "values": [list(v) for v in a.values]}
             for a in sweep.axes
@@ -141,16 +143,20 @@ def _claimed_store(out: Path, base: dict[str, Any], force: bool) -> Iterator[Sto
 
 
 def run_sweep(
-    sweep: Sweep,
-    out: Path,
-    backend: Backend,
+    sweep: Sweep | str | Path,
+    out: str | Path,
+    backend: Backend | None = None,
     captures: Sequence[str] = (),
     progress: bool = True,
     log: Log | None = None,
     force: bool = False,
     tables: bool = True,
 ) -> SweepOutcome:
-    """Runs every point of ``sweep`` not already in the store at ``out``.
+    """Runs every point of ``sweep`` (a :class:`Sweep`, or a sweep file or
+    shipped sweep's name for :func:`~wavelab.sweep.grid.load_sweep`) not
+    already in the store at ``out``, on ``backend`` (by default a
+    :class:`~wavelab.sweep.backends.LocalPool` of every core, closed at the
+    end). :func:`wavelab.load_results` reads what it stored.
 
     ``out`` must be empty, or the store of a sweep of the same base scenario
     (the axes may differ: the runs it has are reused); anything else is
@@ -168,6 +174,15 @@ def run_sweep(
     anything runs. A full disk, a dead worker or Ctrl-C stop the sweep: the
     runs finished before are kept, the table is written with the others
     ``pending``, and :attr:`SweepOutcome.stopped` says what happened."""
+    if not isinstance(sweep, Sweep):
+        sweep = load_sweep(sweep)
+    out = check_path("run_sweep(out)", out)
+    if backend is None:
+        pool = LocalPool()
+        try:
+            return run_sweep(sweep, out, pool, captures, progress, log, force, tables)
+        finally:
+            pool.close()
     say: Log = log or (lambda m: print(m, file=sys.stderr))
     caps = tuple(dict.fromkeys(captures))
     started = time.monotonic()

@@ -28,7 +28,7 @@ SEEDS = "seeds.parquet"
 SEEDS_CSV = "seeds.csv"
 
 
-def _param_column(values: list[Any]) -> list[Any]:
+def param_column(values: list[Any]) -> list[Any]:
     """Keeps numbers numeric; anything else (tables, mixed types) as text."""
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
         return values
@@ -73,7 +73,12 @@ def _stored_metrics(store: Store, key: str) -> dict[str, Any]:
     e = store.entries[key]
     if e.metrics.get("metrics_version") == METRICS_VERSION or not e.tables:
         return e.metrics
-    d = store.run_dir(key)
+    return run_dir_metrics(store.run_dir(key))
+
+
+def run_dir_metrics(d: Path) -> dict[str, Any]:
+    """The metrics of the run whose files are in ``d`` (a store's run or
+    the output of `wavelab run --out`), computed from its tables."""
     hand = d / "handoffs.parquet"
     handoffs = pd.read_parquet(hand) if hand.exists() else None
     over = d / "handovers.parquet"
@@ -146,7 +151,7 @@ def build_table(sweep: Sweep, plan: Plan, store: Store, failed: dict[str, str]) 
     table = _order_columns(pd.DataFrame(rows), sweep.param_names)
     for name in sweep.param_names:
         if name in table:
-            table[name] = _param_column(list(table[name]))
+            table[name] = param_column(list(table[name]))
     table = _with_typed_params(table, sweep.param_names)
     for col in ("error", "baseline_run"):
         if col in table:

@@ -296,6 +296,26 @@ def _describes(run_json: Path, key: str, code: str) -> str | None:
     return None
 
 
+def read_index(root: Path) -> dict[str, Entry]:
+    """The runs the index of the store at ``root`` vouches for, by key, read
+    without the lock and without checking their files (for reading results
+    while a sweep may still write: a line is appended whole, so a line read
+    is a run whose files were already in place); lines that do not parse or
+    verify are left out. :class:`StoreError` if the index cannot be read."""
+    path = root / INDEX
+    try:
+        lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    except OSError as err:
+        raise StoreError(f"{path}: cannot be read ({err.strerror or err})") from None
+    out: dict[str, Entry] = {}
+    for line in lines:
+        if line.strip():
+            with contextlib.suppress(BadLineError):
+                entry = _parse_entry(line)
+                out[entry.key] = entry
+    return out
+
+
 def busy_error(root: Path, holder: str) -> StoreError:
     """The error for a store whose lock ``holder`` holds."""
     return StoreError(busy_message(root, holder))
