@@ -476,6 +476,84 @@ fn bandwidth_samples_expire_after_the_window_of_rounds() {
     assert_eq!(d.bbr.btl_bw(), Some(Rate::from_bps(BW / 2)));
 }
 
+/// A sample without a rate (its interval below the minimum RTT: typically
+/// an original's ACK credited to a retransmission sent milliseconds before)
+/// ends no round, as in Linux's `bbr_update_bw`: ten such ACKs, each for a
+/// packet sent after the last round start, leave the round count and the
+/// bandwidth filter as they were.
+#[test]
+fn a_sample_without_a_rate_ends_no_round() {
+    let mut d = Drive::new();
+    d.round(
+        10,
+        Sample {
+            rate: Some(BW),
+            ..Sample::default()
+        },
+    );
+    let rounds = d.bbr.round_count();
+    for _ in 0..10 {
+        // each ACK's packet was sent after the previous ACK
+        let prior = d.delivered;
+        d.ack(
+            ms(2),
+            Sample {
+                rate: None,
+                karn_rtt: None,
+                prior_delivered: Some(prior),
+                ..Sample::default()
+            },
+        );
+    }
+    assert_eq!(d.bbr.round_count(), rounds);
+    assert_eq!(d.bbr.btl_bw(), Some(Rate::from_bps(BW)));
+    // a sample with a rate for a packet sent after the round start does end one
+    let prior = d.delivered;
+    d.ack(
+        ms(2),
+        Sample {
+            rate: Some(BW / 2),
+            prior_delivered: Some(prior),
+            ..Sample::default()
+        },
+    );
+    assert_eq!(d.bbr.round_count(), rounds + 1);
+}
+
+/// An undo leaves the window alone and restarts STARTUP's count of rounds
+/// without growth (Linux's `bbr_undo_cwnd`).
+#[test]
+fn an_undo_restarts_the_full_pipe_count() {
+    let mut d = Drive::new();
+    let round = |d: &mut Drive, rate: u64| {
+        d.round(
+            10,
+            Sample {
+                rate: Some(rate),
+                in_flight: 3 * BDP,
+                ..Sample::default()
+            },
+        )
+    };
+    round(&mut d, BW);
+    round(&mut d, BW); // 1 without growth
+    round(&mut d, BW); // 2
+    let cwnd = d.bbr.cwnd();
+    let undo = UndoEvent {
+        prior_cwnd: 4 * cwnd,
+        prior_ssthresh: u64::MAX,
+        mss: MSS as u32,
+    };
+    d.bbr.on_undo(d.now, &undo);
+    assert_eq!(d.bbr.cwnd(), cwnd);
+    round(&mut d, BW); // the first round of BW again: the baseline
+    round(&mut d, BW); // 1
+    round(&mut d, BW); // 2
+    assert!(!d.bbr.filled_pipe(), "two rounds since the undo");
+    round(&mut d, BW); // 3
+    assert!(d.bbr.filled_pipe());
+}
+
 #[test]
 fn drain_ends_when_in_flight_is_down_to_one_bdp() {
     let mut d = Drive::new();
