@@ -4,7 +4,7 @@
 //! reduction whose every retransmission came back as a DSACK (RFC 3708), and
 //! Linux's quick-ACK receiver.
 
-use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, SsthreshBasis};
+use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis};
 use wavelab_tcp::profile::TcpProfile;
 use wavelab_tcp::testing::{ms, Harness, ISS};
 use wavelab_tcp::wire::{Flags, Options, Segment};
@@ -417,6 +417,79 @@ fn bbr_keeps_its_pacing_rate_through_a_spurious_timeout() {
         assert!(
             lowest >= 0.7 * payload,
             "frto {frto}: pacing fell to {lowest:.0} B/s on a {payload:.0} B/s path"
+        );
+    }
+}
+
+/// The tail loss probe's timer after a transmission, by `tcp.rto_rearm`.
+/// Eight round trips of 400 ms, each flight acknowledged at once, settle
+/// SRTT at about 400 ms (and the RTO below 2 SRTT). The ACKs of the ninth
+/// flight (sent at 3.3 s) then come one every 10 ms from 3.7 s, a queue
+/// draining, each releasing new data; after the tenth the oldest outstanding
+/// segment is still one sent at 3.3 s. The PTO re-armed after those
+/// transmissions is 2 SRTT, capped: by RFC 8985 section 7.2 with the RTO
+/// restarted at the last ACK (3.79 s + RTO), by Linux
+/// (`tcp_schedule_loss_probe` with `tcp_rto_delta_us`) with the oldest
+/// outstanding segment's send time + RTO, 490 ms earlier (and 2 ms added to
+/// the 2 SRTT). Here the RTO is about 1.05 s and SRTT 414 ms: the RFC
+/// probes at 3.79 s + 2 SRTT, Linux at 3.3 s + RTO. Once the probe has gone
+/// out, the RTO runs from it in both.
+#[test]
+fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
+    for rearm in [RtoRearm::Rfc8985, RtoRearm::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            timestamps: false,
+            rto_rearm: rearm,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "reno");
+        // (offset, send time) of every segment, in order
+        let mut log: Vec<(u64, u64)> = Vec::new();
+        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
+            for (off, _) in h.sent() {
+                log.push((off, t));
+            }
+            log.last().map(|&(off, _)| off + MSS)
+        }
+        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        for round in 1..=8 {
+            let t = 100 + 400 * round;
+            h.at(t);
+            h.ack(nxt, &[]);
+            nxt = send(&mut h, &mut log, t).unwrap_or(nxt);
+        }
+        // the ninth flight, sent at 3.3 s
+        let mut una = log.iter().find(|e| e.1 == 3300).unwrap().0;
+        for k in 0..10 {
+            let t = 3700 + 10 * k;
+            h.at(t);
+            una += MSS;
+            h.ack(una, &[]);
+            send(&mut h, &mut log, t);
+        }
+        let head_sent = ms(log.iter().find(|e| e.0 == una).unwrap().1);
+        assert_eq!(head_sent, ms(3300), "{rearm:?}");
+        let srtt = h.tx.rtt().srtt().unwrap();
+        let rto = h.tx.rtt().rto();
+        let rfc = h.now + (srtt * 2).min(rto);
+        let linux = (h.now + srtt * 2 + Duration::from_millis(2)).min(head_sent + rto);
+        assert!(linux + Duration::from_millis(100) < rfc, "the cases differ");
+        let pto = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => rfc,
+            RtoRearm::Linux => linux,
+        };
+        assert_eq!(pto, want, "{rearm:?}");
+        // the probe, then the RTO from the probe's instant
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert_eq!(h.sent().len(), 1, "{rearm:?}: the probe");
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(
+            h.tx.poll_timeout(),
+            Some(pto + h.tx.rtt().rto()),
+            "{rearm:?}"
         );
     }
 }

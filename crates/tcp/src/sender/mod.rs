@@ -807,7 +807,7 @@ impl Sender {
         self.after_send(now, t.segment.ip_len() as u64, info);
         if self.tlp.is_some() {
             // RFC 8985 section 7.2 (a probe's own send disarms it again)
-            self.arm_pto(now);
+            self.arm_pto(now, false);
         }
         t
     }
