@@ -218,7 +218,12 @@ pub enum RtoRearm {
     ///   least one tick (1 ms) from now (`tcp_rearm_rto`,
     ///   net/ipv4/tcp_input.c: "Offset the time elapsed after installing
     ///   regular RTO"); after a probe it runs from now (`tcp_send_loss_probe`
-    ///   clears `icsk_pending` first).
+    ///   clears `icsk_pending` first);
+    /// * resending the oldest outstanding segment (in fast recovery, or
+    ///   after a timeout) restarts the RTO from now
+    ///   (`tcp_xmit_retransmit_queue`, net/ipv4/tcp_output.c), so the RTO
+    ///   that took over from a PTO at the head's send time does not expire
+    ///   while its retransmission is on its way.
     ///
     /// With a full queue the oldest outstanding segment left about an SRTT
     /// before the last ACK, so Linux probes, and times out, that much

@@ -28,7 +28,8 @@
 //! the PTO armed after a transmission is capped by the oldest outstanding
 //! segment's send time + RTO instead of an RTO restarted at the last ACK,
 //! and the RTO that takes over from a PTO without a probe runs from that
-//! send time too.
+//! send time too (until the oldest segment is resent, which restarts it
+//! from then: `Sender::retransmit`).
 
 use super::Sender;
 use crate::cc::{CaState, CongestionControl, CongestionEvent, CongestionKind};
