@@ -132,18 +132,23 @@ impl Drive {
         self.round_base = self.delivered;
     }
 
+    /// One STARTUP round of 10 ACKs at `rate` (bit/s), three BDPs in flight.
+    fn startup_round(&mut self, rate: u64) {
+        self.round(
+            10,
+            Sample {
+                rate: Some(rate),
+                in_flight: 3 * BDP,
+                ..Sample::default()
+            },
+        )
+    }
+
     /// STARTUP at rates doubling up to `BW`, three rounds at `BW`, DRAIN,
     /// then one ACK with one BDP in flight: PROBE_BW.
     fn reach_probe_bw(&mut self) {
         for rate in [BW / 8, BW / 4, BW / 2, BW, BW, BW, BW] {
-            self.round(
-                10,
-                Sample {
-                    rate: Some(rate),
-                    in_flight: 3 * BDP,
-                    ..Sample::default()
-                },
-            );
+            self.startup_round(rate);
         }
         assert_eq!(self.bbr.mode(), Mode::Drain);
         self.ack(ms(10), Sample::default());
@@ -318,16 +323,7 @@ fn startup_cwnd_stops_at_its_target() {
 #[test]
 fn startup_ends_after_three_rounds_without_25_percent_growth() {
     let mut d = Drive::new();
-    let round = |d: &mut Drive, rate: u64| {
-        d.round(
-            10,
-            Sample {
-                rate: Some(rate),
-                in_flight: 3 * BDP,
-                ..Sample::default()
-            },
-        )
-    };
+    let round = Drive::startup_round;
     for rate in [1_000_000, 2_000_000, 4_000_000] {
         round(&mut d, rate);
     }
@@ -525,16 +521,7 @@ fn a_sample_without_a_rate_ends_no_round() {
 #[test]
 fn an_undo_restarts_the_full_pipe_count() {
     let mut d = Drive::new();
-    let round = |d: &mut Drive, rate: u64| {
-        d.round(
-            10,
-            Sample {
-                rate: Some(rate),
-                in_flight: 3 * BDP,
-                ..Sample::default()
-            },
-        )
-    };
+    let round = Drive::startup_round;
     round(&mut d, BW);
     round(&mut d, BW); // 1 without growth
     round(&mut d, BW); // 2
