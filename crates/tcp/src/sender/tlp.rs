@@ -195,8 +195,14 @@ impl Sender {
         let samples = self.rtt.sample_count();
         let end = self.snd_nxt;
         let tlp = self.tlp.as_deref_mut()?;
-        // the RTO, not the PTO, guards the probe (section 7.3)
+        // the RTO, not the PTO, guards the probe (section 7.3), from now
+        // (Linux: tcp_send_loss_probe clears icsk_pending, then
+        // tcp_rearm_rto; the probe's own transmission re-armed a PTO, which
+        // the linux rule let hold the RTO back)
         tlp.pto = None;
+        if self.cfg.rto_rearm == RtoRearm::Linux {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         tlp.end = Some(end);
         tlp.is_retrans = t.kind == TxKind::Retransmission;
         tlp.probe_start = t.offset;
