@@ -372,8 +372,17 @@ fn with_rack_bbr_keeps_the_link_under_random_loss() {
         limit / 1e6
     );
     assert!(rack.goodput >= 0.85 * limit, "rack {}", rack.goodput);
-    // and RACK is what gets it there: waiting for the RTO falls short
-    assert!(rto.goodput < 0.85 * limit, "rto {}", rto.goodput);
+    // and RACK does better than waiting for the RTO, with no timeouts. (The
+    // RTO's go-back-N repair once cost BBR its bandwidth estimate too, and
+    // 2.22 Mbit/s: each original's ACK, credited to a retransmission sent
+    // just before, ended a round; rounds now count only on samples with a
+    // rate, as Linux's bbr_update_bw, and the timeouts cost 4 %.)
+    assert!(
+        rto.goodput < rack.goodput,
+        "rto {} rack {}",
+        rto.goodput,
+        rack.goodput
+    );
     assert!(
         rack.rtos < rto.rtos,
         "RTOs: rack {}, rto {}",

@@ -154,7 +154,7 @@ fn bbr_westwood_bursty_schedule() {
         stop = "25s"
         tcp = { sack = false, limited_transmit = true }
     "#;
-    check("bbr westwood", text, 0x093c20dd285cb243);
+    check("bbr westwood", text, 0xec2fe86d6c34b7b0);
 }
 
 /// Tahoe and Wave without SACK on a chain with a steady-state handover.

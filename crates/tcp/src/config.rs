@@ -60,6 +60,11 @@ pub struct TcpConfig {
     /// RACK-TLP's tail loss probe, RFC 8985 section 7 (default false; needs
     /// `sack` and `lost_retransmissions = "rack"`).
     pub tlp: bool,
+    /// When the retransmission timer expires after a tail loss probe's
+    /// timer gave way to it, and how far a transmission may push the probe
+    /// timeout (default `"rfc8985"`; `"linux"` for Linux's single
+    /// transmission timer). Matters only with `tlp`.
+    pub rto_rearm: RtoRearm,
     /// How a window algorithm's reduction is paced through a SACK fast
     /// recovery (default `"prr"`, RFC 6937).
     pub recovery_reduction: RecoveryReduction,
@@ -185,6 +190,47 @@ pub enum LostRetransmissions {
     Rack,
 }
 
+/// How the retransmission timer and the tail loss probe's timer are armed
+/// against each other (`tcp.rto_rearm`), when `tcp.tlp` is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoRearm {
+    /// RFC 8985 sections 7.2-7.3 with RFC 6298 section 5.3: the RTO runs
+    /// from the last ACK of new data (or from the first transmission into
+    /// an empty flight); the probe timeout (PTO), re-armed after every
+    /// transmission of new data, never runs past that RTO; when the PTO
+    /// fires the RTO restarts from then, whether or not a probe went out.
+    #[default]
+    Rfc8985,
+    /// Linux 6.x, whose PTO and RTO are one timer
+    /// (`icsk_pending` is `ICSK_TIME_LOSS_PROBE` or `ICSK_TIME_RETRANS`):
+    ///
+    /// * after a transmission the PTO is capped by the time left until the
+    ///   *oldest outstanding segment's* send time + RTO, and not capped once
+    ///   that instant has passed (`tcp_schedule_loss_probe` with
+    ///   `advancing_rto` false and `tcp_rto_delta_us`,
+    ///   net/ipv4/tcp_output.c); after an ACK that advances `snd_una`, by
+    ///   now + RTO (`advancing_rto` true), as RFC 8985;
+    /// * while the PTO is armed no RTO runs beside it;
+    /// * when the PTO gives way to the RTO without a probe having gone out
+    ///   (it fired but no probe was allowed, or the state left Open), the
+    ///   RTO is due at the oldest outstanding segment's send time + RTO, at
+    ///   least one tick (1 ms) from now (`tcp_rearm_rto`,
+    ///   net/ipv4/tcp_input.c: "Offset the time elapsed after installing
+    ///   regular RTO"); after a probe it runs from now (`tcp_send_loss_probe`
+    ///   clears `icsk_pending` first);
+    /// * resending the oldest outstanding segment (in fast recovery, or
+    ///   after a timeout) restarts the RTO from now
+    ///   (`tcp_xmit_retransmit_queue`, net/ipv4/tcp_output.c), so the RTO
+    ///   that took over from a PTO at the head's send time does not expire
+    ///   while its retransmission is on its way.
+    ///
+    /// With a full queue the oldest outstanding segment left about an SRTT
+    /// before the last ACK, so Linux probes, and times out, that much
+    /// earlier than RFC 8985's rule.
+    Linux,
+}
+
 /// When a retransmission timeout leaves ssthresh as it is: the RFC's rule or
 /// a peer's, so that a peer's result can be reproduced and the difference
 /// the rule makes seen (`tcp.rto_ssthresh`).
@@ -253,6 +299,7 @@ impl Default for TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             lost_retransmissions: LostRetransmissions::Rto,
             tlp: false,
+            rto_rearm: RtoRearm::Rfc8985,
             recovery_reduction: RecoveryReduction::Prr,
             ssthresh_basis: SsthreshBasis::FlightSize,
             frto: false,

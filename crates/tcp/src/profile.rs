@@ -9,8 +9,8 @@
 //! same fields written out are one run.
 
 use crate::config::{
-    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoSsthresh,
-    SsthreshBasis, TcpConfig,
+    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoRearm,
+    RtoSsthresh, SsthreshBasis, TcpConfig,
 };
 use crate::rtt::RtoFlavour;
 use crate::time::Duration;
@@ -39,7 +39,9 @@ impl TcpProfile {
     ///   `tcp_timestamps` = 1);
     /// * an initial window of 10 (`TCP_INIT_CWND`);
     /// * RACK-TLP loss detection (`tcp_recovery` = 1, `tcp_early_retrans` =
-    ///   3): `lost_retransmissions = "rack"`, `tlp = true`;
+    ///   3): `lost_retransmissions = "rack"`, `tlp = true`, with Linux's
+    ///   single transmission timer (`rto_rearm = "linux"`: the RTO from the
+    ///   oldest outstanding segment's send time, `tcp_rearm_rto`);
     /// * Linux's RTO (`rto = "linux"`) with `TCP_RTO_MIN` = 200 ms, the
     ///   initial RTO of 1 s (`TCP_TIMEOUT_INIT`) and `TCP_RTO_MAX` = 120 s;
     /// * ssthresh on a timeout as `tcp_enter_loss` decides
@@ -92,6 +94,7 @@ impl TcpProfile {
                 initial_cwnd: 10,
                 lost_retransmissions: LostRetransmissions::Rack,
                 tlp: true,
+                rto_rearm: RtoRearm::Linux,
                 rto: RtoFlavour::Linux,
                 min_rto: Duration::from_millis(200),
                 initial_rto: Duration::from_secs(1),
@@ -131,6 +134,7 @@ impl TcpProfile {
                 partial_ack_timer: PartialAckTimer::Impatient,
                 lost_retransmissions: LostRetransmissions::Rto,
                 tlp: false,
+                rto_rearm: RtoRearm::Rfc8985,
                 recovery_reduction: RecoveryReduction::Prr,
                 ssthresh_basis: SsthreshBasis::Pipe,
                 frto: false,
@@ -194,6 +198,8 @@ pub(crate) struct TcpConfigSpec {
     #[serde(default)]
     tlp: Option<bool>,
     #[serde(default)]
+    rto_rearm: Option<RtoRearm>,
+    #[serde(default)]
     recovery_reduction: Option<RecoveryReduction>,
     #[serde(default)]
     ssthresh_basis: Option<SsthreshBasis>,
@@ -243,6 +249,7 @@ impl From<TcpConfigSpec> for TcpConfig {
             partial_ack_timer,
             lost_retransmissions,
             tlp,
+            rto_rearm,
             recovery_reduction,
             ssthresh_basis,
             frto,

@@ -30,7 +30,8 @@ pub struct RateSample {
     pub interval: Duration,
     /// Delivery rate (delivered / interval); `None` when the interval is zero
     /// or shorter than the minimum RTT, which the draft discards as too noisy
-    /// (the rest of the sample, e.g. for round counting, stays valid).
+    /// (the delivered and lost counts stay valid; BBR counts no round on such
+    /// a sample, as Linux's `bbr_update_bw`).
     pub rate: Option<Rate>,
     /// RTT of the most recently sent segment acknowledged by this ACK; `None`
     /// when that segment had been retransmitted (Karn: the ACK may answer

@@ -12,7 +12,7 @@ use wavelab_tcp::cc::{CaState, HandoffNotice, HandoffStyle, Notification, PathIn
 use wavelab_tcp::config::{Hystart, ReceiverProfile, RecoveryReduction, SsthreshBasis};
 use wavelab_tcp::{
     ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
-    RtoFlavour, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
+    RtoFlavour, RtoRearm, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
 };
 
 /// A small deterministic generator (xorshift64*), so the channel is reproducible.
@@ -318,6 +318,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 Just(RtoSsthresh::Linux),
                 Just(RtoSsthresh::Ns3)
             ],
+            prop_oneof![Just(RtoRearm::Rfc8985), Just(RtoRearm::Linux)],
         ),
         (
             prop_oneof![
@@ -353,7 +354,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 dupthresh,
                 delack,
                 lost_rtx,
-                (tlp, rto, rto_ss),
+                (tlp, rto, rto_ss, rearm),
                 (reduction, basis, frto, undo, hystart, receiver, ca_per_ack, abc_rto),
             )| {
                 TcpConfig {
@@ -383,6 +384,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                     lost_retransmissions: lost_rtx,
                     // RACK-TLP's probe where it applies
                     tlp: tlp && sack && lost_rtx == LostRetransmissions::Rack,
+                    rto_rearm: rearm,
                     rto,
                     rto_ssthresh: rto_ss,
                     min_rto: Duration::from_millis(200),

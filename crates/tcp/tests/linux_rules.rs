@@ -4,10 +4,13 @@
 //! reduction whose every retransmission came back as a DSACK (RFC 3708), and
 //! Linux's quick-ACK receiver.
 
-use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, SsthreshBasis};
+use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis};
+use wavelab_tcp::profile::TcpProfile;
 use wavelab_tcp::testing::{ms, Harness, ISS};
 use wavelab_tcp::wire::{Flags, Options, Segment};
-use wavelab_tcp::{CaState, Duration, Receiver, SeqNum, TcpConfig, TxKind};
+use wavelab_tcp::{
+    CaState, CongestionControl, Duration, Instant, Receiver, SeqNum, TcpConfig, TxKind,
+};
 
 const MSS: u64 = 1000;
 
@@ -264,4 +267,229 @@ fn the_linux_receiver_quick_acks_the_first_sixteen_segments() {
     }
     assert_eq!(linux[16], (17, 18), "then every second segment");
     assert_eq!(acks(ReceiverProfile::Rfc).len(), 20);
+}
+
+/// An ACK on its way back: arrival at the sender, cumulative offset, SACK
+/// blocks.
+type PathAck = (Instant, u64, Vec<(u64, u64)>);
+
+/// A path for closed-loop exchanges: a bottleneck of `rate` bytes per
+/// second with an unlimited FIFO, `one_way` propagation each way, a receiver
+/// that acknowledges every segment at once (cumulative ACK and up to three
+/// SACK blocks), and a hold: the bottleneck sends nothing in `[hold.0,
+/// hold.1)` and delivers what queued there afterwards (a link-layer stall,
+/// which makes a timeout spurious; nothing is lost).
+struct Path {
+    rate: u64,
+    one_way: Duration,
+    hold: (Instant, Instant),
+    busy_until: Instant,
+    received: std::collections::BTreeSet<u64>,
+    /// ACKs on their way back.
+    acks: Vec<PathAck>,
+    /// Data on its way to the receiver: (arrival, offset).
+    data: Vec<(Instant, u64)>,
+}
+
+impl Path {
+    fn new(rate: u64, one_way: Duration, hold: (Instant, Instant)) -> Self {
+        Path {
+            rate,
+            one_way,
+            hold,
+            busy_until: Instant::from_nanos(0),
+            received: Default::default(),
+            acks: Vec::new(),
+            data: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, now: Instant, offset: u64) {
+        let mut start = (now + self.one_way / 2).max(self.busy_until);
+        if start >= self.hold.0 && start < self.hold.1 {
+            start = self.hold.1;
+        }
+        let tx = Duration::from_nanos((MSS + 40) * 1_000_000_000 / self.rate);
+        self.busy_until = start + tx;
+        self.data.push((start + tx + self.one_way / 2, offset));
+    }
+
+    fn receive(&mut self, at: Instant, offset: u64) {
+        self.received.insert(offset / MSS);
+        let mut cum = 0;
+        while self.received.contains(&cum) {
+            cum += 1;
+        }
+        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        for &s in self.received.range(cum..) {
+            match blocks.last_mut() {
+                Some(b) if b.1 == s * MSS => b.1 += MSS,
+                _ => blocks.push((s * MSS, (s + 1) * MSS)),
+            }
+        }
+        // the block of this segment first, then the highest others (RFC 2018)
+        blocks.sort_by_key(|b| std::cmp::Reverse((b.0 <= offset && offset < b.1, b.0)));
+        blocks.truncate(3);
+        self.acks.push((at + self.one_way, cum * MSS, blocks));
+    }
+}
+
+/// Runs `h`'s sender over `path` until `end` (milliseconds), calling `probe`
+/// after every event with the time and the sender.
+fn run(h: &mut Harness, path: &mut Path, end: u64, mut probe: impl FnMut(Instant, &Harness)) {
+    let end = ms(end);
+    loop {
+        for t in h.drain() {
+            if matches!(t.kind, TxKind::Data | TxKind::Retransmission) {
+                path.send(h.now, t.offset);
+            }
+        }
+        let next_data = path.data.iter().map(|d| d.0).min();
+        let next_ack = path.acks.iter().map(|a| a.0).min();
+        let next_timer = h.tx.poll_timeout();
+        let Some(next) = [next_data, next_ack, next_timer]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
+            break;
+        };
+        if next > end {
+            break;
+        }
+        h.now = next;
+        if next_data == Some(next) {
+            let i = path.data.iter().position(|d| d.0 == next).unwrap();
+            let (at, off) = path.data.remove(i);
+            path.receive(at, off);
+        } else if next_ack == Some(next) {
+            let i = path.acks.iter().position(|a| a.0 == next).unwrap();
+            let (_, cum, blocks) = path.acks.remove(i);
+            h.ack(cum, &blocks);
+        } else {
+            h.tx.handle_timeout(next);
+        }
+        probe(h.now, h);
+    }
+}
+
+/// BBR through a spurious timeout: a 4 Mbit/s, 40 ms path stalls for
+/// 1.5 s at 5 s, so the retransmission timer expires (twice) though nothing
+/// is lost. With the linux profile, F-RTO undoes the timeout when the
+/// stalled segments arrive, and a fast recovery follows that retransmits
+/// some 37 segments whose originals are still arriving; without F-RTO,
+/// go-back-N after the timeout does the same. Each original's ACK comes a
+/// few milliseconds after its retransmission, which the delivery-rate
+/// sampler credits: a sample whose interval is below the minimum RTT, so it
+/// has no rate. Linux's `bbr_update_bw` counts no round on such a sample;
+/// counting them ended a "round" every other ACK, aged the 10-round
+/// bandwidth filter out within the repair, and left BBR pacing at 18.6 kB/s
+/// (the stall's sample) on a 481 kB/s path. The pacing rate must stay near
+/// the path's rate (PROBE_BW's 0.75 gain at the lowest).
+#[test]
+fn bbr_keeps_its_pacing_rate_through_a_spurious_timeout() {
+    for frto in [true, false] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            frto,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "bbr");
+        let mut path = Path::new(500_000, Duration::from_millis(20), (ms(5000), ms(6500)));
+        let mut lowest = f64::INFINITY;
+        let mut rtos = 0;
+        run(&mut h, &mut path, 9000, |now, h| {
+            if now >= ms(6500) {
+                let r = h.tx.cc().pacing_rate().unwrap().as_bytes_per_sec_f64();
+                lowest = lowest.min(r);
+            }
+            rtos = h.tx.stats().rto_expiries;
+        });
+        assert!(rtos >= 1, "frto {frto}: the stall times out");
+        assert_eq!(h.tx.stats().undos, u64::from(frto), "frto {frto}");
+        assert!(
+            h.tx.stats().retransmissions > 30,
+            "frto {frto}: segments retransmitted while their originals arrive"
+        );
+        // the path's payload rate (1040-byte packets), at PROBE_BW's 0.75
+        // gain, with a margin
+        let payload = 500_000.0 * MSS as f64 / (MSS + 40) as f64;
+        assert!(
+            lowest >= 0.7 * payload,
+            "frto {frto}: pacing fell to {lowest:.0} B/s on a {payload:.0} B/s path"
+        );
+    }
+}
+
+/// The tail loss probe's timer after a transmission, by `tcp.rto_rearm`.
+/// Eight round trips of 400 ms, each flight acknowledged at once, settle
+/// SRTT at about 400 ms (and the RTO below 2 SRTT). The ACKs of the ninth
+/// flight (sent at 3.3 s) then come one every 10 ms from 3.7 s, a queue
+/// draining, each releasing new data; after the tenth the oldest outstanding
+/// segment is still one sent at 3.3 s. The PTO re-armed after those
+/// transmissions is 2 SRTT, capped: by RFC 8985 section 7.2 with the RTO
+/// restarted at the last ACK (3.79 s + RTO), by Linux
+/// (`tcp_schedule_loss_probe` with `tcp_rto_delta_us`) with the oldest
+/// outstanding segment's send time + RTO, 490 ms earlier (and 2 ms added to
+/// the 2 SRTT). Here the RTO is about 1.05 s and SRTT 414 ms: the RFC
+/// probes at 3.79 s + 2 SRTT, Linux at 3.3 s + RTO. Once the probe has gone
+/// out, the RTO runs from it in both.
+#[test]
+fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
+    for rearm in [RtoRearm::Rfc8985, RtoRearm::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            timestamps: false,
+            rto_rearm: rearm,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "reno");
+        // (offset, send time) of every segment, in order
+        let mut log: Vec<(u64, u64)> = Vec::new();
+        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
+            for (off, _) in h.sent() {
+                log.push((off, t));
+            }
+            log.last().map(|&(off, _)| off + MSS)
+        }
+        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        for round in 1..=8 {
+            let t = 100 + 400 * round;
+            h.at(t);
+            h.ack(nxt, &[]);
+            nxt = send(&mut h, &mut log, t).unwrap_or(nxt);
+        }
+        // the ninth flight, sent at 3.3 s
+        let mut una = log.iter().find(|e| e.1 == 3300).unwrap().0;
+        for k in 0..10 {
+            let t = 3700 + 10 * k;
+            h.at(t);
+            una += MSS;
+            h.ack(una, &[]);
+            send(&mut h, &mut log, t);
+        }
+        let head_sent = ms(log.iter().find(|e| e.0 == una).unwrap().1);
+        assert_eq!(head_sent, ms(3300), "{rearm:?}");
+        let srtt = h.tx.rtt().srtt().unwrap();
+        let rto = h.tx.rtt().rto();
+        let rfc = h.now + (srtt * 2).min(rto);
+        let linux = (h.now + srtt * 2 + Duration::from_millis(2)).min(head_sent + rto);
+        assert!(linux + Duration::from_millis(100) < rfc, "the cases differ");
+        let pto = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => rfc,
+            RtoRearm::Linux => linux,
+        };
+        assert_eq!(pto, want, "{rearm:?}");
+        // the probe, then the RTO from the probe's instant
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert_eq!(h.sent().len(), 1, "{rearm:?}: the probe");
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(
+            h.tx.poll_timeout(),
+            Some(pto + h.tx.rtt().rto()),
+            "{rearm:?}"
+        );
+    }
 }

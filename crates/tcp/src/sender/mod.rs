@@ -32,7 +32,7 @@ use crate::cc::{
     WindowOptions,
 };
 use crate::challenge::{rst_verdict, ChallengeAcks, RstVerdict};
-use crate::config::{LostRetransmissions, TcpConfig};
+use crate::config::{LostRetransmissions, RtoRearm, TcpConfig};
 use crate::rate::RateSampler;
 use crate::rtt::{Flight, RttEstimator};
 use crate::seq::SeqNum;
@@ -807,7 +807,7 @@ impl Sender {
         self.after_send(now, t.segment.ip_len() as u64, info);
         if self.tlp.is_some() {
             // RFC 8985 section 7.2 (a probe's own send disarms it again)
-            self.arm_pto(now);
+            self.arm_pto(now, false);
         }
         t
     }
@@ -831,6 +831,11 @@ impl Sender {
             in_flight: self.sb.in_flight(),
         };
         self.after_send(now, t.segment.ip_len() as u64, info);
+        if idx == 0 && self.cfg.rto_rearm == RtoRearm::Linux {
+            // tcp_xmit_retransmit_queue: resending the oldest outstanding
+            // segment restarts the RTO from now
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         t
     }
 

@@ -188,7 +188,7 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         if advanced && self.tlp.is_some() {
-            self.arm_pto(now);
+            self.arm_pto(now, true);
         }
         if acked.fin {
             self.state = super::SenderState::Closed;

@@ -130,6 +130,10 @@ impl Scoreboard {
     pub fn is_empty(&self) -> bool {
         self.segs.is_empty()
     }
+    /// When the oldest outstanding segment was last (re)transmitted.
+    pub fn head_sent_time(&self) -> Option<Instant> {
+        self.segs.front().map(|s| s.stamp.sent_time)
+    }
     pub fn seg(&self, idx: usize) -> &SentSeg {
         &self.segs[idx]
     }

@@ -22,9 +22,18 @@
 //!   more than `TLP.end_seq`, the probe repaired a loss and the algorithm
 //!   reduces its window as for a fast recovery that ended at once (as
 //!   Linux's `tcp_process_tlp_ack` does with a CWR episode).
+//!
+//! `tcp.rto_rearm = "linux"` replaces the caps and re-arms of 7.2-7.3 with
+//! Linux's single transmission timer ([`crate::config::RtoRearm::Linux`]):
+//! the PTO armed after a transmission is capped by the oldest outstanding
+//! segment's send time + RTO instead of an RTO restarted at the last ACK,
+//! and the RTO that takes over from a PTO without a probe runs from that
+//! send time too (until the oldest segment is resent, which restarts it
+//! from then: `Sender::retransmit`).
 
 use super::Sender;
 use crate::cc::{CaState, CongestionControl, CongestionEvent, CongestionKind};
+use crate::config::RtoRearm;
 use crate::time::{Duration, Instant};
 use crate::{Transmit, TxKind};
 
@@ -35,6 +44,15 @@ pub const TLP_MAX_ACK_DELAY: Duration = Duration::from_millis(200);
 
 /// The PTO without an SRTT (RFC 8985 section 7.2).
 const PTO_WITHOUT_SRTT: Duration = Duration::from_secs(1);
+
+/// What Linux adds to the PTO's 2 SRTT with more than one segment in
+/// flight: `TCP_TIMEOUT_MIN`, 2 jiffies (`tcp_schedule_loss_probe`).
+const LINUX_PTO_SLACK: Duration = Duration::from_millis(2);
+
+/// The shortest wait of an RTO re-armed from the oldest outstanding
+/// segment's send time under `rto_rearm = "linux"`: one timer tick
+/// (`tcp_rearm_rto` arms at least one jiffy, 1 ms with `HZ` = 1000).
+const LINUX_MIN_REARM: Duration = Duration::from_millis(1);
 
 /// The probe state of one connection.
 #[derive(Clone, Debug, Default)]
@@ -63,10 +81,14 @@ pub(crate) struct TlpState {
 impl Sender {
     /// RFC 8985 section 7.2: (re)arms the PTO if the connection is in the
     /// Open state with data in flight and nothing SACKed, else cancels it.
-    pub(super) fn arm_pto(&mut self, now: Instant) {
+    /// `advancing`: called for an ACK that advanced `snd_una` (the RTO was
+    /// just restarted from now), rather than after a transmission.
+    pub(super) fn arm_pto(&mut self, now: Instant, advancing: bool) {
         let Some(tlp) = self.tlp.as_deref() else {
             return;
         };
+        let linux = self.cfg.rto_rearm == RtoRearm::Linux;
+        let was_armed = tlp.pto.is_some();
         let eligible = self.sack_ok
             && self.ca_state == CaState::Open
             && self.sb.sacked_bytes() == 0
@@ -77,15 +99,49 @@ impl Sender {
                 Some(srtt) if self.sb.outstanding() <= self.mss as u64 => {
                     srtt * 2 + TLP_MAX_ACK_DELAY
                 }
+                // Linux adds TCP_TIMEOUT_MIN (2 ms) to the 2 SRTT
+                Some(srtt) if linux => srtt * 2 + LINUX_PTO_SLACK,
                 Some(srtt) => srtt * 2,
                 None => PTO_WITHOUT_SRTT,
             };
             let at = now + wait;
-            self.rto_deadline.map_or(at, |rto| at.min(rto))
+            let cap = if !linux {
+                self.rto_deadline
+            } else if advancing {
+                Some(now + self.rtt.rto())
+            } else {
+                // tcp_rto_delta_us: the head's send time + RTO, if still ahead
+                self.head_rto_deadline().filter(|&d| d > now)
+            };
+            cap.map_or(at, |rto| at.min(rto))
         });
         if let Some(tlp) = self.tlp.as_deref_mut() {
             tlp.pto = pto;
         }
+        if linux {
+            match pto {
+                // one timer: no RTO fires while the PTO is armed (the PTO's
+                // handler sets the RTO that follows it)
+                Some(p) => self.rto_deadline = self.rto_deadline.map(|d| d.max(p)),
+                // the PTO gave way to the RTO (tcp_rearm_rto)
+                None if was_armed => self.rto_deadline = self.linux_rearm(now),
+                None => {}
+            }
+        }
+    }
+
+    /// The oldest outstanding segment's send time + RTO (Linux's
+    /// `tcp_rto_delta_us` from now).
+    fn head_rto_deadline(&self) -> Option<Instant> {
+        self.sb.head_sent_time().map(|t| t + self.rtt.rto())
+    }
+
+    /// Linux's `tcp_rearm_rto` replacing a pending PTO: the head's send
+    /// time + RTO, at least one tick from now; no timer with nothing
+    /// outstanding.
+    fn linux_rearm(&self, now: Instant) -> Option<Instant> {
+        self.head_rto_deadline()
+            .map(|d| d.max(now + LINUX_MIN_REARM))
     }
 
     /// The PTO fired (RFC 8985 section 7.3): a probe is due if none is
@@ -104,7 +160,14 @@ impl Sender {
         if tlp.end.is_none() && samples > tlp.samples_at_probe {
             tlp.due = true;
         }
-        self.rto_deadline = Some(now + self.rtt.rto());
+        let due = tlp.due;
+        self.rto_deadline = if due || self.cfg.rto_rearm == RtoRearm::Rfc8985 {
+            // RFC 8985 section 7.3; Linux after sending a probe
+            Some(now + self.rtt.rto())
+        } else {
+            // Linux without a probe: tcp_rearm_rto with the PTO pending
+            self.linux_rearm(now)
+        };
     }
 
     /// The probe, when one is due: the next new segment if the stream and
@@ -132,8 +195,14 @@ impl Sender {
         let samples = self.rtt.sample_count();
         let end = self.snd_nxt;
         let tlp = self.tlp.as_deref_mut()?;
-        // the RTO, not the PTO, guards the probe (section 7.3)
+        // the RTO, not the PTO, guards the probe (section 7.3), from now
+        // (Linux: tcp_send_loss_probe clears icsk_pending, then
+        // tcp_rearm_rto; the probe's own transmission re-armed a PTO, which
+        // the linux rule let hold the RTO back)
         tlp.pto = None;
+        if self.cfg.rto_rearm == RtoRearm::Linux {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         tlp.end = Some(end);
         tlp.is_retrans = t.kind == TxKind::Retransmission;
         tlp.probe_start = t.offset;

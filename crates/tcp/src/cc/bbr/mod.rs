@@ -87,8 +87,14 @@
 //!   (97.3 % with 1460-byte segments); the 1.25 phase still fills the link
 //!   and refreshes BtlBw. Linux's BBR v1 has the same property (its pacing
 //!   rate counts MSS-sized packets, its pacer whole packets).
-//! * No undo on spurious retransmissions, no ECN, no path-change handling
-//!   (the default hooks).
+//! * **Undo** of a reduction found spurious ([`CongestionControl::on_undo`])
+//!   leaves cwnd as it is (BBR's own exit from recovery restores the saved
+//!   window) and restarts STARTUP's full-pipe count, as Linux's
+//!   `bbr_undo_cwnd` (net/ipv4/tcp_bbr.c, 6.18): the slow-down was spurious,
+//!   so the rounds without growth that it caused do not count.
+//! * **Rounds** are counted only on samples with a rate (see
+//!   `Machine::update_round`).
+//! * No ECN, no path-change handling (the default hooks).
 
 mod control;
 pub mod filters;
@@ -103,7 +109,7 @@ pub use state::{Mode, PROBE_BW_GAINS};
 
 use super::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, SenderRequest, SentInfo,
-    WindowStart,
+    UndoEvent, WindowStart,
 };
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
@@ -278,6 +284,13 @@ impl CongestionControl for Bbr {
 
     fn on_state(&mut self, _now: Instant, state: CaState) {
         self.m.on_state(state);
+    }
+
+    /// Linux's `bbr_undo_cwnd`: the window stays (BBR never reduced it
+    /// multiplicatively), the full-pipe detection starts over.
+    fn on_undo(&mut self, _now: Instant, _undo: &UndoEvent) {
+        self.m.full_bw = 0;
+        self.m.full_bw_count = 0;
     }
 
     fn metric_names(&self) -> &'static [&'static str] {

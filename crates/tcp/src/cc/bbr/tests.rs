@@ -132,18 +132,23 @@ impl Drive {
         self.round_base = self.delivered;
     }
 
+    /// One STARTUP round of 10 ACKs at `rate` (bit/s), three BDPs in flight.
+    fn startup_round(&mut self, rate: u64) {
+        self.round(
+            10,
+            Sample {
+                rate: Some(rate),
+                in_flight: 3 * BDP,
+                ..Sample::default()
+            },
+        )
+    }
+
     /// STARTUP at rates doubling up to `BW`, three rounds at `BW`, DRAIN,
     /// then one ACK with one BDP in flight: PROBE_BW.
     fn reach_probe_bw(&mut self) {
         for rate in [BW / 8, BW / 4, BW / 2, BW, BW, BW, BW] {
-            self.round(
-                10,
-                Sample {
-                    rate: Some(rate),
-                    in_flight: 3 * BDP,
-                    ..Sample::default()
-                },
-            );
+            self.startup_round(rate);
         }
         assert_eq!(self.bbr.mode(), Mode::Drain);
         self.ack(ms(10), Sample::default());
@@ -318,16 +323,7 @@ fn startup_cwnd_stops_at_its_target() {
 #[test]
 fn startup_ends_after_three_rounds_without_25_percent_growth() {
     let mut d = Drive::new();
-    let round = |d: &mut Drive, rate: u64| {
-        d.round(
-            10,
-            Sample {
-                rate: Some(rate),
-                in_flight: 3 * BDP,
-                ..Sample::default()
-            },
-        )
-    };
+    let round = Drive::startup_round;
     for rate in [1_000_000, 2_000_000, 4_000_000] {
         round(&mut d, rate);
     }
@@ -474,6 +470,69 @@ fn bandwidth_samples_expire_after_the_window_of_rounds() {
         },
     );
     assert_eq!(d.bbr.btl_bw(), Some(Rate::from_bps(BW / 2)));
+}
+
+/// A sample without a rate (its interval below the minimum RTT: typically
+/// an original's ACK credited to a retransmission sent milliseconds before)
+/// ends no round, as in Linux's `bbr_update_bw`: ten such ACKs, each for a
+/// packet sent after the last round start, leave the round count and the
+/// bandwidth filter as they were.
+#[test]
+fn a_sample_without_a_rate_ends_no_round() {
+    let mut d = Drive::new();
+    d.round(10, Sample::default()); // at BW
+    let rounds = d.bbr.round_count();
+    for _ in 0..10 {
+        // each ACK's packet was sent after the previous ACK
+        let prior = d.delivered;
+        d.ack(
+            ms(2),
+            Sample {
+                rate: None,
+                karn_rtt: None,
+                prior_delivered: Some(prior),
+                ..Sample::default()
+            },
+        );
+    }
+    assert_eq!(d.bbr.round_count(), rounds);
+    assert_eq!(d.bbr.btl_bw(), Some(Rate::from_bps(BW)));
+    // a sample with a rate for a packet sent after the round start does end one
+    let prior = d.delivered;
+    d.ack(
+        ms(2),
+        Sample {
+            rate: Some(BW / 2),
+            prior_delivered: Some(prior),
+            ..Sample::default()
+        },
+    );
+    assert_eq!(d.bbr.round_count(), rounds + 1);
+}
+
+/// An undo leaves the window alone and restarts STARTUP's count of rounds
+/// without growth (Linux's `bbr_undo_cwnd`).
+#[test]
+fn an_undo_restarts_the_full_pipe_count() {
+    let mut d = Drive::new();
+    let round = Drive::startup_round;
+    round(&mut d, BW);
+    round(&mut d, BW); // 1 without growth
+    round(&mut d, BW); // 2
+    let cwnd = d.bbr.cwnd();
+    let undo = UndoEvent {
+        prior_cwnd: 4 * cwnd,
+        prior_ssthresh: u64::MAX,
+        mss: MSS as u32,
+    };
+    d.bbr.on_undo(d.now, &undo);
+    assert_eq!(d.bbr.cwnd(), cwnd);
+    round(&mut d, BW); // the first round of BW again: the baseline
+    round(&mut d, BW); // 1
+    round(&mut d, BW); // 2
+    assert!(!d.bbr.filled_pipe(), "two rounds since the undo");
+    round(&mut d, BW); // 3
+    assert!(d.bbr.filled_pipe());
 }
 
 #[test]
