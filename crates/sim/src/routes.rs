@@ -32,6 +32,7 @@
 use crate::engine::{Event, EventQueue};
 use crate::packet::{Arena, Packet, PacketId};
 use wavelab_model::histogram::Histogram;
+use wavelab_model::link::qdisc::Ecn;
 use wavelab_model::link::{Admitted, DropCause, Link, LinkCounters, Outcome, Settings, Stepped};
 use wavelab_model::ring::Ring;
 use wavelab_model::scenario::ScheduleEntry;
@@ -172,6 +173,11 @@ pub(crate) struct Network {
     /// Link-layer reports made and not yet taken by the simulation
     /// ([`Network::take_reports`]).
     reports: Vec<Report>,
+    /// Per flow, per side (data, ACKs): the key a flow-queueing discipline
+    /// hashes ([`wavelab_model::link::qdisc::flow_key`]).
+    keys: Vec<[u64; 2]>,
+    /// The packets a queue discipline dropped in the call being handled.
+    discards: Vec<(PacketId, DropCause)>,
 }
 
 /// A link layer's report on a data frame, delivered or given up after its
@@ -271,7 +277,15 @@ impl Network {
             routes: starts,
             route_at,
             reports: Vec::new(),
+            keys: Vec::new(),
+            discards: Vec::new(),
         }
+    }
+
+    /// Sets each flow's keys, per side (data, ACKs), for flow-queueing
+    /// disciplines (all zero if never set: one queue for all).
+    pub fn set_flow_keys(&mut self, keys: Vec<[u64; 2]>) {
+        self.keys = keys;
     }
 
     /// The most fifo entries each virtual-time direction ever held at once
@@ -344,16 +358,46 @@ impl Network {
             return self.admit_virtual(ctx, dir, p);
         };
         let id = self.arena.alloc(*p);
-        let (n, admitted) = r.offer(now, id, p.size);
+        let (n, admitted) = if r.has_qdisc() {
+            let key = self
+                .keys
+                .get(p.flow as usize)
+                .map_or(0, |k| k[!p.to_receiver as usize]);
+            r.offer_ecn(now, id, p.size, Ecn::NotEct, key)
+        } else {
+            r.offer(now, id, p.size)
+        };
         self.arena.get_mut(id).n = n;
         match admitted {
             Admitted::Started { done } => ctx.q.push(done, Event::TxDone { dir, n }),
             Admitted::Queued => {}
             Admitted::Refused => {
+                let cause = r.last_refusal();
                 self.arena.free(id);
-                self.drop_packet(ctx, p, dir, DropCause::Queue, now, Row::Current);
+                self.drop_packet(ctx, p, dir, cause, now, Row::Current);
             }
         }
+        self.discard(ctx, dir);
+    }
+
+    /// Drops the packets reference-mode direction `dir`'s queue discipline
+    /// let go of in the call just made.
+    #[inline]
+    fn discard<O: Observer>(&mut self, ctx: &mut Ctx<O>, dir: DirId) {
+        let Dir::Reference(r) = &mut self.dirs[dir as usize] else {
+            return;
+        };
+        if !r.has_qdisc() {
+            return;
+        }
+        self.discards.extend(r.take_discarded());
+        for k in 0..self.discards.len() {
+            let (id, cause) = self.discards[k];
+            let p = *self.arena.get(id);
+            self.arena.free(id);
+            self.drop_packet(ctx, &p, dir, cause, ctx.now, Row::Current);
+        }
+        self.discards.clear();
     }
 
     /// Admits packet `p`, which arrives now, to virtual-time direction
@@ -447,6 +491,7 @@ impl Network {
         if let Some((n, done)) = f.next {
             ctx.q.push(done, Event::TxDone { dir, n });
         }
+        self.discard(ctx, dir);
     }
 
     /// A packet reached the far end of `dir`: it goes on to its next

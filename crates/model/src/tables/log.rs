@@ -159,7 +159,10 @@ impl PacketLog {
         t.push(
             "cause",
             ColumnData::Category {
-                codes: order.iter().map(|&i| self.cause[i].min(3)).collect(),
+                codes: order
+                    .iter()
+                    .map(|&i| self.cause[i].min(crate::link::DropCause::NAMES.len() as u8))
+                    .collect(),
                 labels: causes,
             },
         );

@@ -395,6 +395,8 @@ pub fn link_table(dirs: &[LinkDirectionRecord]) -> Table {
         "dropped_outage",
         c(|c| c.dropped[DropCause::Outage as usize]),
     );
+    t.push("dropped_aqm", c(|c| c.dropped[DropCause::Aqm as usize]));
+    t.push("marked", c(|c| c.marked));
     t.push("max_queue_packets", c(|c| c.max_queue_packets));
     t.push("max_queue_bytes", c(|c| c.max_queue_bytes));
     t.push("arq_attempts", c(|c| c.arq_attempts));
