@@ -4,20 +4,19 @@
 # 1000-byte packets), one NewReno flow, a 2 s outage and a switch to
 # 2 Mbit/s / 30 ms at 300 s, 360 simulated seconds, tracing off in both.
 #
-#   bash benches/compare_ns2.sh [REPEATS]
+#   bash benches/compare_ns2.sh [ROUNDS]
 #
-# Installs Debian's ns2 if it is missing (needs root and apt-get). Each
-# simulator runs REPEATS times (default 5) and its fastest run counts; ns-2's
-# time is that of `$ns run` (measured in Tcl, start-up excluded), wavelab's
-# that of the engine (the scenario built and run from Python, results not
-# converted), twice: with tracing off, as ns-2 runs, and with the 50 ms
-# flow and queue series the benchmark case records. Both count packets the
-# same way: data segments the sender sent plus ACKs it received (each crossed
-# the bottleneck once, bar the few the outage destroyed); wavelab also prints
-# its exact bottleneck count.
+# Installs Debian's ns2 if it is missing (needs root and apt-get). The two
+# simulators run in ROUNDS interleaved rounds (default 9), ns-2 then wavelab,
+# each run a fresh process; the figures are the per-round ratios' median and
+# range (benches/compare_with.py), never the fastest run of each side.
+# ns-2's time is that of `$ns run` (measured in Tcl, start-up excluded),
+# wavelab's that of the engine (the scenario built and run from Python,
+# results not converted), twice: with tracing off, as ns-2 runs, and with
+# the 50 ms flow and queue series the benchmark case records.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repeats="${1:-5}"
+rounds="${1:-9}"
 
 if ! command -v ns >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -30,13 +29,8 @@ if ! command -v ns >/dev/null; then
     fi
 fi
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-best_ns=""
-for _ in $(seq "$repeats"); do
-    # ns-2 writes nothing but our line; run it where stray files cannot land
-    line="$(cd "$tmp" && ns "$OLDPWD/benches/dcnet_newreno.tcl")"
-    best_ns="$(printf '%s\n%s\n' "$best_ns" "$line" | awk 'NF' | sort -g -k3 | head -1)"
-done
-
-python3 benches/compare_with.py ns-2.35 "$repeats" "$best_ns" 10
+# what ns-2 this is: the Debian package's version, or the binary's path
+build="$(dpkg-query -W -f 'Debian package ns2 ${Version} (${Architecture})' ns2 2>/dev/null ||
+    command -v ns)"
+python3 benches/compare_with.py --rounds "$rounds" --target 10 \
+    --peer ns-2.35 "$build" "ns $PWD/benches/dcnet_newreno.tcl"

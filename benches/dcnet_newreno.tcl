@@ -9,8 +9,8 @@
 # Packets are 1000 bytes (960 bytes of payload + 40 of headers); the
 # receiver delays ACKs (every second segment, at most 200 ms); initial
 # window 1. It prints one line of figures: the wall time of `$ns run` (Tcl's
-# clock, so process start-up is not counted), the data packets the sender
-# sent and the ACKs it received.
+# clock, so process start-up is not counted), the simulated time, the data
+# packets the sender sent and the ACKs it received.
 
 set ns [new Simulator]
 
@@ -67,9 +67,9 @@ proc restore {} {
     $emr set rate_ 0.0
 }
 proc finish {} {
-    global tcp t0
+    global ns tcp t0
     set wall [expr {([clock microseconds] - $t0) / 1e6}]
-    puts "ns2 wall_s $wall data_sent [$tcp set ndatapack_] acks_received [$tcp set nackpack_] retransmissions [$tcp set nrexmitpack_]"
+    puts "ns2 wall_s $wall sim_s [$ns now] data_sent [$tcp set ndatapack_] acks_received [$tcp set nackpack_] retransmissions [$tcp set nrexmitpack_]"
     exit 0
 }
 $ns at 300.0 "handover"

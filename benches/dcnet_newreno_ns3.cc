@@ -12,7 +12,8 @@
 // ns-3's default PRR; no queue discs, so each device's drop-tail queue is
 // the only buffer, as in wavelab and ns-2. It prints one line of figures:
 // the wall time of Simulator::Run (process start-up and set-up excluded),
-// the IP packets the sender sent (data) and received (ACKs).
+// the simulated time, the IP packets the sender sent (data) and received
+// (ACKs).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -134,8 +135,9 @@ main(int argc, char* argv[])
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("ns3 wall_s %.6f data_sent %llu acks_received %llu\n",
+    std::printf("ns3 wall_s %.6f sim_s %.3f data_sent %llu acks_received %llu\n",
                 wall,
+                Simulator::Now().GetSeconds(),
                 static_cast<unsigned long long>(g_sent),
                 static_cast<unsigned long long>(g_received));
     Simulator::Destroy();

@@ -115,7 +115,12 @@ phase "Python: lints, types and tests"
 python3 -m ruff check python tests
 python3 -m ruff format --check python tests
 python3 -m mypy
-python3 -m pytest
+# One test process per core (pytest-xdist): the tests are independent (each
+# works in its own temporary folder; the emulator's namespaces are anonymous
+# and its tests check only their own), and on the 2-core machine this halves
+# the phase (docs/performance.md). WAVELAB_TEST_WORKERS=0 runs them in this
+# process, one after another.
+python3 -m pytest -n "${WAVELAB_TEST_WORKERS:-auto}"
 phase ""
 echo "== all checks passed; wall time per phase (load average now: $(cut -d' ' -f1-3 /proc/loadavg)):"
 printf '%s\n' "${phases[@]}"

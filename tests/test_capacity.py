@@ -1,6 +1,6 @@
 """A link direction's capacity over time and the outage windows
 (wavelab.capacity): what the capacity lines, the shaded outages and the
-bottleneck's utilisation are computed from (issue 28 items 1 and 3)."""
+bottleneck's utilisation are computed from."""
 
 from __future__ import annotations
 

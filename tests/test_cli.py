@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -147,6 +148,12 @@ def test_builtin_scenarios_can_be_listed_printed_and_run(tmp_path: Path) -> None
     assert unknown.returncode == 2 and "built-in" in unknown.stderr
 
 
+def stored_run(out: Path, name: str) -> Path:
+    """Where a reproduction's store keeps run ``name`` (study.json names the keys)."""
+    keys = json.loads((out / "store" / "study.json").read_text())["runs"]
+    return out / "store" / "runs" / keys[name]
+
+
 def test_reproduce_wave_page_quick(tmp_path: Path) -> None:
     out_dir = tmp_path / "wp"
     res = wavelab("reproduce", "wave-page", "--quick", "--out", str(out_dir))
@@ -164,7 +171,7 @@ def test_reproduce_wave_page_quick(tmp_path: Path) -> None:
         "fig8_rtt",
     ]:
         assert (out_dir / f"{fig}.png").exists(), fig
-    assert (out_dir / "runs" / "fairness-bbr" / "series.parquet").exists()
+    assert (stored_run(out_dir, "fairness-bbr") / "series.parquet").exists()
     listing = wavelab("reproduce", "--list")
     assert "wave-page" in listing.stdout
     bad = wavelab("reproduce", "nothing")
@@ -192,8 +199,8 @@ def test_reproduce_dcnet2016_quick(tmp_path: Path) -> None:
     ]:
         assert (out_dir / f"{fig}.png").exists(), fig
     # the raw series are kept for other definitions of recovery
-    assert (out_dir / "runs" / "newreno-L1L2-ht2" / "series.parquet").exists()
-    assert (out_dir / "runs" / "newreno-L1L2-ht2" / "queues.parquet").exists()
+    assert (stored_run(out_dir, "newreno-L1L2-ht2") / "series.parquet").exists()
+    assert (stored_run(out_dir, "newreno-L1L2-ht2") / "queues.parquet").exists()
 
 
 def test_bench_scaling_writes_a_table_and_a_plot(tmp_path: Path) -> None:

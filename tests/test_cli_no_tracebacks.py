@@ -1,4 +1,4 @@
-"""No tracebacks (issue 28 item 5): field paths that do not fit, values of the
+"""No tracebacks: field paths that do not fit, values of the
 wrong type, a closed standard output, and `wavelab` alone."""
 
 from __future__ import annotations

@@ -145,3 +145,28 @@ def test_workers_of_another_build_are_refused() -> None:
         f"0.1.0+0000000000000000; this one is {code_version()}); results would not match "
         "their store keys"
     )
+
+
+def test_a_reproduction_on_a_local_dask_cluster_writes_the_local_pools_outputs(
+    tmp_path: Path,
+) -> None:
+    """Every reproduction takes --cluster: WSC-TCP's quick form, whose runs
+    are reduced where they ran, on two worker processes."""
+    from distributed import LocalCluster
+
+    on_cluster, local = tmp_path / "cluster", tmp_path / "local"
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        res = wavelab(
+            "reproduce", "wsc-tcp", "--quick", "--out", str(on_cluster),
+            "--cluster", cluster.scheduler_address,
+        )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert f"12 to run on Dask at {cluster.scheduler_address} (2 workers)" in res.stderr
+    res = wavelab("reproduce", "wsc-tcp", "--quick", "--out", str(local), "--jobs", "2")
+    assert res.returncode == 0, res.stderr
+    workers = {str(e["run"]["worker"]) for e in index(on_cluster / "store").values()}  # type: ignore[index]
+    assert len(workers) == 2, f"both workers ran: {workers}"
+    for name in ("runs.csv", "summary.csv", "beside_thesis.csv", "wsc_tcp.md"):
+        assert (on_cluster / name).read_bytes() == (local / name).read_bytes(), name

@@ -8,7 +8,9 @@ documents the disagreement, and fails loudly if a change makes it go away.
 
 from __future__ import annotations
 
+import tempfile
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,9 +18,10 @@ import pytest
 
 from wavelab import analysis
 from wavelab.experiments import dcnet2016 as study
-from wavelab.experiments.parallel import run_all
 from wavelab.results import Results
 from wavelab.runner import run
+from wavelab.sweep.backends import LocalPool
+from wavelab.sweep.study import StudyRun, run_study
 
 MSS = 960
 
@@ -185,7 +188,9 @@ def shape_recovery() -> dict[tuple[str, float, str], dict[str, analysis.Recovery
     for c in SHAPE_CELLS:
         scenarios[c.key] = study.cell_scenario(c)
         scenarios[c.baseline_key] = study.baseline_scenario(c)
-    runs = run_all(scenarios, jobs=2, progress=False)
+    d = Path(tempfile.mkdtemp())
+    study_runs = {k: StudyRun(sc) for k, sc in scenarios.items()}
+    runs = run_study("dcnet2016-shape", study_runs, d, LocalPool(2), progress=False).results
     return {
         (c.variant, c.ht, c.direction): analysis.recovery(
             runs[c.key], runs[c.baseline_key], c.t0, link_dir=study.BOTTLENECK_DIR

@@ -1,4 +1,4 @@
-"""Plots as PNG, PDF or SVG, at any resolution (issue 28 item 3: --format
+"""Plots as PNG, PDF or SVG, at any resolution (--format
 and --dpi)."""
 
 from __future__ import annotations

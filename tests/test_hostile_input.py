@@ -1,4 +1,4 @@
-"""Hostile input: each failure issue 30 reproduced, as a test. Bad files and
+"""Hostile input: each failure a hostile-input review found, reproduced, as a test. Bad files and
 bad arguments get a plain error (a WavelabError, or its ArgumentError
 subclass for a wrong type), never a traceback, a crash or a silently changed
 value; sizes are checked before memory is spent."""

@@ -1,5 +1,5 @@
 """Delay, loss and utilisation metrics, and seeds aggregated with their
-confidence intervals (issue 28 item 1)."""
+confidence intervals."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from wavelab.errors import WavelabError
 from wavelab.experiments import mobiwac2009 as study
 from wavelab.runner import run
 from wavelab.scenario import from_dict, parse_toml
+from wavelab.sweep.backends import LocalPool
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
@@ -83,21 +84,33 @@ def test_a_small_grid_through_the_sweep_machinery(tmp_path: Path) -> None:
     assert (out / "scenarios" / "fig17.toml").exists()
     # resumable: the same grid again reuses every run, and a larger grid in
     # the same place (the full study after --quick) reuses what it shares
-    again = study.run_study(grid, tmp_path / "mw", study.LocalPool(1), progress=False)
+    again = study.run_study(grid, tmp_path / "mw", LocalPool(1), progress=False)
     assert len(again) == 16 and (again["status"] == "ok").all()
     assert not math.isnan(float(again["transfer_s"].iloc[0]))
     # each run's CPU time in its worker, and the engine's part of it
     assert (again["engine_cpu_s"] > 0).all() and (again["cpu_s"] >= again["engine_cpu_s"]).all()
     more = study.Grid((13,), (4.0, 9.0, 14.0), (1,), ("regular",))
-    bigger = study.run_study(more, tmp_path / "mw", study.LocalPool(1), progress=False)
+    bigger = study.run_study(more, tmp_path / "mw", LocalPool(1), progress=False)
     assert (bigger["status"] == "ok").all() and len(bigger) == 3
 
 
 def test_the_reproduce_command_names_bad_options(tmp_path: Path) -> None:
-    r = wavelab("reproduce", "dcnet2016", "--cluster", "tcp://127.0.0.1:1", "--out", str(tmp_path))
-    assert r.returncode != 0
-    assert "dcnet2016 runs on the local cores only" in r.stderr
+    # every study runs on a cluster; one that does not answer is named
+    r = wavelab(
+        "reproduce",
+        "dcnet2016",
+        "--cluster",
+        "tcp://127.0.0.1:1",
+        "--cluster-timeout",
+        "1",
+        "--out",
+        str(tmp_path),
+    )
+    assert r.returncode == 2
+    assert "error: --cluster tcp://127.0.0.1:1: no Dask scheduler answered" in r.stderr
     assert "Traceback" not in r.stderr
+    r = wavelab("reproduce", "wave-page", "--cluster", "x:1", "--jobs", "2", "--out", str(tmp_path))
+    assert r.returncode == 2 and "--jobs is for the local pool" in r.stderr
 
 
 @pytest.mark.slow

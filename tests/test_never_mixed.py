@@ -1,4 +1,4 @@
-"""Results are never silently mixed (issue 28 item 4): a run or a sweep
+"""Results are never silently mixed: a run or a sweep
 refuses a directory that holds another scenario's results unless --force."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where wavelab writes: a scenario's name is a label, never a path; every
 file lands inside the output root; a full disk leaves the previous files or
-none, never empty ones (issue 30, items 1 and 4)."""
+none, never empty ones."""
 
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert res.stderr == (
         f"error: {tmp_path}: nothing to report: expected a sweep (sweep.json), a run "
-        "(run.json) or a reproduction (runs/*/run.json)\n"
+        "(run.json) or a reproduction (store/runs/*/run.json)\n"
     )
     res = wavelab("report", str(tmp_path / "missing"))
     assert (

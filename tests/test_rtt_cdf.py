@@ -1,4 +1,4 @@
-"""The RTT CDF (issue 28 item 2): from every sample each sender took (the
+"""The RTT CDF: from every sample each sender took (the
 run's rtt_distribution table: its RTT histogram), in rtt-cdf.png and in the
 report."""
 

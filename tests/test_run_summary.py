@@ -1,5 +1,5 @@
-"""The run summary's delay, loss, utilisation and fairness figures (issue 28
-item 1): the sweep metrics' figures, checked against the run's own tables."""
+"""The run summary's delay, loss, utilisation and fairness figures:
+the sweep metrics' figures, checked against the run's own tables."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ def test_unknown_field_is_rejected(small_toml: str, tmp_path: Path) -> None:
         (('"10ms"', "-inf"), "links[0].delay: not a finite number"),
         (
             ('to = "b"', 'to = "b"\ntcp = { profile = "bsd" }'),
-            "flows[0].tcp.profile: unknown variant `bsd`, expected `rfc` or `linux`",
+            "flows[0].tcp.profile: unknown variant `bsd`, expected one of `rfc`, `linux`, `ns3`",
         ),
         (
             ('to = "b"', 'to = "b"\ntcp = { tlp = true }'),
@@ -121,7 +121,9 @@ def test_the_linux_profile_resolves_to_its_fields(small_toml: str) -> None:
     linux = sc.with_changes({"flows[0].tcp": {"profile": "linux", "mss": 1000}})
     tcp = linux.normalized["flows"][0]["tcp"]
     assert "profile" not in tcp
-    assert (tcp["mss"], tcp["rto"], tcp["tlp"], tcp["delayed_ack"]) == (1000, "linux", True, "40ms")
+    got = (tcp["mss"], tcp["rto"], tcp["tlp"], tcp["delayed_ack"])
+    assert got == (1000, "linux", True, "200ms")
+    assert (tcp["receiver"], tcp["frto"], tcp["hystart"]) == ("linux", True, "linux")
     # the same fields written out are the same run (one key in a store)
     written = sc.with_changes({"flows[0].tcp": tcp})
     assert written.normalized == linux.normalized

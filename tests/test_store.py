@@ -293,7 +293,7 @@ def test_a_second_sweep_into_the_same_directory_is_refused(
     )
 
 
-# ----- the index itself is checked (issue 30) ------------------------------------
+# ----- the index itself is checked ------------------------------------
 
 
 def rewrite_line(out: Path, number: int, edit: object) -> dict[str, object]:

@@ -1,5 +1,4 @@
-"""The throughput-delay plot of a sweep and Jain's index over time
-(issue 28 item 2)."""
+"""The throughput-delay plot of a sweep and Jain's index over time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Trace files of scenarios (issue 24): relative paths are read from the
+"""Trace files of scenarios: relative paths are read from the
 scenario file's folder (errors name the path tried), the shipped LEO-like
 delay scenario runs from anywhere, and run keys hash a trace's contents, not
 its path: an edited trace is another run, a moved one the same."""

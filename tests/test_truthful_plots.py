@@ -1,4 +1,4 @@
-"""Plots that tell the truth (issue 28 item 3): goodput averaged over a
+"""Plots that tell the truth: goodput averaged over a
 window in the PNGs and the report alike, capacity lines that follow every
 change of the bottleneck, outages shaded on every time axis, and a release
 after a long hole drawn off scale instead of flattening the plot."""

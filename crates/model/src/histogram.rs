@@ -40,6 +40,11 @@ fn bucket(ns: u64) -> u32 {
     ((shift + 1) << SUB_BITS) + mantissa as u32
 }
 
+/// `n` as a `u32`, saturating.
+fn sat32(n: u64) -> u32 {
+    n.min(u32::MAX as u64) as u32
+}
+
 /// The smallest value of bucket `b` and its width, in nanoseconds.
 fn span(b: u32) -> (u64, u64) {
     if (b as u64) < SUB {
@@ -55,7 +60,28 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, d: Duration) {
         let ns = d.as_nanos();
-        let b = bucket(ns);
+        let c = self.slot(bucket(ns));
+        *c = c.saturating_add(1);
+        self.count += 1;
+        self.sum_ns += ns as u128;
+    }
+
+    /// Counts `n` samples of the same value.
+    #[inline]
+    pub fn record_n(&mut self, d: Duration, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let ns = d.as_nanos();
+        let c = self.slot(bucket(ns));
+        *c = c.saturating_add(sat32(n));
+        self.count += n;
+        self.sum_ns += ns as u128 * n as u128;
+    }
+
+    /// The count of bucket `b`, the span of buckets grown to hold it.
+    #[inline]
+    fn slot(&mut self, b: u32) -> &mut u32 {
         if self.counts.is_empty() {
             self.first = b;
             self.counts.push(0);
@@ -66,10 +92,24 @@ impl Histogram {
         } else if (b - self.first) as usize >= self.counts.len() {
             self.counts.resize((b - self.first) as usize + 1, 0);
         }
-        let c = &mut self.counts[(b - self.first) as usize];
-        *c = c.saturating_add(1);
-        self.count += 1;
-        self.sum_ns += ns as u128;
+        &mut self.counts[(b - self.first) as usize]
+    }
+
+    /// Takes back one sample of value `d` counted before (a bucket that
+    /// reached `u32::MAX` stays there, as counting saturates).
+    pub fn remove(&mut self, d: Duration) {
+        let ns = d.as_nanos();
+        let b = bucket(ns);
+        let at = b.checked_sub(self.first).map(|i| i as usize);
+        let Some(c) = at.and_then(|i| self.counts.get_mut(i)).filter(|c| **c > 0) else {
+            debug_assert!(false, "removing a sample that was never counted");
+            return;
+        };
+        if *c < u32::MAX {
+            *c -= 1;
+        }
+        self.count -= 1;
+        self.sum_ns -= ns as u128;
     }
 
     /// Adds the counts of `other` (the histogram of both sets of samples).
@@ -168,6 +208,41 @@ mod tests {
             previous = Some((low, width));
         }
         assert_eq!(bucket(u64::MAX), bucket(u64::MAX - 1));
+    }
+
+    #[test]
+    fn counting_many_at_once_or_taking_back_gives_the_same_histogram() {
+        let values = [0u64, 0, 3, 80_000, 80_000, 80_001, 250_000_000, 7];
+        let mut one_by_one = Histogram::default();
+        for &ns in &values {
+            one_by_one.record(Duration::from_nanos(ns));
+        }
+        // the same samples as runs of equal values, in another order
+        let mut runs = Histogram::default();
+        runs.record_n(Duration::from_nanos(80_000), 2);
+        runs.record_n(Duration::from_nanos(250_000_000), 1);
+        runs.record_n(Duration::from_nanos(9), 0);
+        for ns in [80_001, 3, 7] {
+            runs.record(Duration::from_nanos(ns));
+        }
+        runs.record_n(Duration::ZERO, 2);
+        assert_eq!(runs.count(), one_by_one.count());
+        assert_eq!(runs.mean_secs(), one_by_one.mean_secs());
+        assert!(runs.buckets().eq(one_by_one.buckets()));
+        // more samples, then taken back: the histogram as it was
+        let mut back = one_by_one.clone();
+        for ns in [1u64, 80_000, 5_000_000_000] {
+            back.record(Duration::from_nanos(ns));
+        }
+        for ns in [5_000_000_000u64, 1, 80_000] {
+            back.remove(Duration::from_nanos(ns));
+        }
+        assert_eq!(back.count(), one_by_one.count());
+        assert_eq!(back.mean_secs(), one_by_one.mean_secs());
+        assert!(back.buckets().eq(one_by_one.buckets()));
+        for q in [0.01, 0.5, 0.99, 1.0] {
+            assert_eq!(back.quantile_secs(q), one_by_one.quantile_secs(q));
+        }
     }
 
     #[test]

@@ -612,6 +612,24 @@ impl Plan {
             "partial_ack_timer",
             "the kernel's retransmission timer rules apply",
         );
+        // the loss-recovery and receiver rules the linux profile names are
+        // the kernel's own; written out for an emulated flow they change nothing
+        for field in [
+            "recovery_reduction",
+            "ssthresh_basis",
+            "frto",
+            "undo",
+            "hystart",
+            "abc_limit_after_rto",
+            "ca_per_ack",
+            "receiver",
+        ] {
+            note(
+                notes,
+                field,
+                "the kernel's own rule applies (the linux profile describes it)",
+            );
+        }
         Ok(())
     }
 

@@ -120,10 +120,10 @@ impl Dir {
 
     /// Queueing delays of the packets that started serialisation
     /// (virtual-time mode: by the last [`Network::sync`]).
-    pub fn waits(&self) -> &Histogram {
+    pub fn waits(&self) -> Histogram {
         match self {
             Dir::Virtual(v) => v.link.waits(),
-            Dir::Reference(r) => r.waits(),
+            Dir::Reference(r) => r.waits().clone(),
         }
     }
 

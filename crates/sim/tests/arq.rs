@@ -1,4 +1,4 @@
-//! Link-layer ARQ under TCP (issue 24, item 6): out-of-order ARQ produces
+//! Link-layer ARQ under TCP: out-of-order ARQ produces
 //! duplicate ACKs without any loss, in-order ARQ none; the link-layer
 //! reports reach the sender with the retries each frame needed; both engine
 //! modes agree; on/off outage processes put their windows on the link.
@@ -40,10 +40,15 @@ fn counter(r: &wavelab_sim::Results, name: &str, dir: usize) -> u64 {
 
 #[test]
 fn out_of_order_arq_gives_duplicate_acks_without_loss() {
+    // the application stops at 19 s, so that the DSACK of every
+    // retransmission is back before the run ends at 20 s
     let arq = |order: &str| {
-        common::run(&wlan(&format!(
-            "{{ retries = 15, retry_delay = \"10ms\", order = \"{order}\" }}"
-        )))
+        common::run(
+            &wlan(&format!(
+                "{{ retries = 15, retry_delay = \"10ms\", order = \"{order}\" }}"
+            ))
+            .replace("cc = \"newreno\"", "cc = \"newreno\"\nstop = \"19s\""),
+        )
     };
     for (order, dupacks) in [("in-order", false), ("out-of-order", true)] {
         let r = arq(order);

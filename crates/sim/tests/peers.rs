@@ -1,5 +1,5 @@
 //! The standard TCPs as their peers (ns-2, ns-3, Linux) run them: the
-//! reproductions of issue 22, shortened, each asserting the mechanism that
+//! reproductions of the peer-agreement study, shortened, each asserting the mechanism that
 //! was wrong.
 
 mod common;

@@ -70,7 +70,7 @@ fn demo() {
     check(
         "demo",
         include_str!("../../../python/wavelab/scenarios/demo.toml"),
-        0xc32c40ea04904c32,
+        0x8e8f37c0f9ba4848,
     );
 }
 
@@ -107,7 +107,7 @@ fn cubic_flows_with_loss() {
         count = 10
         tcp = { timestamps = true }
     "#;
-    check("cubic flows", text, 0x0d08329132997e7f);
+    check("cubic flows", text, 0x5fa6293f13374a0b);
 }
 
 /// BBR and Westwood+ through bursty loss and a schedule of rate and delay
@@ -154,7 +154,7 @@ fn bbr_westwood_bursty_schedule() {
         stop = "25s"
         tcp = { sack = false, limited_transmit = true }
     "#;
-    check("bbr westwood", text, 0x8891a5631152d924);
+    check("bbr westwood", text, 0x093c20dd285cb243);
 }
 
 /// Tahoe and Wave without SACK on a chain with a steady-state handover.
@@ -213,5 +213,5 @@ fn mobiwac_handoffs() {
         disconnection = "1s"
         notify = { delay = "54ms" }
         "#;
-    check("mobiwac handoffs", &text, 0xe42f7e69beb458bc);
+    check("mobiwac handoffs", &text, 0x324cfcd2c3df5577);
 }

@@ -1,4 +1,4 @@
-//! Trace-driven links (issue 24, item 3). Mahimahi delivery-opportunity
+//! Trace-driven links. Mahimahi delivery-opportunity
 //! traces as a link direction's rate source: the shipped synthetic cellular
 //! trace under TCP, in both engine modes; a constant trace's capacity. CSV
 //! traces of a direction's delay (first in, first out unless `reorder`),

@@ -1,6 +1,6 @@
 //! WSC-TCP's best-start window in the simulator: a host that repeats short
 //! transfers to the same receiver starts each after the first from the
-//! window the earlier ones reached (seed 003, section 3.3), so they finish
+//! window the earlier ones reached (Srinivasan 2016, section 3.3), so they finish
 //! sooner than NewReno's, which slow-start every time; a transfer to a
 //! receiver the host never reached falls back to slow start.
 

@@ -60,6 +60,110 @@ pub struct TcpConfig {
     /// RACK-TLP's tail loss probe, RFC 8985 section 7 (default false; needs
     /// `sack` and `lost_retransmissions = "rack"`).
     pub tlp: bool,
+    /// How a window algorithm's reduction is paced through a SACK fast
+    /// recovery (default `"prr"`, RFC 6937).
+    pub recovery_reduction: RecoveryReduction,
+    /// What a loss event's ssthresh halves, for the Reno family and
+    /// Westwood+ without a bandwidth estimate (default `"flight-size"`).
+    pub ssthresh_basis: SsthreshBasis,
+    /// F-RTO, RFC 5682's detection of spurious timeouts, in its SACK-enhanced
+    /// form as Linux runs it (default false).
+    pub frto: bool,
+    /// Undo a window reduction shown to be spurious: by DSACKs of every
+    /// retransmission (RFC 3708), by timestamps (RFC 4015's detection, as
+    /// Linux's `tcp_try_undo_recovery` and `tcp_try_undo_loss`), or by F-RTO
+    /// (default false).
+    pub undo: bool,
+    /// The hybrid slow start CUBIC uses unless its own `hystart` parameter
+    /// says otherwise (default `"off"`).
+    pub hystart: Hystart,
+    /// Slow-start increase limit per ACK, in segments, in the slow start that
+    /// follows a timeout (default 1, RFC 3465 section 2.3).
+    pub abc_limit_after_rto: u32,
+    /// Congestion avoidance grows the window by MSS * MSS / cwnd per ACK, as
+    /// RFC 5681 equation 3 and ns-3's `TcpNewReno::CongestionAvoidance` do,
+    /// instead of one MSS per cwnd bytes acknowledged (RFC 3465) (default
+    /// false).
+    pub ca_per_ack: bool,
+    /// When the receiver acknowledges (default `"rfc"`).
+    pub receiver: ReceiverProfile,
+}
+
+/// How the window comes down during a fast recovery with SACK
+/// (`tcp.recovery_reduction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryReduction {
+    /// Proportional Rate Reduction (RFC 6937 section 3, PRR-SSRB with the
+    /// slow-start bound only on ACKs that advance `snd_una` without new loss,
+    /// as Linux's `tcp_cwnd_reduction` and RFC 9937 section 5 apply it): each
+    /// ACK releases data in proportion to what it delivered, so the flight
+    /// comes down to ssthresh over one round trip. Algorithms that pace or
+    /// burst on their own timer (BBR, TCP Wave) keep their own rules.
+    #[default]
+    Prr,
+    /// RFC 6675 section 5: cwnd = ssthresh at once, and data goes out
+    /// whenever the pipe is below it.
+    #[serde(rename = "rfc6675")]
+    Rfc6675,
+}
+
+/// What ssthresh is computed from at a loss event (`tcp.ssthresh_basis`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SsthreshBasis {
+    /// RFC 5681 equation 4 and RFC 6675 section 5 step (4.2): FlightSize,
+    /// `snd_nxt - snd_una` (less data sent by limited transmit at a fast
+    /// retransmit), SACKed data included.
+    #[default]
+    FlightSize,
+    /// The pipe without its loss term: FlightSize less the SACKed bytes, the
+    /// data RFC 6675 section 2 counts in flight. ns-3.44's `TcpNewReno` and
+    /// `TcpLinuxReno` halve `BytesInFlight`, RFC 6675's pipe.
+    Pipe,
+    /// Linux (`tcp_reno_ssthresh`, net/ipv4/tcp_cong.c, 6.18): half of cwnd.
+    Cwnd,
+}
+
+/// The hybrid slow start of CUBIC (`tcp.hystart`, or CUBIC's own `hystart`
+/// parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hystart {
+    /// RFC 5681 slow start.
+    #[default]
+    Off,
+    /// HyStart++ (RFC 9406), in the initial slow start.
+    #[serde(rename = "hystart++")]
+    HystartPlusPlus,
+    /// Classic HyStart (Ha and Rhee 2008) with Linux 6.18's constants
+    /// (`tcp_cubic.c`): ACK-train length over half the minimum RTT, or a
+    /// round's minimum RTT above the minimum by min RTT / 8 clamped to 4-16
+    /// ms; in every slow start.
+    Linux,
+    /// Classic HyStart as ns-3.44's `TcpCubic` runs it: the train over the
+    /// whole minimum RTT, the delay threshold min RTT clamped to 4-1000 ms,
+    /// a round judged on its first eight samples.
+    Ns3,
+}
+
+/// How the receiver acknowledges data (`tcp.receiver`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiverProfile {
+    /// RFC 1122 and RFC 5681 section 4.2: an ACK for every second full
+    /// segment or when `delayed_ack` expires; at once for out-of-order data,
+    /// a duplicate or a segment that fills a gap.
+    #[default]
+    Rfc,
+    /// Linux 6.18 (`tcp_event_data_recv`, `__tcp_ack_snd_check`,
+    /// `tcp_send_delayed_ack`, `tcp_delack_timer_handler`): quick-ACK mode (an
+    /// ACK per segment) for the first 16 segments and after an idle gap longer
+    /// than the RTO or a duplicate segment; otherwise an ACK every two full
+    /// segments or when the ACK timeout (ATO) expires, the ATO following the
+    /// segments' inter-arrival time between 40 ms and `delayed_ack` (Linux's
+    /// 200 ms).
+    Linux,
 }
 
 /// How the sender detects losses with SACK: RFC 6675 alone, or with RFC
@@ -149,6 +253,14 @@ impl Default for TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             lost_retransmissions: LostRetransmissions::Rto,
             tlp: false,
+            recovery_reduction: RecoveryReduction::Prr,
+            ssthresh_basis: SsthreshBasis::FlightSize,
+            frto: false,
+            undo: false,
+            hystart: Hystart::Off,
+            abc_limit_after_rto: 1,
+            ca_per_ack: false,
+            receiver: ReceiverProfile::Rfc,
         }
     }
 }
@@ -170,6 +282,9 @@ impl TcpConfig {
         }
         if self.abc_limit == 0 {
             return Err("abc_limit: must be at least 1 segment".into());
+        }
+        if self.abc_limit_after_rto == 0 {
+            return Err("abc_limit_after_rto: must be at least 1 segment".into());
         }
         if self.min_rto.is_zero() {
             return Err("min_rto: must be above zero".into());

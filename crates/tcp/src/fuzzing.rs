@@ -29,7 +29,10 @@
 //! retransmitted, `poll_transmit` ends, and no timer is left due after time
 //! passed.
 
-use crate::config::{LostRetransmissions, PartialAckTimer, TcpConfig};
+use crate::config::{
+    LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, SsthreshBasis,
+    TcpConfig,
+};
 use crate::seq::SeqNum;
 use crate::testing::{every_algorithm, ms, Harness, IRS, ISS};
 use crate::time::{Duration, Instant};
@@ -119,6 +122,25 @@ fn config(bits: u8) -> TcpConfig {
             PartialAckTimer::SlowButSteady
         } else {
             PartialAckTimer::Impatient
+        },
+        // Linux's F-RTO, undo, receiver and ssthresh
+        frto: bits & 0x40 != 0,
+        undo: bits & 0x40 != 0,
+        receiver: if bits & 0x40 != 0 {
+            ReceiverProfile::Linux
+        } else {
+            ReceiverProfile::Rfc
+        },
+        ssthresh_basis: if bits & 0x40 != 0 {
+            SsthreshBasis::Cwnd
+        } else {
+            SsthreshBasis::Pipe
+        },
+        // RFC 6675's recovery in place of PRR
+        recovery_reduction: if bits & 0x80 != 0 {
+            RecoveryReduction::Rfc6675
+        } else {
+            RecoveryReduction::Prr
         },
         ..TcpConfig::default()
     }

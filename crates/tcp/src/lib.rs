@@ -45,7 +45,10 @@ pub mod units;
 pub mod wire;
 
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
-pub use config::{LostRetransmissions, PartialAckTimer, RtoSsthresh, TcpConfig};
+pub use config::{
+    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoSsthresh,
+    SsthreshBasis, TcpConfig,
+};
 pub use profile::TcpProfile;
 pub use receiver::{Receiver, ReceiverState, ReceiverStats};
 pub use rtt::RtoFlavour;

@@ -8,7 +8,10 @@
 //! configuration is what a scenario normalises to, so a profile and the
 //! same fields written out are one run.
 
-use crate::config::{LostRetransmissions, PartialAckTimer, RtoSsthresh, TcpConfig};
+use crate::config::{
+    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoSsthresh,
+    SsthreshBasis, TcpConfig,
+};
 use crate::rtt::RtoFlavour;
 use crate::time::Duration;
 use crate::units::{optional_duration, ByteSize};
@@ -24,6 +27,8 @@ pub enum TcpProfile {
     Rfc,
     /// A stock Linux 6.x sender (6.18's defaults), see [`TcpProfile::config`].
     Linux,
+    /// ns-3.44's TCP with its default attributes, see [`TcpProfile::config`].
+    Ns3,
 }
 
 impl TcpProfile {
@@ -47,7 +52,36 @@ impl TcpProfile {
     /// * no per-ACK limit on slow start (Linux counts every segment an ACK
     ///   covers since 3.8): RFC 3465's L = 64 segments stands for it;
     /// * a 6 MiB receive buffer (`tcp_rmem`'s maximum, the ceiling of
-    ///   receive autotuning).
+    ///   receive autotuning);
+    /// * PRR in fast recovery (`tcp_cwnd_reduction`), ssthresh from cwnd
+    ///   (`tcp_reno_ssthresh`; CUBIC's beta x cwnd is its own rule);
+    /// * F-RTO (`tcp_frto` = 2) and the undo of spurious reductions by DSACK
+    ///   and timestamps (`tcp_try_undo_recovery`, `tcp_try_undo_loss`,
+    ///   `tcp_try_undo_dsack`);
+    /// * CUBIC's classic HyStart (`tcp_cubic.c`: `hystart` = 1, both
+    ///   detectors);
+    /// * no slow-start limit after a timeout either (`tcp_slow_start`);
+    /// * Linux's receiver: quick ACKs at the start and after idle, the
+    ///   adaptive ACK timer between `TCP_ATO_MIN` (40 ms) and
+    ///   `TCP_DELACK_MAX` (200 ms).
+    ///
+    /// For ns-3.44 (the attributes' defaults in `tcp-socket.cc`,
+    /// `tcp-socket-base.cc`, `tcp-l4-protocol.cc`, `tcp-cubic.cc`):
+    ///
+    /// * SACK and timestamps on, no DSACK (the receiver sends none);
+    /// * `SegmentSize` 536 bytes, `InitialCwnd` 10, `ReTxThreshold` 3,
+    ///   `LimitedTransmit` on;
+    /// * RFC 6298's RTO with `MinRto` 1 s, an initial estimate of 1 s and
+    ///   a 60 s cap; ssthresh recomputed on every timeout from the pipe
+    ///   (`rto_ssthresh = "ns3"`);
+    /// * `DelAckTimeout` 200 ms, `DelAckCount` 2; `RcvBufSize` 128 KiB;
+    /// * `RecoveryType` `TcpPrrRecovery` (PRR), and ssthresh from the pipe
+    ///   (`TcpNewReno::GetSsThresh` halves `BytesInFlight`);
+    /// * slow start counts every acknowledged segment, also after a timeout
+    ///   (the default `SocketType` is `TcpCubic`, whose `IncreaseWindow`
+    ///   adds `segmentsAcked` segments; `TcpLinuxReno` does the same), with
+    ///   `TcpCubic`'s `HyStart` (ns-3's thresholds);
+    /// * no F-RTO, no undo, no RACK or tail loss probe.
     pub fn config(self) -> TcpConfig {
         match self {
             TcpProfile::Rfc => TcpConfig::default(),
@@ -63,11 +97,48 @@ impl TcpProfile {
                 initial_rto: Duration::from_secs(1),
                 max_rto: Duration::from_secs(120),
                 rto_ssthresh: RtoSsthresh::Linux,
-                delayed_ack: Some(Duration::from_millis(40)),
+                delayed_ack: Some(Duration::from_millis(200)),
                 limited_transmit: true,
                 abc_limit: 64,
                 rcv_window: ByteSize(6 << 20),
+                recovery_reduction: RecoveryReduction::Prr,
+                ssthresh_basis: SsthreshBasis::Cwnd,
+                frto: true,
+                undo: true,
+                hystart: Hystart::Linux,
+                abc_limit_after_rto: 64,
+                ca_per_ack: false,
+                receiver: ReceiverProfile::Linux,
                 ..TcpConfig::default()
+            },
+            TcpProfile::Ns3 => TcpConfig {
+                mss: 536,
+                initial_cwnd: 10,
+                initial_ssthresh: None,
+                sack: true,
+                dsack: false,
+                timestamps: true,
+                dupthresh: 3,
+                limited_transmit: true,
+                initial_rto: Duration::from_secs(1),
+                min_rto: Duration::from_secs(1),
+                max_rto: Duration::from_secs(60),
+                rto: RtoFlavour::Rfc6298,
+                rto_ssthresh: RtoSsthresh::Ns3,
+                delayed_ack: Some(Duration::from_millis(200)),
+                rcv_window: ByteSize(128 << 10),
+                abc_limit: 64,
+                partial_ack_timer: PartialAckTimer::Impatient,
+                lost_retransmissions: LostRetransmissions::Rto,
+                tlp: false,
+                recovery_reduction: RecoveryReduction::Prr,
+                ssthresh_basis: SsthreshBasis::Pipe,
+                frto: false,
+                undo: false,
+                hystart: Hystart::Ns3,
+                abc_limit_after_rto: 64,
+                ca_per_ack: false,
+                receiver: ReceiverProfile::Rfc,
             },
         }
     }
@@ -122,6 +193,22 @@ pub(crate) struct TcpConfigSpec {
     lost_retransmissions: Option<LostRetransmissions>,
     #[serde(default)]
     tlp: Option<bool>,
+    #[serde(default)]
+    recovery_reduction: Option<RecoveryReduction>,
+    #[serde(default)]
+    ssthresh_basis: Option<SsthreshBasis>,
+    #[serde(default)]
+    frto: Option<bool>,
+    #[serde(default)]
+    undo: Option<bool>,
+    #[serde(default)]
+    hystart: Option<Hystart>,
+    #[serde(default)]
+    abc_limit_after_rto: Option<u32>,
+    #[serde(default)]
+    ca_per_ack: Option<bool>,
+    #[serde(default)]
+    receiver: Option<ReceiverProfile>,
 }
 
 /// `delayed_ack` as written (`false`, `true` or a duration), present.
@@ -155,7 +242,15 @@ impl From<TcpConfigSpec> for TcpConfig {
             abc_limit,
             partial_ack_timer,
             lost_retransmissions,
-            tlp
+            tlp,
+            recovery_reduction,
+            ssthresh_basis,
+            frto,
+            undo,
+            hystart,
+            abc_limit_after_rto,
+            ca_per_ack,
+            receiver
         );
         if let Some(v) = s.initial_ssthresh {
             c.initial_ssthresh = Some(v);
@@ -179,7 +274,8 @@ mod tests {
         assert_eq!(linux, TcpProfile::Linux.config());
         assert!(linux.timestamps && linux.tlp);
         assert_eq!(linux.rto, RtoFlavour::Linux);
-        assert_eq!(linux.delayed_ack, Some(Duration::from_millis(40)));
+        assert_eq!(linux.delayed_ack, Some(Duration::from_millis(200)));
+        assert_eq!(linux.receiver, ReceiverProfile::Linux);
         let mine = parse(r#"{"profile": "linux", "min_rto": "1s", "delayed_ack": false}"#);
         assert_eq!(mine.min_rto, Duration::from_secs(1));
         assert_eq!(mine.delayed_ack, None);
@@ -190,11 +286,29 @@ mod tests {
     }
 
     #[test]
+    fn the_ns3_profile_is_valid_and_sets_ns3_defaults() {
+        let ns3 = parse(r#"{"profile": "ns3"}"#);
+        ns3.validate().unwrap();
+        assert_eq!(ns3, TcpProfile::Ns3.config());
+        assert_eq!(
+            (ns3.mss, ns3.dsack, ns3.min_rto),
+            (536, false, Duration::from_secs(1))
+        );
+        assert_eq!(ns3.rto_ssthresh, RtoSsthresh::Ns3);
+        assert_eq!(ns3.hystart, Hystart::Ns3);
+        let mine = parse(r#"{"profile": "ns3", "ca_per_ack": true, "mss": 1448}"#);
+        assert!(mine.ca_per_ack);
+        assert_eq!(mine.mss, 1448);
+    }
+
+    #[test]
     fn a_resolved_profile_serialises_to_its_fields_and_reads_back_the_same() {
-        let linux = TcpProfile::Linux.config();
-        let json = serde_json::to_string(&linux).unwrap();
-        assert!(!json.contains("profile"), "{json}");
-        assert_eq!(parse(&json), linux);
+        for profile in [TcpProfile::Rfc, TcpProfile::Linux, TcpProfile::Ns3] {
+            let c = profile.config();
+            let json = serde_json::to_string(&c).unwrap();
+            assert!(!json.contains("profile"), "{json}");
+            assert_eq!(parse(&json), c);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! the data, zero windows, stale and future timestamps.
 
 use proptest::prelude::*;
+use wavelab_tcp::config::{Hystart, ReceiverProfile, RecoveryReduction, SsthreshBasis};
 use wavelab_tcp::fuzzing::{drain, ReceiverWatch, SenderWatch};
 use wavelab_tcp::testing::{cases, every_algorithm, ms, synack, Harness, IRS, ISS, SYNACK_WINDOW};
 use wavelab_tcp::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
@@ -149,10 +150,32 @@ fn config() -> impl Strategy<Value = TcpConfig> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
     )
         .prop_map(
-            |(sack, timestamps, delack, rack, limited, patient)| TcpConfig {
+            |(sack, timestamps, delack, rack, limited, patient, linux, old)| TcpConfig {
                 mss: 1000,
+                // Linux's rules, or the RFC 6675 recovery with RFC 5681's ssthresh
+                frto: linux,
+                undo: linux,
+                receiver: if linux {
+                    ReceiverProfile::Linux
+                } else {
+                    ReceiverProfile::Rfc
+                },
+                hystart: if linux { Hystart::Linux } else { Hystart::Off },
+                ssthresh_basis: match (linux, old) {
+                    (true, _) => SsthreshBasis::Cwnd,
+                    (false, true) => SsthreshBasis::FlightSize,
+                    (false, false) => SsthreshBasis::Pipe,
+                },
+                recovery_reduction: if old {
+                    RecoveryReduction::Rfc6675
+                } else {
+                    RecoveryReduction::Prr
+                },
+                ca_per_ack: old && !linux,
                 sack,
                 timestamps,
                 delayed_ack: delack.then_some(Duration::from_millis(200)),

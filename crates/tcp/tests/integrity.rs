@@ -9,6 +9,7 @@
 use proptest::prelude::*;
 use std::collections::BinaryHeap;
 use wavelab_tcp::cc::{CaState, HandoffNotice, HandoffStyle, Notification, PathInfo};
+use wavelab_tcp::config::{Hystart, ReceiverProfile, RecoveryReduction, SsthreshBasis};
 use wavelab_tcp::{
     ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
     RtoFlavour, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
@@ -124,6 +125,10 @@ fn run(
     let mut notified = 0u64;
     let mss = cfg.mss as u64;
     let lt_allowance = if cfg.limited_transmit { 2 * mss } else { 0 };
+    // PRR lets a SACK recovery send while the pipe is above cwnd (= ssthresh),
+    // never raising it above the window the recovery reduces plus a segment
+    let prr = cfg.sack && cfg.recovery_reduction == RecoveryReduction::Prr;
+    let mut cwnd_before_recovery = 0u64;
     let limit = Instant::from_nanos(20_000 * 1_000_000_000);
     let mut send = |to_receiver: bool,
                     seg: wavelab_tcp::Segment,
@@ -161,6 +166,17 @@ fn run(
                 let pipe_before = tx.in_flight();
                 let outstanding_before = tx.snapshot().outstanding;
                 let state = tx.ca_state();
+                if state != CaState::Recovery {
+                    cwnd_before_recovery = tx.cc().cwnd();
+                }
+                let paced = prr && state == CaState::Recovery && tx.cc().proportional_reduction();
+                let prr_bound = |cwnd: u64| {
+                    if paced {
+                        cwnd.max(cwnd_before_recovery + mss)
+                    } else {
+                        cwnd
+                    }
+                };
                 let Some(t) = tx.poll_transmit(now) else {
                     break;
                 };
@@ -173,11 +189,11 @@ fn run(
                             CaState::Recovery | CaState::Loss => pipe_before,
                             _ => outstanding_before,
                         };
-                        if used + len > cwnd + lt_allowance {
+                        if used + len > prr_bound(cwnd) + lt_allowance {
                             window_violations += 1;
                         }
                     }
-                    TxKind::Retransmission if pipe_before + len > cwnd => {
+                    TxKind::Retransmission if pipe_before + len > prr_bound(cwnd) => {
                         window_violations += 1;
                     }
                     _ => {}
@@ -303,10 +319,52 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 Just(RtoSsthresh::Ns3)
             ],
         ),
+        (
+            prop_oneof![
+                Just(RecoveryReduction::Prr),
+                Just(RecoveryReduction::Rfc6675)
+            ],
+            prop_oneof![
+                Just(SsthreshBasis::Pipe),
+                Just(SsthreshBasis::FlightSize),
+                Just(SsthreshBasis::Cwnd)
+            ],
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![
+                Just(Hystart::Off),
+                Just(Hystart::HystartPlusPlus),
+                Just(Hystart::Linux),
+                Just(Hystart::Ns3)
+            ],
+            prop_oneof![Just(ReceiverProfile::Rfc), Just(ReceiverProfile::Linux)],
+            any::<bool>(),
+            1u32..64,
+        ),
     )
         .prop_map(
-            |(mss, iw, sack, ts, lt, dsack, dupthresh, delack, lost_rtx, (tlp, rto, rto_ss))| {
+            |(
+                mss,
+                iw,
+                sack,
+                ts,
+                lt,
+                dsack,
+                dupthresh,
+                delack,
+                lost_rtx,
+                (tlp, rto, rto_ss),
+                (reduction, basis, frto, undo, hystart, receiver, ca_per_ack, abc_rto),
+            )| {
                 TcpConfig {
+                    recovery_reduction: reduction,
+                    ssthresh_basis: basis,
+                    frto,
+                    undo,
+                    hystart,
+                    receiver,
+                    ca_per_ack,
+                    abc_limit_after_rto: abc_rto,
                     mss,
                     initial_cwnd: iw,
                     sack,
@@ -314,7 +372,14 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                     limited_transmit: lt,
                     dsack,
                     dupthresh,
-                    delayed_ack: delack,
+                    // Linux's receiver takes `delayed_ack` as its ATO cap
+                    delayed_ack: delack.map(|d| {
+                        if receiver == ReceiverProfile::Linux {
+                            Duration::from_millis(200)
+                        } else {
+                            d
+                        }
+                    }),
                     lost_retransmissions: lost_rtx,
                     // RACK-TLP's probe where it applies
                     tlp: tlp && sack && lost_rtx == LostRetransmissions::Rack,

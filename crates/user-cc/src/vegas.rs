@@ -288,6 +288,7 @@ mod tests {
         let e = |kind| CongestionEvent {
             kind,
             flight_size: 20_000,
+            ssthresh_basis: 20_000,
             in_flight: 20_000,
             mss: 1000,
         };

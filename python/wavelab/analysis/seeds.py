@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,6 +61,15 @@ def t975(df: int) -> float:
     # linear in 1/df between the table's neighbours (1/inf = 0)
     x, x0, x1 = 1 / df, 1 / known[lo], 1 / known[hi]
     return values[lo] + (values[hi] - values[lo]) * (x - x0) / (x1 - x0)
+
+
+def mean_ci(x: np.ndarray[Any, Any]) -> tuple[float, float]:
+    """The mean of ``x`` and the half-width of its 95 % confidence interval,
+    t(0.975, n - 1) std / sqrt(n) (NaN for fewer than two values)."""
+    n = len(x)
+    if n < 2:
+        return (float(np.mean(x)) if n else math.nan, math.nan)
+    return float(np.mean(x)), t975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n)
 
 
 def aggregate(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
@@ -103,4 +113,4 @@ def aggregate(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-__all__ = ["T975", "aggregate", "t975"]
+__all__ = ["T975", "aggregate", "mean_ci", "t975"]

@@ -4,9 +4,10 @@
   ``wavelab.run`` (stepped run, results converted to DataFrames) against the
   engine alone, same process;
 * ``sweep``: 1,000 short handover runs (20 s of the DCNET scenario, the
-  handover instant and the algorithm varied) through the parallel runner on
-  all cores: runs per second, and the share of the wall time spent outside
-  the engine;
+  handover instant and the algorithm varied) through the sweep backend (a
+  local pool, each run's metrics computed as a store keeps a run without its
+  tables) on all cores: runs per second, and the share of the wall time
+  spent outside the engine;
 * ``custom-cc``: the congestion-control example of docs/custom-cc.md, TCP
   Vegas, in Rust (``vegas``) and as a Python class (``py-vegas``, the same
   rules, bit-identical results) on the same 60 s dumbbell run: wall time of
@@ -31,7 +32,7 @@ from wavelab.bench.engine import CASES, run_engine, text_table
 
 PYTHON_CASES = {
     "python-overhead": "dcnet-newreno through wavelab.run vs the engine alone",
-    "sweep": "1,000 short handover runs through the parallel runner, all cores",
+    "sweep": "1,000 short handover runs through the sweep backend, all cores",
     "custom-cc": "TCP Vegas in Rust vs the same algorithm as a Python class",
     "reproduce-memory": "wavelab reproduce dcnet2016 in a child: wall time, peak memory",
 }
@@ -114,15 +115,21 @@ def sweep_scenarios(n: int = 1000) -> dict[str, Any]:
 
 
 def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
-    """Runs :func:`sweep_scenarios` through the parallel runner, and the same
-    runs through the engine alone in this process to compare."""
-    from wavelab.experiments.parallel import run_all
+    """Runs :func:`sweep_scenarios` through the sweep backend (a local pool;
+    each run's metrics computed, as a store keeps a run without its tables),
+    and the same runs through the engine alone in this process to compare."""
+    from wavelab.sweep.backends import LocalPool
+    from wavelab.sweep.worker import Job
 
     scenarios = sweep_scenarios(n)
     jobs = jobs or os.cpu_count() or 1
+    backend = LocalPool(jobs)
     t0 = time.perf_counter()
-    run_all(scenarios, jobs, progress=False)
+    todo = (Job(k, sc.to_json(), tables=False) for k, sc in scenarios.items())
+    failed = [o.error for o in backend.run(todo)]
     wall = time.perf_counter() - t0
+    if any(failed):
+        raise RuntimeError(f"sweep: a run failed: {next(e for e in failed if e)}")
     engine = sum(run_engine(sc.to_json())[0] for sc in scenarios.values()) / jobs
     return LayerFigures(
         "sweep", n, wall, engine, f"{jobs} workers; engine time = serial engine time / workers"

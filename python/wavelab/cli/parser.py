@@ -219,7 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("reproduce", help="reproduce a published experiment (list: --list)")
     rp.add_argument("experiment", nargs="?", help="experiment name, e.g. wave-page")
-    rp.add_argument("--out", help="output directory (default results/NAME)")
+    rp.add_argument(
+        "--out", help="output directory (default results/NAME; its store: the same command resumes)"
+    )
     rp.add_argument("--quick", action="store_true", help="a shorter version, for demos")
     rp.add_argument("--jobs", type=int, help="parallel runs (default: all cores)")
     rp.add_argument("--list", action="store_true", help="list the experiments")
@@ -232,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--cluster",
         metavar="ADDRESS",
-        help="run on a Dask scheduler, e.g. tcp://host:8786 (experiments run as sweeps)",
+        help="run on a Dask scheduler, e.g. tcp://host:8786 (not with --emulate)",
     )
     rp.add_argument(
         "--cluster-timeout",

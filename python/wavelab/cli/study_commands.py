@@ -109,40 +109,33 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
-    from wavelab.experiments import EXPERIMENTS, SWEEP_EXPERIMENTS, experiment
+    from wavelab.experiments import EXPERIMENTS, STORES, experiment
 
     if args.list or not args.experiment:
         for name, (_, what) in EXPERIMENTS.items():
             print(f"{name:12} {what}")
         return 0
     out = Path(args.out) if args.out else Path("results") / args.experiment
+    if args.cluster and args.jobs:
+        raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
     if args.emulate:
         from wavelab.emulator.runs import unavailable
         from wavelab.experiments import emulated_experiment
 
         if args.cluster:
             raise WavelabError("--emulate runs on this machine; it does not take --cluster")
-        reproduce = emulated_experiment(args.experiment)
+        emulated = emulated_experiment(args.experiment)
         why = unavailable()
         if why is not None:
             raise WavelabError(f"--emulate: {why}")
+        emulated(out, args.quick, args.jobs)
     else:
-        reproduce = experiment(args.experiment)
-    if args.cluster:
-        if args.jobs:
-            raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
-        if args.experiment not in SWEEP_EXPERIMENTS:
-            raise WavelabError(
-                f"--cluster: {args.experiment} runs on the local cores only; "
-                f"{', '.join(SWEEP_EXPERIMENTS)} can run on a Dask cluster"
-            )
-        reproduce(out, args.quick, None, args.cluster, args.cluster_timeout)  # type: ignore[call-arg]
-    else:
-        reproduce(out, args.quick, args.jobs)
-    if args.experiment in SWEEP_EXPERIMENTS:
-        print(
-            f"\nwrote the comparison and the figures to {out}/, every run's metrics to {out}/sweep/"
-        )
-    else:
-        print(f"\nwrote the comparison, the figures and every run's results to {out}/")
+        experiment(args.experiment)(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
+    store = f"{out / STORES.get(args.experiment, 'store')}/"
+    if args.emulate:
+        store = f"{out / 'store-emulated'}/ and {out / 'store'}/"
+    print(
+        f"\nwrote the comparison and the figures to {out}/, every run to its store {store} "
+        "(the same command again reuses them)"
+    )
     return 0

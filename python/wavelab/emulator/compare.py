@@ -28,6 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.errors import WavelabError
@@ -197,6 +198,15 @@ def _panel_series(res: Results, flow: int) -> pd.DataFrame:
 
 
 def plot_flow(sim: Results, emu: Results, flow: int, path: Path, title: str) -> Path:
+    """Writes :func:`flow_figure` to ``path``."""
+    fig = flow_figure(sim, emu, flow, title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def flow_figure(sim: Results, emu: Results, flow: int, title: str) -> Figure:
     """Goodput, congestion window and smoothed RTT of one flow in both runs."""
     fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True)
     mss = float(emu.scenario.normalized["flows"][0]["tcp"]["mss"])
@@ -217,10 +227,7 @@ def plot_flow(sim: Results, emu: Results, flow: int, path: Path, title: str) -> 
         ax.grid(alpha=0.3)
     axes[0].legend(loc="best", fontsize=8)
     axes[0].set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def write(sim: Results, emu: Results, out: Path) -> tuple[Comparison, list[Path]]:

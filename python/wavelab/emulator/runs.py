@@ -14,7 +14,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -194,12 +194,16 @@ def emulate(
 
 
 def emulate_many(
-    scenarios: Mapping[str, Scenario], jobs: int, progress: bool = True
+    scenarios: Mapping[str, Scenario],
+    jobs: int,
+    progress: bool = True,
+    on_done: Callable[[str, Results], None] | None = None,
 ) -> dict[str, Results]:
     """Runs the scenarios as emulations, ``jobs`` at a time in this process
-    (each in namespaces of its own), and returns their results by key. A
-    ``KeyboardInterrupt`` stops the runs in flight and raises once their
-    resources are released."""
+    (each in namespaces of its own), and returns their results by key;
+    ``on_done(key, results)`` is called as each one finishes (to store it at
+    once). A ``KeyboardInterrupt`` stops the runs in flight and raises once
+    their resources are released."""
     if jobs < 1:
         raise WavelabError(f"--jobs {jobs} must be at least 1")
     pending = list(scenarios.items())
@@ -221,6 +225,8 @@ def emulate_many(
             for key in [k for k, (_, e) in running.items() if e.wait(0)]:
                 sc, emu = running.pop(key)
                 out[key] = collect(sc, emu, True)
+                if on_done is not None:
+                    on_done(key, out[key])
                 done_seconds += for_emulation(sc).duration
             if bar is not None:
                 now = done_seconds + sum(e.now for _, e in running.values())

@@ -1,11 +1,13 @@
 """Reproductions of published experiments (``wavelab reproduce NAME``).
 
-Each experiment is a module with a ``reproduce(out, quick, jobs)`` function
-that builds its scenarios, runs them in parallel, computes the study's
-metrics, prints our figures beside the published ones, writes them as CSV and
-Markdown, and draws the study's figures. Those in :data:`SWEEP_EXPERIMENTS`
-run as one sweep (resumable from their store) and also take ``cluster`` and
-``cluster_timeout`` (``wavelab reproduce NAME --cluster ADDRESS``).
+Each experiment is a module with a ``reproduce(out, quick, jobs, cluster,
+cluster_timeout)`` function that builds its runs, runs them through the
+study runner on the local cores or a Dask cluster into its store under
+``out`` (:data:`STORES`; resumable: the same command again runs only what is
+missing; :mod:`wavelab.experiments.runs`), reduces them to the study's
+metrics, prints our figures beside the published ones, writes them as CSV
+and Markdown (:mod:`wavelab.experiments.tables`), and draws the study's
+figures (:mod:`wavelab.experiments.figures`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     ),
     "wsc-tcp": (
         "wavelab.experiments.wsc_tcp",
-        "WSC-TCP thesis (seed 003): WSC-TCP, its parts, CUBIC and Wave vs NewReno over lossy "
-        "wireless end links with link-layer ARQ; gain vs loss rate",
+        "WSC-TCP thesis (Srinivasan 2016): WSC-TCP, its parts, CUBIC and Wave vs NewReno "
+        "over lossy wireless end links with link-layer ARQ; gain vs loss rate",
     ),
     "satwlan": (
         "wavelab.experiments.satwlan",
-        "GEO satellite + WLAN (seed 004): Table II and Figures 2-4, plus CUBIC, BBR, Wave",
+        "GEO satellite + WLAN (Annese et al.): Table II and Figures 2-4, plus CUBIC, BBR, Wave",
     ),
     "mobiwac2009": (
         "wavelab.experiments.mobiwac2009",
@@ -38,8 +40,12 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "(+ Wave, CUBIC), Figures 4-19",
     ),
 }
-SWEEP_EXPERIMENTS = ("mobiwac2009",)
-"""Experiments that run through the sweep machinery (resumable, ``--cluster``)."""
+STORES: dict[str, str] = {"mobiwac2009": "sweep"}
+"""Where an experiment keeps its runs under its output directory, when not
+in ``store`` (MobiWac 2009 is a grid: a sweep, with its runs table)."""
+
+Reproduce = Callable[[Path, bool, int | None, str | None, float | None], Path]
+"""``reproduce(out, quick, jobs, cluster, cluster_timeout)``."""
 
 
 EMULATED: dict[str, str] = {"dcnet2016": "wavelab.experiments.dcnet2016_emulated"}
@@ -59,12 +65,12 @@ def emulated_experiment(name: str) -> Callable[[Path, bool, int | None], Path]:
     return fn
 
 
-def experiment(name: str) -> Callable[[Path, bool, int | None], Path]:
+def experiment(name: str) -> Reproduce:
     """The ``reproduce`` function of experiment ``name``."""
     from wavelab.errors import WavelabError
 
     if name not in EXPERIMENTS:
         raise WavelabError(f"{name!r} is not an experiment; choose one of {', '.join(EXPERIMENTS)}")
     module = importlib.import_module(EXPERIMENTS[name][0])
-    fn: Callable[[Path, bool, int | None], Path] = module.reproduce
+    fn: Reproduce = module.reproduce
     return fn

@@ -36,10 +36,12 @@ from matplotlib.figure import Figure
 
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_to_disk
+from wavelab.experiments.runs import run_runs
+from wavelab.experiments.tables import Markdown, Tables
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
 from wavelab.scenario.loading import Scenario
+from wavelab.sweep.study import StudyRun
 
 PAPER_VARIANTS = ("Wave", "Reno", "NewReno", "Tahoe", "Westwood+")
 """The rows of the paper's Table 1."""
@@ -423,42 +425,48 @@ def figures(runs: Mapping[str, Results], out: Path) -> list[Path]:
     return files
 
 
-def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
-    """Runs the study, prints and writes our table beside the paper's, draws
-    Figures 2-7 and keeps every run's tables under ``out/runs``, each written
-    there as soon as it finished (only one run is in memory at a time)."""
+def reproduce(
+    out: Path,
+    quick: bool,
+    jobs: int | None,
+    cluster: str | None = None,
+    cluster_timeout: float | None = None,
+) -> Path:
+    """Runs the study (into ``out/store``, resumable), prints and writes our
+    table beside the paper's, and draws Figures 2-7."""
     out.mkdir(parents=True, exist_ok=True)
-    # every run goes to disk as it finishes, and is read back one at a time
-    # below: holding the 92 runs' tables took 1.1 GB (docs/performance.md)
-    runs = run_to_disk(scenarios(quick), out / "runs", jobs)
+    study = {k: StudyRun(sc) for k, sc in scenarios(quick).items()}
+    # every run is read back from the store when it is needed, one at a
+    # time: holding the 92 runs' tables took 1.1 GB (docs/performance.md)
+    runs = run_runs("dcnet2016", study, out, jobs, cluster, cluster_timeout).results
     table = measure(runs, quick)
-    table.to_csv(out / "recovery.csv", index=False)
     wide = side_by_side(table)
     held = side_by_side(table, "sustained_s")
     off = disagreements(table)
-    md = [
-        "# DCNET 2016 Table 1: recovery time (s), ours / paper",
-        "",
-        "Receiver goodput over a 1 s window first reaching 0.9 R_ss after T + HT;",
-        "'>N': not recovered within the N s simulated after T + HT.",
-        "",
-        wide.to_markdown(),
-        "",
-        f"## Sustained: the same, and staying there for {HOLD:g} s",
-        "",
-        held.to_markdown(),
-        "",
-        "## Every cell",
-        "",
-        table.to_markdown(index=False, floatfmt=".3g"),
-        "",
-        f"## Cells that differ from the paper by more than 2x ({len(off)})",
-        "",
-        off.to_markdown(index=False, floatfmt=".3g") if len(off) else "(none)",
-        "",
-    ]
-    (out / "table1.md").write_text("\n".join(md), encoding="utf-8")
-    wide.to_csv(out / "table1.csv")
+    md = (
+        Markdown()
+        .lines(
+            "# DCNET 2016 Table 1: recovery time (s), ours / paper",
+        )
+        .lines(
+            "Receiver goodput over a 1 s window first reaching 0.9 R_ss after T + HT;",
+            "'>N': not recovered within the N s simulated after T + HT.",
+        )
+        .table(wide, index=True)
+        .lines(f"## Sustained: the same, and staying there for {HOLD:g} s")
+        .table(held, index=True)
+        .lines("## Every cell")
+        .table(table, floatfmt=".3g")
+        .lines(f"## Cells that differ from the paper by more than 2x ({len(off)})")
+    )
+    if len(off):
+        md.table(off, floatfmt=".3g")
+    else:
+        md.lines("(none)")
+    tables = Tables(out)
+    tables.csv("recovery.csv", table)
+    tables.markdown("table1.md", md)
+    tables.csv("table1.csv", wide, index=True)
     figures(runs, out)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Recovery time (s), ours / paper ('>N': not recovered within N s)")

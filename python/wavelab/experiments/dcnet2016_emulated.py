@@ -31,6 +31,7 @@ are marked ``flagged`` in the table, never dropped silently.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,15 @@ import numpy as np
 import pandas as pd
 
 from wavelab.analysis import handover_recovery as analysis
-from wavelab.emulator.compare import plot_flow, simulation_of
-from wavelab.emulator.runs import emulate_many
+from wavelab.emulator.compare import flow_figure, simulation_of
 from wavelab.experiments import dcnet2016 as study
-from wavelab.experiments.parallel import run_all
+from wavelab.experiments.figures import save
+from wavelab.experiments.runs import emulate_runs, run_runs
+from wavelab.experiments.tables import Markdown, Tables
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
 from wavelab.scenario.loading import Scenario
+from wavelab.sweep.study import StudyRun
 
 KERNEL_ROWS: dict[str, tuple[str, dict[str, Any]]] = {
     "Reno": ("reno", {}),
@@ -159,7 +162,7 @@ def _recovery(run: Results, base: Results, t0: float) -> tuple[float, float, flo
 
 
 def measure(
-    plan: Plan, emulated: dict[str, Results], simulated: dict[str, Results]
+    plan: Plan, emulated: Mapping[str, Results], simulated: Mapping[str, Results]
 ) -> pd.DataFrame:
     """One row per cell: the paper's recovery time, the simulation's and the
     emulation's, with the emulation's lateness and flag."""
@@ -223,8 +226,10 @@ def side_by_side(table: pd.DataFrame) -> pd.DataFrame:
 def reproduce(out: Path, quick: bool, jobs: int | None, plan: Plan | None = None) -> Path:
     """Emulates the kernel's rows of Table 1 (``jobs`` at a time, default
     :func:`default_jobs`), simulates the same scenarios, and writes the table
-    (``table1-emulated.md``/``.csv``, ``recovery-emulated.csv``), one figure
-    per cell (both runs of the flow) and every run's results under ``out``."""
+    (``table1-emulated.md``/``.csv``, ``recovery-emulated.csv``) and one
+    figure per cell (both runs of the flow); the emulations are kept in
+    ``out/store-emulated``, the simulations in the simulated study's store
+    (both resumable)."""
     plan = plan or (Plan.quick() if quick else Plan())
     out.mkdir(parents=True, exist_ok=True)
     emu_scenarios = scenarios(plan)
@@ -232,46 +237,41 @@ def reproduce(out: Path, quick: bool, jobs: int | None, plan: Plan | None = None
         f"emulating {len(emu_scenarios)} runs of {plan.duration:g} s, "
         f"{jobs or default_jobs()} at a time, then simulating them"
     )
-    emulated = emulate_many(emu_scenarios, jobs or default_jobs())
-    simulated = run_all({k: simulation_of(sc) for k, sc in emu_scenarios.items()}, None)
-    for k in emu_scenarios:
-        emulated[k].to_parquet(out / "runs" / "emulated" / k)
-        simulated[k].to_parquet(out / "runs" / "simulated" / k)
+    emulated = emulate_runs("dcnet2016-emulated", emu_scenarios, out, jobs or default_jobs())
+    twins = {k: StudyRun(simulation_of(sc)) for k, sc in emu_scenarios.items()}
+    simulated = run_runs("dcnet2016", twins, out, None).results
     table = measure(plan, emulated, simulated)
-    table.to_csv(out / "recovery-emulated.csv", index=False)
     wide = side_by_side(table)
-    wide.to_csv(out / "table1-emulated.csv")
     flagged = int(table["flagged"].sum())
-    md = [
-        "# DCNET 2016 Table 1 on real packets: recovery time (s)",
-        "",
-        "Each cell: emulated (Linux's algorithm) / simulated (wavelab's model of it) / paper.",
-        f"Handover at T = {plan.handover_at:g} s for every row, {plan.after:g} s run after it;",
-        "receiver goodput over a 1 s window first reaching 0.9 R_ss after T + HT;",
-        "'>N': not recovered within N s; '!': the emulation's release lateness exceeded",
-        "its bound (its timings are not the scenario's); '?': that run's R_ss (its",
-        f"baseline's rate) is below {LOW_R_SS:g} of the new link's capacity, so it had not",
-        "reached a steady rate within the run and the recovery time means little.",
-        "",
-        wide.to_markdown(),
-        "",
-        "## Every cell",
-        "",
-        table.to_markdown(index=False, floatfmt=".3g"),
-        "",
-    ]
-    (out / "table1-emulated.md").write_text("\n".join(md), encoding="utf-8")
+    md = (
+        Markdown()
+        .lines("# DCNET 2016 Table 1 on real packets: recovery time (s)")
+        .lines(
+            "Each cell: emulated (Linux's algorithm) / simulated (wavelab's model of it) / paper.",
+            f"Handover at T = {plan.handover_at:g} s for every row, {plan.after:g} s run after it;",
+            "receiver goodput over a 1 s window first reaching 0.9 R_ss after T + HT;",
+            "'>N': not recovered within N s; '!': the emulation's release lateness exceeded",
+            "its bound (its timings are not the scenario's); '?': that run's R_ss (its",
+            f"baseline's rate) is below {LOW_R_SS:g} of the new link's capacity, so it had not",
+            "reached a steady rate within the run and the recovery time means little.",
+        )
+        .table(wide, index=True)
+        .lines("## Every cell")
+        .table(table, floatfmt=".3g")
+    )
+    tables = Tables(out)
+    tables.csv("recovery-emulated.csv", table)
+    tables.csv("table1-emulated.csv", wide, index=True)
+    tables.markdown("table1-emulated.md", md)
     figures = out / "figures-emulated"
     figures.mkdir(exist_ok=True)
     for c in plan.cells():
-        plot_flow(
-            simulated[key(c)],
-            emulated[key(c)],
-            0,
-            figures / f"{key(c)}.png",
+        title = (
             f"DCNET 2016 {c.old} -> {c.new}, HT = {c.ht:g} s, {c.variant}: "
-            "simulation (line) and Linux (dashes)",
+            "simulation (line) and Linux (dashes)"
         )
+        fig = flow_figure(simulated[key(c)], emulated[key(c)], 0, title)
+        save(fig, figures / f"{key(c)}.png")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Recovery time (s), emulated / simulated / paper ('>N': not recovered within N s)")
         print(wide.to_string())

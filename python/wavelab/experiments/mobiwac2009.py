@@ -54,9 +54,12 @@ import pandas as pd
 
 from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
+from wavelab.experiments.runs import backend_for
+from wavelab.experiments.tables import Markdown, Tables
 from wavelab.scenario.toml_text import parse_toml
-from wavelab.sweep.backends import Backend, DaskCluster, LocalPool
+from wavelab.sweep.backends import Backend
 from wavelab.sweep.grid import Sweep, from_sweep_dict
+from wavelab.sweep.runner import run_sweep, summary_line
 
 PACKET = 1500
 """Bytes per packet, headers included (section 4.1)."""
@@ -635,11 +638,7 @@ def figures(c: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(labels))
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    path = out / "figures.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return [*files, path]
+    return [*files, save(fig, out / "figures.png", dpi=90, rect=(0, 0, 1, 0.97))]
 
 
 # ----- the study ----------------------------------------------------------------
@@ -653,8 +652,6 @@ def run_study(
 ) -> pd.DataFrame:
     """Runs (or resumes) the grid's sweep in ``out/sweep``; returns its runs
     table."""
-    from wavelab.sweep.runner import run_sweep, summary_line
-
     outcome = run_sweep(study_sweep(grid), out / "sweep", backend, progress=progress, tables=False)
     print(summary_line(outcome), file=sys.stderr)
     if outcome.stopped:
@@ -668,13 +665,14 @@ def write_scenarios(grid: Grid, out: Path) -> None:
     (``wavelab run out/scenarios/fig13.toml --set flows[0].cc=etcpv1``)."""
     d = out / "scenarios"
     d.mkdir(parents=True, exist_ok=True)
+    files = Tables(d)
     for h in handoffs():
         if h.figure not in grid.figures:
             continue
         text = scenario_text(h).replace('interval = "1s"', 'interval = "50ms"')
         text = text.replace("queues = false", "queues = true")
         text = text.replace('to = "mobile"\n', 'to = "mobile"\nlog_packets = true\n', 1)
-        (d / f"fig{h.figure:02d}.toml").write_text(text, encoding="utf-8")
+        files.text(f"fig{h.figure:02d}.toml", text)
 
 
 def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
@@ -682,36 +680,34 @@ def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
     ``comparison.md`` and prints the comparison; returns the verdicts."""
     red = reductions(c)
     v = verdicts(c)
-    c.to_csv(out / "cells.csv", index=False)
-    red.to_csv(out / "reductions.csv", index=False)
-    v.to_csv(out / "verdicts.csv", index=False)
     by_fig = {h.figure: h for h in handoffs()}
-    md = [
-        "# MobiWac 2009, Figures 4-19: time until the slowest flow has 100 (500) packets",
-        "# acknowledged after the handoff",
-        "",
-        "Median over the handoff instants (s), and each TCP's reduction of regular",
-        "TCP's median (%; positive = faster). Wave and CUBIC are rows the paper",
-        "does not have. `floor_s` is the least time the new link allows (the",
-        "disconnection, then flows x packets at its rate): no TCP can cut regular",
-        "TCP's median by more than 1 - floor / median.",
-        "",
-    ]
+    md = (
+        Markdown()
+        .lines(
+            "# MobiWac 2009, Figures 4-19: time until the slowest flow has 100 (500) packets",
+            "# acknowledged after the handoff",
+        )
+        .lines(
+            "Median over the handoff instants (s), and each TCP's reduction of regular",
+            "TCP's median (%; positive = faster). Wave and CUBIC are rows the paper",
+            "does not have. `floor_s` is the least time the new link allows (the",
+            "disconnection, then flows x packets at its rate): no TCP can cut regular",
+            "TCP's median by more than 1 - floor / median.",
+        )
+    )
     for fig, g in red.groupby("figure"):
         h = by_fig[int(str(fig))]
-        md += [
-            f"## {h.label}",
-            "",
-            f"Paper: {h.reported}",
-            "",
-            g.drop(columns="figure").to_markdown(index=False, floatfmt=".3g"),
-            "",
-        ]
+        md.lines(f"## {h.label}").lines(f"Paper: {h.reported}")
+        md.table(g.drop(columns="figure"), floatfmt=".3g")
         fv = v[v["figure"] == fig] if not v.empty else v
         if len(fv):
-            md += [fv.drop(columns=["figure", "figure verdict"]).to_markdown(index=False), ""]
-            md += [f"Verdict: **{fv['figure verdict'].iloc[0]}**", ""]
-    (out / "comparison.md").write_text("\n".join(md), encoding="utf-8")
+            md.table(fv.drop(columns=["figure", "figure verdict"]))
+            md.lines(f"Verdict: **{fv['figure verdict'].iloc[0]}**")
+    tables = Tables(out)
+    tables.csv("cells.csv", c)
+    tables.csv("reductions.csv", red)
+    tables.csv("verdicts.csv", v)
+    tables.markdown("comparison.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print("Median transfer time (s) and reduction of regular TCP's median (%)")
         print(red.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
@@ -720,15 +716,6 @@ def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
             summary = v.groupby("figure")["figure verdict"].first()
             print("Verdicts: " + ", ".join(f"Fig. {f} {s}" for f, s in summary.items()))
     return v
-
-
-def backend_for(jobs: int | None, cluster: str | None, timeout: float | None) -> Backend:
-    """A local pool of ``jobs`` processes, or the Dask cluster at ``cluster``."""
-    if cluster:
-        from wavelab.sweep.backends import DEFAULT_CLUSTER_TIMEOUT
-
-        return DaskCluster(cluster, timeout or DEFAULT_CLUSTER_TIMEOUT)
-    return LocalPool(jobs)
 
 
 def reproduce(

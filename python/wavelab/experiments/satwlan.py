@@ -1,6 +1,6 @@
-"""GEO satellite + WLAN (seed 004, Annese et al., "TCP performance measured over
-heterogeneous wireless networks with high delay-bandwidth product";
-``wavelab reproduce satwlan``).
+"""GEO satellite + WLAN (Annese, Celandroni, Davoli, Ferro and Gotta, "TCP
+performance measured over heterogeneous wireless networks with high
+delay-bandwidth product"; ``wavelab reproduce satwlan``).
 
 Two concurrent flows per trial, one per TCP variant, from the MANET across an
 802.11 DCF hop (retry limit 7) to a gateway and over a GEO satellite link
@@ -21,17 +21,15 @@ threshold-effect MAC; both with exponential on/off outages (mean 4 s down),
 as many per 1,600 s as the pair's smaller number of timeouts (the paper
 ties every timeout to an outage).
 
-Runs are written under ``out/runs/<key>/`` as each one finishes, and a run
-whose directory holds its scenario is not run again: an interrupted study
-resumes where it stopped.
+The runs go through the study runner into ``out/store`` (resumable: the
+same command again runs only what is missing), each measured where it ran
+(:func:`run_metrics`); the store keeps those rows and each run's tables but
+its packet log, which only the measurement reads.
 """
 
 from __future__ import annotations
 
 import io
-import os
-import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -46,8 +44,11 @@ import numpy as np
 import pandas as pd
 
 from wavelab.experiments.figures import save
-from wavelab.runner.simulate import run
+from wavelab.experiments.runs import run_runs
+from wavelab.experiments.tables import Markdown, Tables
+from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
+from wavelab.sweep.study import StudyOutcome, StudyRun
 
 DURATION = 1600.0
 """Seconds per trial (section III)."""
@@ -205,7 +206,7 @@ def trial_scenario(
         )
     data: dict[str, Any] = {
         "name": f"satwlan-{trial.with_model(model)}-seed{seed}",
-        "description": f"seed 004 trial {trial.number}: {' vs '.join(trial.variants)}",
+        "description": f"Annese et al. trial {trial.number}: {' vs '.join(trial.variants)}",
         "duration": f"{duration:g}s",
         "seed": seed,
         "output": {"interval": f"{INTERVAL:g}s", "queues": False},
@@ -289,56 +290,23 @@ def flow_metrics(res: Any, duration: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _run_and_keep(data: dict[str, Any], key: str, runs_dir: str, duration: float) -> str:
-    """Runs one scenario and writes its metrics, series and outage count
-    under ``runs_dir/key`` (scenario.json last: it marks the run done)."""
-    sc = from_dict(data)
-    res = run(sc)
-    d = Path(runs_dir) / key
-    d.mkdir(parents=True, exist_ok=True)
-    m = flow_metrics(res, duration)
+def run_metrics(res: Results) -> dict[str, Any]:
+    """Table II's columns for each flow of a run (:func:`flow_metrics`) and
+    the WLAN's outage, residual-loss and retry counts, computed where the run
+    ran: the store keeps these rows and the run's tables but its packet log."""
+    m = flow_metrics(res, res.scenario.duration)
     links = res.links
     m["outage_windows_hit"] = int(links["dropped_outage"].iloc[WLAN_DATA_DIR] > 0)
     m["wlan_residual"] = int(links["arq_residual"].iloc[WLAN_DATA_DIR])
     m["wlan_retries"] = int(links["arq_retries"].iloc[WLAN_DATA_DIR])
-    m.to_csv(d / "metrics.csv", index=False)
-    cols = ["time", "flow", "bytes_delivered", "cwnd", "rtt", "state"]
-    res.series[cols].to_parquet(d / "series.parquet")
-    (d / "scenario.json").write_text(sc.to_json(), encoding="utf-8")
-    return key
+    # columns and rows: a table keeps its column order in the store's index
+    # (whose objects' keys are sorted)
+    return {"columns": [str(c) for c in m.columns], "rows": m.to_numpy(dtype=object).tolist()}
 
 
-def _done(d: Path, sc: Scenario) -> bool:
-    f = d / "scenario.json"
-    return f.is_file() and f.read_text(encoding="utf-8") == sc.to_json()
-
-
-def run_study(plan: dict[str, Scenario], runs_dir: Path, duration: float, jobs: int | None) -> None:
-    """Runs what ``runs_dir`` does not hold yet, ``jobs`` at a time, with a
-    progress bar; each run is kept as it finishes."""
-    todo = {k: sc for k, sc in plan.items() if not _done(runs_dir / k, sc)}
-    kept = len(plan) - len(todo)
-    if kept:
-        print(f"{kept} of {len(plan)} runs already in {runs_dir}, kept", file=sys.stderr)
-    if not todo:
-        return
-    from tqdm import tqdm
-
-    jobs = min(jobs or os.cpu_count() or 1, len(todo))
-    with tqdm(total=len(todo), unit="run", desc="satwlan", disable=None) as bar:
-        if jobs == 1:
-            for k, sc in todo.items():
-                _run_and_keep(sc.normalized, k, str(runs_dir), duration)
-                bar.update(1)
-            return
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [
-                pool.submit(_run_and_keep, sc.normalized, k, str(runs_dir), duration)
-                for k, sc in todo.items()
-            ]
-            for fut in as_completed(futures):
-                fut.result()
-                bar.update(1)
+REDUCE = "wavelab.experiments.satwlan:run_metrics@2"
+""":func:`run_metrics` as the study runner names it (its version goes up
+when what it computes changes)."""
 
 
 # ----- the table ---------------------------------------------------------------
@@ -355,11 +323,12 @@ COLUMNS = [
 ]
 
 
-def collect(plan: dict[str, tuple[Trial, int, str]], runs_dir: Path) -> pd.DataFrame:
+def collect(plan: dict[str, tuple[Trial, int, str]], done: StudyOutcome) -> pd.DataFrame:
     """Every flow of every run: channel model, trial, seed and the metrics."""
     frames = []
     for key, (trial, seed, model) in plan.items():
-        m = pd.read_csv(runs_dir / key / "metrics.csv")
+        reduced = done.reduced(key)
+        m = pd.DataFrame(reduced["rows"], columns=reduced["columns"])
         m.insert(0, "seed", seed)
         m.insert(0, "trial", trial.number)
         m.insert(0, "channel", model)
@@ -409,9 +378,10 @@ def ratios(ours: pd.DataFrame) -> pd.DataFrame:
 
 
 def shape_checks(all_channels: pd.DataFrame) -> pd.DataFrame:
-    """The study's shape (issue 24 item 6) on each channel model: timeouts
-    coincide with WLAN outages; SACK improves NewReno's (and Westwood+'s)
-    normalised goodput under the heavier losses of trials 1-2."""
+    """The study's shape, as the paper describes it, on each channel model:
+    timeouts coincide with WLAN outages (the paper ties every timeout to
+    one); SACK improves NewReno's (and Westwood+'s) normalised goodput under
+    the heavier losses of trials 1-2."""
     frames = []
     for model, ours in all_channels.groupby("channel", sort=False):
         c = _shape_checks(ours)
@@ -453,13 +423,18 @@ def _shape_checks(ours: pd.DataFrame) -> pd.DataFrame:
 # ----- figures -----------------------------------------------------------------
 
 
-def figures(runs_dir: Path, out: Path, seed: int, model: str) -> list[Path]:
+SERIES = ["time", "flow", "bytes_delivered", "cwnd", "rtt", "state"]
+"""The columns of the series the figures draw."""
+
+
+def figures(done: StudyOutcome, out: Path, seed: int, model: str) -> list[Path]:
     """Figures 2-4 of the paper from the paper trials' runs with ``seed`` on
     channel ``model``."""
 
     def flows(trial: Trial) -> list[tuple[str, pd.DataFrame]]:
         """Each flow's name and series in the trial's run."""
-        s = pd.read_parquet(runs_dir / run_key(trial, seed, model) / "series.parquet")
+        path = done.run_dir(run_key(trial, seed, model)) / "series.parquet"
+        s = pd.read_parquet(path, columns=SERIES)
         return [(name, s[s["flow"] == i]) for i, name in enumerate(trial.variants)]
 
     files = []
@@ -521,17 +496,22 @@ def plan(quick: bool) -> tuple[dict[str, Scenario], dict[str, tuple[Trial, int, 
     return scenarios, which, duration
 
 
-def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
-    """Runs the study (resuming from ``out/runs``), prints and writes our
+def reproduce(
+    out: Path,
+    quick: bool,
+    jobs: int | None,
+    cluster: str | None = None,
+    cluster_timeout: float | None = None,
+) -> Path:
+    """Runs the study (into ``out/store``, resumable), prints and writes our
     Table II beside the paper's, the shape checks, and Figures 2-4."""
     out.mkdir(parents=True, exist_ok=True)
-    runs_dir = out / "runs"
     scenarios, which, duration = plan(quick)
-    run_study(scenarios, runs_dir, duration, jobs)
-    per_run = collect(which, runs_dir)
-    per_run.to_csv(out / "flows.csv", index=False)
+    # each run is measured where it ran; its packet log stays there
+    study = {k: StudyRun(sc, drop=("packets",), reduce=REDUCE) for k, sc in scenarios.items()}
+    done = run_runs("satwlan", study, out, jobs, cluster, cluster_timeout)
+    per_run = collect(which, done)
     ours = table(per_run)
-    ours.to_csv(out / "table2.csv", index=False)
     wide = side_by_side(ours)
     r = ratios(ours)
     checks = shape_checks(ours)
@@ -550,34 +530,29 @@ def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
         ]
     )
     seeds = sorted({s for _, s, _ in which.values()})
-    md = [
-        "# Seed 004, Table II: ours / paper",
-        "",
-        f"{duration:g} s per trial, mean over seeds {seeds}; trials X1-X3 are ours;",
-        "channel iid: independent per-attempt loss; fading: Gilbert-Elliott fades.",
-        "",
-        wide.to_markdown(index=False),
-        "",
-        "## ours / paper",
-        "",
-        r.to_markdown(index=False, floatfmt=".2f"),
-        "",
-        "## What explains the numbers (means over seeds)",
-        "",
-        ours.to_markdown(index=False, floatfmt=".3g"),
-        "",
-        "## The WLAN channel of each trial",
-        "",
-        channels.to_markdown(index=False, floatfmt=".3g"),
-        "",
-        "## Shape checks",
-        "",
-        checks.to_markdown(index=False, floatfmt=".3g"),
-        "",
-    ]
-    (out / "table2.md").write_text("\n".join(md), encoding="utf-8")
+    md = (
+        Markdown()
+        .lines("# Annese et al., Table II: ours / paper")
+        .lines(
+            f"{duration:g} s per trial, mean over seeds {seeds}; trials X1-X3 are ours;",
+            "channel iid: independent per-attempt loss; fading: Gilbert-Elliott fades.",
+        )
+        .table(wide)
+        .lines("## ours / paper")
+        .table(r, floatfmt=".2f")
+        .lines("## What explains the numbers (means over seeds)")
+        .table(ours, floatfmt=".3g")
+        .lines("## The WLAN channel of each trial")
+        .table(channels, floatfmt=".3g")
+        .lines("## Shape checks")
+        .table(checks, floatfmt=".3g")
+    )
+    tables = Tables(out)
+    tables.csv("flows.csv", per_run)
+    tables.csv("table2.csv", ours)
+    tables.markdown("table2.md", md)
     for model in CHANNELS:
-        figures(runs_dir, out, seeds[0], model)
+        figures(done, out, seeds[0], model)
     with pd.option_context("display.width", 220, "display.max_columns", 30):
         print(f"Table II, ours / paper ({duration:g} s, seeds {seeds})")
         print(wide.to_string(index=False))

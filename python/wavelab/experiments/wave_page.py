@@ -30,10 +30,12 @@ import numpy as np
 import pandas as pd
 
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_to_disk
+from wavelab.experiments.runs import run_runs
+from wavelab.experiments.tables import Markdown, Tables
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
 from wavelab.scenario.loading import Scenario
+from wavelab.sweep.study import StudyRun
 
 ALGORITHMS = ("wave", "bbr", "cubic")
 
@@ -266,15 +268,24 @@ def figures(runs: Mapping[str, Results], ph: Phases, out: Path) -> list[Path]:
     return files
 
 
-def reproduce(out: Path, quick: bool, jobs: int | None) -> Path:
-    """Runs the experiments, prints and writes the comparison, draws the figures."""
+def reproduce(
+    out: Path,
+    quick: bool,
+    jobs: int | None,
+    cluster: str | None = None,
+    cluster_timeout: float | None = None,
+) -> Path:
+    """Runs the experiments (into ``out/store``, resumable), prints and
+    writes the comparison, draws the figures."""
     ph = QUICK if quick else FULL
     out.mkdir(parents=True, exist_ok=True)
-    # every run goes to disk as it finishes and is read back when needed
-    runs = run_to_disk(scenarios(quick), out / "runs", jobs)
+    study = {k: StudyRun(sc) for k, sc in scenarios(quick).items()}
+    # every run is read back from the store when it is needed
+    runs = run_runs("wave-page", study, out, jobs, cluster, cluster_timeout).results
     table = measure(runs, ph)
-    table.to_csv(out / "comparison.csv", index=False)
-    (out / "comparison.md").write_text(table.to_markdown(index=False) + "\n", encoding="utf-8")
+    tables = Tables(out)
+    tables.csv("comparison.csv", table)
+    tables.markdown("comparison.md", Markdown().table(table))
     figures(runs, ph, out)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90):
         print(table.to_string(index=False))

@@ -1,11 +1,12 @@
 """WSC-TCP against NewReno over lossy wireless end links (``wavelab reproduce wsc-tcp``).
 
-Srinivasan's thesis (seed 003, section 4) compares NewReno with WSC-TCP in
+Srinivasan's thesis ("Efficient TCP enhancements for Hybrid Networks", MS
+thesis, UC Santa Cruz 2016, section 4) compares NewReno with WSC-TCP in
 ns-2: wireless end nodes attached to two access points, three flows, 4.8 s
 runs, an initial link-layer retransmission delay rLL = 0.5 s, an "almost
 lossless" and a "substantially lossy" wireless link at both end nodes, and
 reports 7-22 % more throughput (its Tables 1-2,
-``../shared/reference/wsc_tcp_tables.csv``). The thesis describes nothing
+``data/wsc_tcp_tables.csv``). The thesis describes nothing
 else of the set-up; our choices (docs/experiments/wsc-tcp.md):
 
 * ``mobile-a`` -- wlan-a -- ``ap1`` -- wired -- ``ap2`` -- wlan-b --
@@ -36,8 +37,6 @@ with the interval of the paired per-seed differences.
 
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -48,13 +47,15 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
+from wavelab.analysis.seeds import mean_ci
 from wavelab.experiments.figures import save
-from wavelab.experiments.parallel import run_each
+from wavelab.experiments.runs import run_runs
+from wavelab.experiments.tables import Markdown, Tables
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
+from wavelab.sweep.study import StudyRun
 
 WSC_PARTS = ("corrected_rtt", "dynamic_dupthresh", "best_start", "clustering")
 """WSC-TCP's four switches (docs/algorithms/wsc-tcp.md)."""
@@ -186,20 +187,17 @@ def cells(quick: bool, seeds: int | None = None) -> list[Cell]:
     return table + sweep
 
 
-def measure(cell: Cell, res: Results) -> dict[str, Any]:
-    """The measured session's figures: aggregate goodput (bytes the
-    receivers delivered over the session, in bit/s), fast retransmissions,
-    timeouts, segments the receivers got twice (retransmissions that were
-    not needed) and link-layer retransmissions."""
+def session_counts(res: Results) -> dict[str, int]:
+    """What a run's measured session counted, computed where it ran (the
+    store keeps only these numbers of its 1,000 runs): the bytes its flows'
+    receivers delivered, their fast retransmissions, timeouts and segments
+    received twice (retransmissions that were not needed), and the
+    link-layer retransmissions."""
     f = res.flows
     measured = f[f["name"].str.startswith("flow")]
     links = res.links
     return {
-        "variant": cell.variant,
-        "loss": cell.loss,
-        "duration_s": cell.duration,
-        "seed": cell.seed,
-        "goodput_bps": float(measured["bytes_delivered"].sum()) * 8 / cell.duration,
+        "delivered_bytes": int(measured["bytes_delivered"].sum()),
         "fast_retransmits": int(measured["fast_retransmits"].sum()),
         "timeouts": int(measured["rto_expiries"].sum()),
         "duplicate_segments": int(measured["duplicate_segments"].sum()),
@@ -207,27 +205,26 @@ def measure(cell: Cell, res: Results) -> dict[str, Any]:
     }
 
 
-# Student's t, 97.5 % quantile, for 1 to 30 degrees of freedom (two-sided 95 %).
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
+COUNTS = ("fast_retransmits", "timeouts", "duplicate_segments", "link_retries")
+"""The counts of :func:`session_counts` in the runs table, in its column order."""
+
+REDUCE = "wavelab.experiments.wsc_tcp:session_counts@1"
+""":func:`session_counts` as the study runner names it (its version goes up
+when what it counts changes)."""
 
 
-def t975(df: int) -> float:
-    """Student's t 97.5 % quantile (the normal 1.96 beyond 30 degrees of freedom)."""
-    if df < 1:
-        return math.nan
-    return _T975[df - 1] if df <= len(_T975) else 1.96
-
-
-def mean_ci(x: np.ndarray) -> tuple[float, float]:
-    """Mean and half-width of its 95 % confidence interval."""
-    n = len(x)
-    if n < 2:
-        return (float(np.mean(x)) if n else math.nan, math.nan)
-    return float(np.mean(x)), t975(n - 1) * float(np.std(x, ddof=1)) / math.sqrt(n)
+def measure(cell: Cell, counts: dict[str, Any]) -> dict[str, Any]:
+    """The measured session's figures: aggregate goodput (bytes the
+    receivers delivered over the session, in bit/s) and the counts of
+    :func:`session_counts`."""
+    return {
+        "variant": cell.variant,
+        "loss": cell.loss,
+        "duration_s": cell.duration,
+        "seed": cell.seed,
+        "goodput_bps": float(counts["delivered_bytes"]) * 8 / cell.duration,
+        **{k: counts[k] for k in COUNTS},
+    }
 
 
 def summarise(rows: pd.DataFrame) -> pd.DataFrame:
@@ -317,40 +314,46 @@ def sweep_figure(summary: pd.DataFrame, out: Path) -> Path:
     return save(fig, out / "gain_vs_loss.png")
 
 
-def reproduce(out: Path, quick: bool, jobs: int | None, seeds: int | None = None) -> Path:
-    """Runs the study, prints and writes our table beside the thesis' and the
-    loss sweep's gains, and draws the sweep."""
+def reproduce(
+    out: Path,
+    quick: bool,
+    jobs: int | None,
+    cluster: str | None = None,
+    cluster_timeout: float | None = None,
+    seeds: int | None = None,
+) -> Path:
+    """Runs the study (into ``out/store``, resumable), prints and writes our
+    table beside the thesis' and the loss sweep's gains, and draws the sweep."""
     out.mkdir(parents=True, exist_ok=True)
     todo = cells(quick, seeds)
-    # each run is measured where it ran; only its row comes back
-    measured = run_each({c.key: (scenario(c), functools.partial(measure, c)) for c in todo}, jobs)
-    rows = pd.DataFrame([measured[c.key] for c in todo])
-    rows.to_csv(out / "runs.csv", index=False)
+    # each run is counted where it ran; the store keeps only its counts
+    study = {c.key: StudyRun(scenario(c), tables=False, reduce=REDUCE) for c in todo}
+    done = run_runs("wsc-tcp", study, out, jobs, cluster, cluster_timeout)
+    rows = pd.DataFrame([measure(c, done.reduced(c.key)) for c in todo])
     summary = summarise(rows)
-    summary.to_csv(out / "summary.csv", index=False)
     paper = beside_paper(summary)
-    paper.to_csv(out / "beside_thesis.csv", index=False)
     table = summary[summary["loss"].isin(TABLE_LOSSES)]
-    md = [
-        "# WSC-TCP vs NewReno (seed 003, section 4)",
-        "",
-        "Aggregate goodput of the three measured flows (kbit/s) with the 95 % interval",
-        "over the seeds; gain over NewReno (%), paired by seed, with its interval.",
-        "",
-        "## Beside the thesis' Tables 1-2 (4.8 s)",
-        "",
-        paper.to_markdown(index=False, floatfmt=".3g"),
-        "",
-        "## Every variant",
-        "",
-        table.to_markdown(index=False, floatfmt=".3g"),
-        "",
-    ]
+    md = (
+        Markdown()
+        .lines("# WSC-TCP vs NewReno (Srinivasan 2016, section 4)")
+        .lines(
+            "Aggregate goodput of the three measured flows (kbit/s) with the 95 % interval",
+            "over the seeds; gain over NewReno (%), paired by seed, with its interval.",
+        )
+        .lines("## Beside the thesis' Tables 1-2 (4.8 s)")
+        .table(paper, floatfmt=".3g")
+        .lines("## Every variant")
+        .table(table, floatfmt=".3g")
+    )
     if not quick:
         sweep = summary[summary["duration_s"] == 60.0]
-        md += ["## Loss sweep (60 s)", "", sweep.to_markdown(index=False, floatfmt=".3g"), ""]
+        md.lines("## Loss sweep (60 s)").table(sweep, floatfmt=".3g")
         sweep_figure(summary, out)
-    (out / "wsc_tcp.md").write_text("\n".join(md), encoding="utf-8")
+    tables = Tables(out)
+    tables.csv("runs.csv", rows)
+    tables.csv("summary.csv", summary)
+    tables.csv("beside_thesis.csv", paper)
+    tables.markdown("wsc_tcp.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
 
         def fmt(x: float) -> str:

@@ -20,7 +20,7 @@ What it shows:
 * a **run** (``wavelab run --out DIR``): its summary and time series;
 * a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
   tables (every CSV at the top of DIR), its figures, and the time series of
-  its runs (``DIR/runs/*``).
+  its runs (those its store keeps tables of, ``DIR/store/runs/*``).
 
 What a run's time series holds: :mod:`wavelab.report.time_series`.
 """
@@ -145,6 +145,15 @@ def _run_page(d: Path) -> _Page:
     )
 
 
+REPRODUCTION_RUNS = ("store/runs", "store-emulated/runs", "runs")
+"""Where a reproduction's runs are, under its directory: its stores (the
+study's, the emulated one's), or ``runs/`` (written by earlier versions)."""
+
+
+def _reproduction_runs(d: Path) -> list[Path]:
+    return [p.parent for where in REPRODUCTION_RUNS for p in sorted((d / where).glob("*/run.json"))]
+
+
 def _reproduction_page(d: Path, max_runs: int) -> _Page:
     # the study's headline table first (table1.csv, comparison.csv), then the rest
     def headline(p: Path) -> tuple[int, str]:
@@ -155,8 +164,9 @@ def _reproduction_page(d: Path, max_runs: int) -> _Page:
         for p in sorted(d.glob("*.csv"), key=headline)
     ]
     images = [_png(p) for p in sorted(d.glob("*.png"))]
-    dirs = sorted(p.parent for p in (d / "runs").glob("*/run.json"))
-    runs = {p.name: run_data(p, p.name) for p in dirs[:max_runs]}
+    dirs = _reproduction_runs(d)
+    # a store's run directories are named by key; the scenario names them
+    runs = {p.name: run_data(p) for p in dirs[:max_runs]}
     return _Page(
         "reproduction",
         f"Reproduction {d.name}",
@@ -190,13 +200,13 @@ def build_page(directory: Path, max_runs: int = 200) -> _Page:
             return _sweep_page(d, max_runs)
         if (d / "run.json").exists():
             return _run_page(d)
-        if any((d / "runs").glob("*/run.json")):
+        if _reproduction_runs(d):
             return _reproduction_page(d, max_runs)
     except (OSError, ValueError, KeyError) as e:
         raise ReportError(f"{d}: cannot read the results: {type(e).__name__}: {e}") from None
     raise ReportError(
         f"{d}: nothing to report: expected a sweep (sweep.json), a run (run.json) or a "
-        "reproduction (runs/*/run.json)"
+        "reproduction (store/runs/*/run.json)"
     )
 
 

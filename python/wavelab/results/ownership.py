@@ -46,10 +46,11 @@ directory (captures, ``*.pcap``, come on top)."""
 
 STORE_FILES = frozenset(
     {"runs", "index.jsonl", ".lock", "sweep.json", "sweep.toml", "runs.parquet", "runs.csv"}
+    | {"study.json"}
     | {"seeds.parquet", "seeds.csv", "report.html"}
     | {f"throughput-delay.{ext}" for ext in PLOT_FORMATS}
 )
-"""Every name a sweep writes at the top of its store."""
+"""Every name a sweep or a study writes at the top of its store."""
 
 
 class MixedResultsError(WavelabError):

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
+from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
 from wavelab.sweep.store import code_version
 from wavelab.sweep.worker import Job, RunOutput, execute, worker_code_version
@@ -45,9 +46,12 @@ class Backend(Protocol):
         ...
 
 
-def _ignore_sigint() -> None:
+def _start_worker() -> None:
     # Ctrl-C is the parent's to handle: it stops the sweep and ends the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a worker encodes one run's Parquet files after another: with pyarrow's
+    # default pool it would keep the peak of every run it handled
+    use_system_allocator()
 
 
 def _abandon(pool: ProcessPoolExecutor) -> None:
@@ -93,7 +97,7 @@ class LocalPool:
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_ignore_sigint,
+            initializer=_start_worker,
         )
         pending: dict[Future[RunOutput], Job] = {}
         it = iter(jobs)

@@ -32,15 +32,13 @@ from typing import Any
 import pandas as pd
 
 from wavelab import _native
-from wavelab.analysis.metrics import VERSION as METRICS_VERSION
 from wavelab.analysis.metrics import baseline_scenario
 from wavelab.analysis.seeds import aggregate
-from wavelab.errors import WavelabError
 from wavelab.sweep.backends import Backend
+from wavelab.sweep.execution import kept_note, reusable, run_into_store, say_store_state
 from wavelab.sweep.grid import Sweep, SweepError
 from wavelab.sweep.ownership import claim_sweep_dir
 from wavelab.sweep.plan import Log, Plan, plan_sweep
-from wavelab.sweep.progress import Progress
 from wavelab.sweep.runs_table import (
     SEEDS,
     SEEDS_CSV,
@@ -50,7 +48,7 @@ from wavelab.sweep.runs_table import (
     typed_params,
     write_table,
 )
-from wavelab.sweep.store import INDEX, Store, StoreWriteError, code_version
+from wavelab.sweep.store import Store, StoreWriteError, code_version
 from wavelab.sweep.worker import Job
 
 META = "sweep.json"
@@ -165,74 +163,31 @@ def run_sweep(
     with Store(out) as store:
         store.write_file(SOURCE, sweep.text.encode())
         store.write_file(META, (json.dumps(_meta(sweep, plan, caps), indent=1) + "\n").encode())
-        needs = {k: (caps if not is_base else ()) for k, (_, is_base) in plan.runs.items()}
-        damaged = {
-            k: why
-            for k in plan.runs
-            if k in store.entries and (why := store.problem(k)) is not None
-        }
-
-        def reusable(k: str, is_base: bool) -> bool:
-            if not store.done(k, needs[k], tables=tables or is_base):
-                return False
-            e = store.entries[k]
-            return e.tables or e.metrics.get("metrics_version") == METRICS_VERSION
-
-        todo = [k for k, (_, is_base) in plan.runs.items() if not reusable(k, is_base)]
+        todo = [
+            k
+            for k, (_, is_base) in plan.runs.items()
+            if not reusable(store, k, () if is_base else caps, tables=tables or is_base)
+        ]
         reused = len(plan.runs) - len(todo)
         extra = f" and {plan.baselines} baselines" if plan.baselines else ""
         say(
             f"{sweep.name}: {len(plan.points)} points{extra}: {len(plan.runs)} runs, "
             f"{reused} already in {out}, {len(todo)} to run on {backend.description}"
         )
-        for k, why in list(damaged.items())[:5]:
-            say(f"run {k} in the store is damaged ({why}); running it again")
-        if len(damaged) > 5:
-            say(f"... and {len(damaged) - 5} more damaged runs")
-        if store.torn_lines:
-            say(f"ignored {store.torn_lines} incomplete line(s) of the index (a killed write)")
-        for number, why in store.bad_lines[:5]:
-            say(f"ignored line {number} of {out / INDEX}: {why}; its run is run again")
-        if len(store.bad_lines) > 5:
-            say(f"... and {len(store.bad_lines) - 5} more untrusted lines of the index")
-        failed: dict[str, str] = {}
-        stopped: str | None = None
-        interrupted = False
-        ran = 0
-        bar = Progress(len(plan.runs), reused, desc=sweep.name, enabled=progress)
-        outputs = backend.run(_jobs(sweep, plan, todo, caps, tables))
-        try:
-            for output in outputs:
-                if output.error is not None:
-                    failed[output.key] = output.error
-                    say(f"run {output.key} failed: {output.error}")
-                else:
-                    store.write_run(
-                        output.key,
-                        output.files,
-                        output.run,
-                        output.metrics,
-                        output.captures,
-                        name=sweep.name,
-                        tables=not output.lean,
-                    )
-                    ran += 1
-                bar.update()
-        except StoreWriteError as e:
-            stopped = f"{e}; stopped the sweep"
-        except KeyboardInterrupt:
-            stopped = "interrupted"
-            interrupted = True
-        except WavelabError as e:
-            stopped = str(e)
-        finally:
-            close = getattr(outputs, "close", None)
-            if close is not None:
-                close()
-            bar.close()
+        say_store_state(store, plan.runs, say)
+        done = run_into_store(
+            store,
+            _jobs(sweep, plan, todo, caps, tables),
+            len(plan.runs),
+            reused,
+            backend,
+            sweep.name,
+            say,
+            progress,
+            what="sweep",
+        )
+        failed, stopped, interrupted, ran = done.failed, done.stopped, done.interrupted, done.ran
         files: list[Path] = []
-        if interrupted:
-            store.refresh()
         table = build_table(sweep, plan, store, failed)
         try:
             files = [out / META, out / SOURCE, *write_table(store, table, (TABLE, TABLE_CSV))]
@@ -244,11 +199,7 @@ def run_sweep(
         except StoreWriteError as e:
             stopped = f"{stopped + '; ' if stopped else ''}{e}"
         if stopped:
-            kept = sum(1 for k in plan.runs if k in store.entries and store.problem(k) is None)
-            stopped += (
-                f"; {kept} of {len(plan.runs)} runs are finished and kept in {out}; "
-                "run the same command again to resume"
-            )
+            stopped += kept_note(store, plan.runs, out)
     return SweepOutcome(
         table,
         len(plan.runs),

@@ -1,13 +1,15 @@
-"""The results store of sweeps: one directory per run, written atomically, and
-an index that records what finished.
+"""The results store of sweeps and studies: one directory per run, written
+atomically, and an index that records what finished.
 
 Layout of a store directory::
 
     index.jsonl        one line per finished run: key, code version, files
-                       with their sizes and SHA-256, run figures, metrics
+                       with their sizes and SHA-256, run figures, metrics,
+                       and, for a study's run, the optional tables it does
+                       not keep and what a reduction computed where it ran
     runs/<key>/        the run's tables as Parquet, summary.csv, run.json
                        (the layout of `wavelab run --out`), pcap captures
-    .lock              held (flock) while a sweep writes here
+    .lock              held (flock) while a sweep or a study writes here
 
 * **Keys.** A run's key is the SHA-256 (first 16 hex digits) of its
   normalised scenario as canonical JSON (sorted keys) and the code version:
@@ -68,6 +70,7 @@ from wavelab._util.files import (
     write_file_synced,
 )
 from wavelab.errors import WavelabError
+from wavelab.results.tables import OPTIONAL_TABLES
 from wavelab.scenario.field_paths import set_path
 from wavelab.scenario.loading import Scenario
 from wavelab.scenario.traces import trace_paths
@@ -178,6 +181,14 @@ class Entry:
     tables: bool = True
     """False for a run stored without files (``write_run(tables=False)``):
     the index line, with its metrics, is all there is."""
+    dropped: list[str] = field(default_factory=list)
+    """Tables of the run not kept (optional ones only, e.g. a packet log
+    that a reduction in the worker read and nobody reads again)."""
+    reducer: str = ""
+    """The reduction that computed :attr:`reduced` in the worker
+    (``module:function@version``), or empty."""
+    reduced: Any = None
+    """What the reduction returned (JSON), kept in the index line."""
 
     def to_json(self) -> str:
         """The index line, with the SHA-256 of its other fields as ``digest``."""
@@ -194,6 +205,13 @@ class Entry:
         }
         if not self.tables:
             d["tables"] = False
+        # written only when set, so the lines (and digests) of runs without
+        # them read as before
+        if self.dropped:
+            d["dropped"] = self.dropped
+        if self.reducer:
+            d["reducer"] = self.reducer
+            d["reduced"] = self.reduced
         return _canonical({**d, "digest": _digest(d)})
 
 
@@ -227,6 +245,9 @@ def _parse_entry(line: str) -> Entry:
             name=str(d.get("name") or ""),
             written=float(d.get("written") or 0.0),
             tables=d.get("tables", True),
+            dropped=[str(t) for t in d.get("dropped") or []],
+            reducer=str(d.get("reducer") or ""),
+            reduced=d.get("reduced"),
         )
     except (KeyError, TypeError, ValueError):
         raise BadLineError("a field is missing or of the wrong type") from None
@@ -234,6 +255,8 @@ def _parse_entry(line: str) -> Entry:
         raise BadLineError(f"{e.key!r} is not a run key")
     if e.tables is not True and e.tables is not False:
         raise BadLineError(f"its tables field is {e.tables!r}, not true or false")
+    if not set(e.dropped) <= set(OPTIONAL_TABLES):
+        raise BadLineError(f"it drops {', '.join(sorted(e.dropped))}, not only optional tables")
     if not e.tables:
         if e.files or e.captures:
             raise BadLineError("a run stored without tables lists files")
@@ -441,14 +464,25 @@ class Store:
         self._verified[key] = why
         return why
 
-    def done(self, key: str, captures: Iterable[str] = (), tables: bool = True) -> bool:
+    def done(
+        self,
+        key: str,
+        captures: Iterable[str] = (),
+        tables: bool = True,
+        drop: Iterable[str] = (),
+        reducer: str = "",
+    ) -> bool:
         """True if run ``key`` is stored, verifies, and has every capture asked
-        for (and its tables, if ``tables``)."""
+        for, its tables if ``tables`` (all but those of ``drop``), and the
+        reduction ``reducer`` computed, if one is named."""
         if self.problem(key) is not None:
             return False
-        if tables and not self.entries[key].tables:
+        e = self.entries[key]
+        if tables and (not e.tables or set(e.dropped) - set(drop)):
             return False
-        have = set(self.entries[key].captures)
+        if reducer and e.reducer != reducer:
+            return False
+        have = set(e.captures)
         return all(c in have for c in captures)
 
     # ----- writing ---------------------------------------------------------------
@@ -462,15 +496,23 @@ class Store:
         captures: Iterable[str] = (),
         name: str = "",
         tables: bool = True,
+        dropped: Iterable[str] = (),
+        reducer: str = "",
+        reduced: Any = None,
     ) -> Entry:
         """Writes a finished run atomically and records it in the index.
         ``tables=False`` records only the index line (its metrics and run
-        figures): ``files`` must be empty.
+        figures): ``files`` must be empty. ``dropped`` names the optional
+        tables the run does not keep; ``reduced`` is what the reduction
+        ``reducer`` computed of the run (JSON), kept in the index line.
 
         Raises :class:`StoreWriteError` if anything cannot be written; the
         run's temporary directory is removed and the store is as before."""
+        extra: dict[str, Any] = {"dropped": sorted(set(dropped)) if tables else []}
+        if reducer:
+            extra |= {"reducer": reducer, "reduced": reduced}
         if not tables:
-            return self._write_line_only(key, run, metrics, name)
+            return self._write_line_only(key, run, metrics, name, extra)
         runs = self.root / RUNS
         tmp = runs / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         final = self.run_dir(key)
@@ -496,6 +538,7 @@ class Store:
                 captures=sorted(set(captures)),
                 name=name,
                 written=time.time(),
+                **extra,
             )
             self._append(entry.to_json())
         except BaseException as e:
@@ -514,7 +557,12 @@ class Store:
         return StoreWriteError(f"{self.root}: cannot write run {key}: {reason}", e.errno)
 
     def _write_line_only(
-        self, key: str, run: Mapping[str, Any], metrics: Mapping[str, Any], name: str
+        self,
+        key: str,
+        run: Mapping[str, Any],
+        metrics: Mapping[str, Any],
+        name: str,
+        extra: Mapping[str, Any],
     ) -> Entry:
         entry = Entry(
             key=key,
@@ -525,6 +573,7 @@ class Store:
             name=name,
             written=time.time(),
             tables=False,
+            **extra,
         )
         try:
             self._append(entry.to_json())

@@ -9,17 +9,20 @@ system, and a run computes the same bytes of tables wherever it executes
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wavelab import _native
 from wavelab.analysis.metrics import flow_metrics, handoff_metrics
+from wavelab.results.frames import Results
 from wavelab.results.native_files import run_files
 from wavelab.results.tables import table_columns
 from wavelab.runner.captures import capture_file_name
@@ -43,6 +46,15 @@ class Job:
     traces: tuple[tuple[str, str], ...] = ()
     """The SHA-256 of each trace file the scenario reads, by path (as
     :attr:`wavelab.scenario.Scenario.traces`; ``run.json`` records them)."""
+    drop: tuple[str, ...] = ()
+    """Optional tables not to keep (``packets``: a packet log that only the
+    reduction reads)."""
+    reduce: str = ""
+    """A reduction to compute in the worker, ``module:function@version``:
+    ``function(results)`` of the run's :class:`~wavelab.results.Results`
+    returns JSON (numbers, strings, lists, dicts) that the store keeps in the
+    run's index line. The version changes when what it computes changes, so
+    that a store does not hand back an older reduction."""
 
 
 @dataclass
@@ -58,6 +70,19 @@ class RunOutput:
     worker: str = ""
     lean: bool = False
     """Run without its files (:attr:`Job.tables` False)."""
+    dropped: list[str] = field(default_factory=list)
+    """The optional tables not kept (:attr:`Job.drop`)."""
+    reducer: str = ""
+    reduced: Any = None
+    """What :attr:`Job.reduce` computed."""
+
+
+def reduction(name: str) -> Callable[[Results], Any]:
+    """The function of a reduction named ``module:function@version``."""
+    where = name.split("@", 1)[0]
+    module, _, function = where.partition(":")
+    fn: Callable[[Results], Any] = getattr(importlib.import_module(module), function)
+    return fn
 
 
 def execute(job: Job) -> RunOutput:
@@ -113,7 +138,12 @@ def execute(job: Job) -> RunOutput:
         if job.tables:
             # (a run without them: the store keeps only its index line)
             tables, _ = run_files(sc, native, stats, True, metrics)
-            files = {**tables, **files}
+            dropped = {f"{t}.parquet" for t in job.drop}
+            files = {**{k: v for k, v in tables.items() if k not in dropped}, **files}
+        reduced = None
+        if job.reduce:
+            reduced = reduction(job.reduce)(Results.from_native(sc, native, stats, True))
+            json.dumps(reduced, allow_nan=True)  # refused here, not in the parent
         # the worker's CPU time for the whole run (scenario to metrics), for
         # the index line and the runs table (run.json, written above, has the
         # engine's)
@@ -127,6 +157,9 @@ def execute(job: Job) -> RunOutput:
             None,
             worker,
             not job.tables,
+            list(job.drop) if job.tables else [],
+            job.reduce,
+            reduced,
         )
     except (KeyboardInterrupt, SystemExit):
         raise

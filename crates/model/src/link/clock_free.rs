@@ -123,9 +123,11 @@ pub struct Link {
     seen: Cursors,
     /// The last serialisation time computed, by packet size.
     tx_cache: [(u32, Rate, Duration); 2],
-    /// How long each packet that started its serialisation by the last sync
-    /// waited in the queue.
-    waits: Histogram,
+    /// How long each packet admitted to a busy direction waits in the queue,
+    /// counted at its admission (a packet admitted to an idle direction
+    /// waits 0; [`Link::waits`] counts those, and leaves out the packets
+    /// not started by the last sync).
+    busy_waits: Histogram,
 }
 
 impl Link {
@@ -151,7 +153,7 @@ impl Link {
             losses: VecDeque::new(),
             lost_base: 0,
             seen_losses: LossCursors::default(),
-            waits: Histogram::default(),
+            busy_waits: Histogram::default(),
             started: 0,
             last_start: Instant::ZERO,
             last_finish: Instant::ZERO,
@@ -205,6 +207,7 @@ impl Link {
             let m = &mut totals.max_queue;
             m.0 = m.0.max(sat32(waiting + 1));
             m.1 = m.1.max(sat32(waiting_bytes + size as u64));
+            self.busy_waits.record(self.last_finish.saturating_since(a));
         }
         let start = if busy { self.last_finish } else { a };
         let mut rate = self.timeline.rate(start);
@@ -374,13 +377,6 @@ impl Link {
             self.losses.drain(..(passed - self.lost_base) as usize);
             self.lost_base = passed;
         }
-        // the queueing delay of every packet that started since the last sync
-        // (before the entries behind the clock are forgotten)
-        for k in self.seen.start..s.start {
-            let e = self.entry(k);
-            let wait = e.start.saturating_since(e.admit);
-            self.waits.record(wait);
-        }
         // forget what is entirely behind the clock; it started before now, so
         // before any admission to come
         let keep_from = s.arrive.min(s.finish);
@@ -394,9 +390,19 @@ impl Link {
     }
 
     /// Queueing delays of the packets that started serialisation by the
-    /// last [`Link::sync`].
-    pub fn waits(&self) -> &Histogram {
-        &self.waits
+    /// last [`Link::sync`]: those counted at admission to a busy direction,
+    /// less the ones not started by then (still in the fifo: a sync forgets
+    /// only entries that finished), plus a zero for each of the others.
+    pub fn waits(&self) -> Histogram {
+        let mut h = self.busy_waits.clone();
+        for k in self.seen.start..self.fifo.end() {
+            let e = self.entry(k);
+            if e.start > e.admit {
+                h.remove(e.start.saturating_since(e.admit));
+            }
+        }
+        h.record_n(Duration::ZERO, self.seen.start - h.count());
+        h
     }
 }
 

@@ -227,7 +227,7 @@ impl Simulation {
         let rows: Vec<_> = (self.net.dirs.iter().enumerate())
             .map(|(i, d)| {
                 let (c, s) = (d.counters(), d.settings_at(self.now));
-                LinkDirectionRecord::new(&self.sc, &self.topo, i, c, s, Some(d.waits()))
+                LinkDirectionRecord::new(&self.sc, &self.topo, i, c, s, Some(&d.waits()))
             })
             .collect();
         link_table(&rows)

@@ -39,8 +39,13 @@
 //!   a duplicate (RFC 3708's rule), and only if `cwnd < cwnd_prior`. Spurious
 //!   timeouts (4.9.1, a MAY) are not undone.
 //! * 4.10: slow start is RFC 5681's with byte counting (RFC 3465, L from the
-//!   connection's `abc_limit`, 1 after a timeout), or HyStart++ (RFC 9406) for
-//!   the initial slow start when `hystart = true`.
+//!   connection's `abc_limit`, `abc_limit_after_rto` after a timeout), or
+//!   HyStart++ (RFC 9406) for the initial slow start (`hystart = true` or
+//!   `"hystart++"`), or classic HyStart (Ha and Rhee, "Taming the
+//!   elephants", Computer Networks 2011) in every slow start, with Linux's
+//!   constants (`"linux"`, net/ipv4/tcp_cubic.c) or ns-3.44's (`"ns3"`,
+//!   `TcpCubic::HystartUpdate`). Without a `hystart` parameter the
+//!   connection's `tcp.hystart` decides (the linux profile: `"linux"`).
 //!
 //! Fast recovery itself is unchanged (4.2): NewReno or RFC 6675, whichever the
 //! sender uses; on exit the window is the reduced one (RFC 6582's
@@ -49,8 +54,9 @@
 
 use super::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit, SentInfo,
-    WindowStart,
+    UndoEvent, WindowOptions, WindowStart,
 };
+use crate::config::Hystart;
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
@@ -66,9 +72,38 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// The Reno-friendly region (default true, section 4.3).
     pub reno_friendly: bool,
-    /// HyStart++ (RFC 9406) in the initial slow start (default false: RFC 5681
-    /// slow start, as the Reno family).
-    pub hystart: bool,
+    /// The hybrid slow start: `false` (RFC 5681 slow start, as the Reno
+    /// family), `true` or `"hystart++"` (HyStart++, RFC 9406, in the initial
+    /// slow start), `"linux"` or `"ns3"` (classic HyStart with those stacks'
+    /// constants, in every slow start). Unset (the default), the
+    /// connection's `tcp.hystart` applies.
+    #[serde(
+        deserialize_with = "hystart_param",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hystart: Option<Hystart>,
+}
+
+/// CUBIC's `hystart` parameter: a boolean (`true` is HyStart++, as before
+/// the classic variants existed) or a mode's name.
+fn hystart_param<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Hystart>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Flag(bool),
+        Mode(Hystart),
+    }
+    Ok(Some(
+        match Written::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "expected true, false, \"hystart++\", \"linux\", \"ns3\" or \"off\"",
+            )
+        })? {
+            Written::Flag(true) => Hystart::HystartPlusPlus,
+            Written::Flag(false) => Hystart::Off,
+            Written::Mode(m) => m,
+        },
+    ))
 }
 
 impl Default for CubicParams {
@@ -78,7 +113,7 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
-            hystart: false,
+            hystart: None,
         }
     }
 }
@@ -189,6 +224,142 @@ impl HyStart {
     }
 }
 
+// Classic HyStart (Ha and Rhee 2011), as Linux 6.x's tcp_cubic.c runs it.
+/// Slow start below this window (segments) is never ended by HyStart
+/// (`hystart_low_window`).
+const CLASSIC_LOW_WINDOW: f64 = 16.0;
+/// ACKs at most this far apart belong to one train (`hystart_ack_delta_us`).
+const CLASSIC_ACK_DELTA: Duration = Duration::from_millis(2);
+/// RTT samples a round takes before its minimum is judged
+/// (`HYSTART_MIN_SAMPLES`).
+const CLASSIC_MIN_SAMPLES: u32 = 8;
+/// The delay threshold's bounds in Linux (`HYSTART_DELAY_MIN`, `_MAX`).
+const CLASSIC_DELAY_MIN: Duration = Duration::from_millis(4);
+const LINUX_DELAY_MAX: Duration = Duration::from_millis(16);
+/// ns-3.44's upper bound (`HyStartDelayMax`).
+const NS3_DELAY_MAX: Duration = Duration::from_millis(1000);
+/// Linux's ACK-train cushion for TSO/GRO (`hystart_ack_delay`): the time to
+/// send four 64 KiB GSO packets at the pacing rate, at most 1 ms.
+const LINUX_ACK_DELAY_MAX: Duration = Duration::from_millis(1);
+const GSO_MAX_SIZE: f64 = 65_536.0;
+
+/// Classic HyStart's state: the current round and the delay floor.
+#[derive(Clone, Debug)]
+struct ClassicHystart {
+    ns3: bool,
+    /// The exit point was found (until a timeout resets it).
+    found: bool,
+    round_start: Instant,
+    last_ack: Instant,
+    /// The round ends once `snd_una` passes this offset.
+    end_seq: Option<u64>,
+    /// The round's minimum RTT.
+    curr_rtt: Option<Duration>,
+    sample_cnt: u32,
+    /// The smallest RTT seen since the connection started or the last
+    /// timeout (`delay_min`).
+    delay_min: Option<Duration>,
+}
+
+impl ClassicHystart {
+    fn new(ns3: bool) -> Self {
+        ClassicHystart {
+            ns3,
+            found: false,
+            round_start: Instant::ZERO,
+            last_ack: Instant::ZERO,
+            end_seq: None,
+            curr_rtt: None,
+            sample_cnt: 0,
+            delay_min: None,
+        }
+    }
+
+    /// A new round starts at `now` and lasts until what is sent by now is
+    /// acknowledged (`bictcp_hystart_reset`).
+    fn start_round(&mut self, now: Instant, snd_nxt: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_seq = Some(snd_nxt);
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// A timeout: everything is learned again (`bictcp_reset` in
+    /// `cubictcp_state`, Linux; `CubicReset`, ns-3).
+    fn reset(&mut self) {
+        *self = ClassicHystart::new(self.ns3);
+    }
+
+    /// An ACK with RTT sample `rtt` during slow start at window `cwnd`
+    /// (segments): true if slow start must end now (`hystart_update`).
+    fn exit_now(&mut self, now: Instant, ack: &AckEvent, rtt: Duration, cwnd: f64) -> bool {
+        let rtt = rtt.max(Duration::from_nanos(1_000));
+        let delay_min = *self
+            .delay_min
+            .insert(self.delay_min.map_or(rtt, |d| d.min(rtt)));
+        if self.found {
+            return false;
+        }
+        if self.end_seq.is_none_or(|end| ack.snd_una > end) {
+            self.start_round(now, ack.snd_nxt);
+        }
+        if cwnd < CLASSIC_LOW_WINDOW {
+            return false;
+        }
+        // The ACK train: ACKs closely spaced since the round started, for
+        // longer than half the minimum RTT (Linux, unpaced) or all of it (ns-3).
+        if now.saturating_since(self.last_ack) <= CLASSIC_ACK_DELTA {
+            self.last_ack = now;
+            let threshold = if self.ns3 {
+                delay_min
+            } else {
+                let ack_delay = ack
+                    .srtt
+                    .filter(|s| !s.is_zero())
+                    .map_or(Duration::ZERO, |srtt| {
+                        // Linux's pacing rate in slow start: 2 cwnd / SRTT
+                        let rate = 2.0 * cwnd * ack.mss as f64 / srtt.as_secs_f64();
+                        Duration::from_secs_f64(4.0 * GSO_MAX_SIZE / rate)
+                    })
+                    .min(LINUX_ACK_DELAY_MAX);
+                (delay_min + ack_delay) / 2
+            };
+            if now.saturating_since(self.round_start) > threshold {
+                self.found = true;
+                return true;
+            }
+        }
+        // The delay increase: the round's minimum RTT above the floor by
+        // more than the threshold, once the round has enough samples.
+        let (thresh, max) = if self.ns3 {
+            (delay_min, NS3_DELAY_MAX)
+        } else {
+            (delay_min / 8, LINUX_DELAY_MAX)
+        };
+        let thresh = thresh.clamp(CLASSIC_DELAY_MIN, max);
+        if self.ns3 {
+            // ns-3 takes the minimum of the round's first samples only
+            if self.sample_cnt < CLASSIC_MIN_SAMPLES {
+                self.curr_rtt = Some(self.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+                self.sample_cnt += 1;
+                return false;
+            }
+        } else {
+            self.curr_rtt = Some(self.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+            if self.sample_cnt < CLASSIC_MIN_SAMPLES {
+                self.sample_cnt += 1;
+                return false;
+            }
+        }
+        if self.curr_rtt.is_some_and(|c| c > delay_min + thresh) {
+            self.found = true;
+            return true;
+        }
+        false
+    }
+}
+
 /// The variables RFC 9438 section 4.9.2 saves before a reduction.
 #[derive(Clone, Copy, Debug)]
 struct Undo {
@@ -238,6 +409,12 @@ pub struct Cubic {
     undone: bool,
     /// Present while HyStart++ runs the initial slow start.
     hystart: Option<HyStart>,
+    /// Classic HyStart, when chosen.
+    classic: Option<ClassicHystart>,
+    /// The hybrid slow start in use (the parameter's, else the connection's).
+    mode: Hystart,
+    /// RFC 3465's L after a timeout, in segments.
+    abc_limit_after_rto: f64,
 }
 
 fn secs(d: Duration) -> f64 {
@@ -267,12 +444,27 @@ impl Cubic {
             retransmissions: 0,
             spurious: 0,
             undone: false,
-            // RFC 9406 section 4.2: HyStart++ only for the initial slow start,
-            // whose ssthresh is unlimited.
-            hystart: (params.hystart && start.initial_ssthresh.is_none()).then(HyStart::default),
+            hystart: None,
+            classic: None,
+            mode: Hystart::Off,
+            abc_limit_after_rto: 1.0,
         };
         c.set_initial_ssthresh();
+        c.set_mode(params.hystart.unwrap_or_default());
         c
+    }
+
+    fn set_mode(&mut self, mode: Hystart) {
+        self.mode = mode;
+        // RFC 9406 section 4.2: HyStart++ only for the initial slow start,
+        // whose ssthresh is unlimited.
+        self.hystart = (mode == Hystart::HystartPlusPlus && self.initial_ssthresh.is_none())
+            .then(HyStart::default);
+        self.classic = match mode {
+            Hystart::Linux => Some(ClassicHystart::new(false)),
+            Hystart::Ns3 => Some(ClassicHystart::new(true)),
+            Hystart::Off | Hystart::HystartPlusPlus => None,
+        };
     }
 
     fn set_initial_ssthresh(&mut self) {
@@ -332,9 +524,10 @@ impl Cubic {
     }
 
     fn slow_start(&mut self, ack: &AckEvent) {
-        // RFC 5681 equation 2 with RFC 3465's limit L, 1 after a timeout.
+        // RFC 5681 equation 2 with RFC 3465's limit L (1 after a timeout,
+        // unless the connection says otherwise).
         let limit = if ack.state == CaState::Loss {
-            1.0
+            self.abc_limit_after_rto
         } else {
             self.abc_limit
         };
@@ -421,6 +614,14 @@ impl CongestionControl for Cubic {
         // Growth only on ACKs of new data (section 4.2, "new ACK"), never during
         // fast recovery (RFC 5681 section 3.2), nor while the application
         // rather than the window limits the sender (section 5.8).
+        if let (Some(classic), Some(rtt)) = (self.classic.as_mut(), ack.rtt) {
+            // Linux judges every ACK's sample before the window grows on it
+            // (`pkts_acked` comes before `cong_avoid`); the exit sets
+            // ssthresh = cwnd.
+            if self.cwnd < self.ssthresh && classic.exit_now(now, ack, rtt, self.cwnd) {
+                self.ssthresh = self.cwnd;
+            }
+        }
         if !ack.may_grow_window() {
             return;
         }
@@ -459,8 +660,12 @@ impl CongestionControl for Cubic {
                 self.ssthresh = reduced.max(2.0);
             }
             CongestionKind::Rto { repeated } => {
-                // Section 4.9.1 (undo after a spurious timeout) is not implemented.
+                // Section 4.9.1 (undo after a spurious timeout) is the
+                // sender's (`tcp.frto`, `tcp.undo`, [`Self::on_undo`]).
                 self.undo = None;
+                if let Some(classic) = self.classic.as_mut() {
+                    classic.reset();
+                }
                 self.undone = false;
                 self.epoch_start = None;
                 if !repeated {
@@ -490,6 +695,34 @@ impl CongestionControl for Cubic {
             let flight = exit.flight_size.max(exit.mss as u64) as f64 / self.mss as f64;
             self.ssthresh.min(flight + 1.0)
         };
+    }
+
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.abc_limit_after_rto = options.abc_limit_after_rto as f64;
+        if self.params.hystart.is_none() {
+            self.set_mode(options.hystart);
+        }
+    }
+
+    fn on_undo(&mut self, _now: Instant, undo: &UndoEvent) {
+        // Section 4.9: the state saved at the reduction comes back (after a
+        // fast retransmit; a timeout saves none), then Linux's undo takes the
+        // larger of each window and its value before the reduction.
+        if let Some(u) = self.undo.take() {
+            self.cwnd_prior = u.cwnd_prior;
+            self.w_max = u.w_max;
+            self.k = u.k;
+            self.epoch_start = u.epoch_start;
+            self.cwnd_epoch = u.cwnd_epoch;
+            self.w_est = u.w_est;
+        }
+        let mss = self.mss as f64;
+        self.cwnd = self.cwnd.max(undo.prior_cwnd as f64 / mss);
+        if undo.prior_ssthresh == u64::MAX {
+            self.ssthresh = f64::INFINITY;
+        } else {
+            self.ssthresh = self.ssthresh.max(undo.prior_ssthresh as f64 / mss);
+        }
     }
 
     fn on_spurious(&mut self, _now: Instant) {
@@ -532,17 +765,20 @@ impl CongestionControl for Cubic {
         out[2] = if in_epoch { self.k } else { f64::NAN };
         out[3] = if in_epoch { self.w_est } else { f64::NAN };
         out[4] = self.epoch_start.map_or(f64::NAN, |e| e.as_secs_f64());
-        // 1: HyStart++ slow start, 2: Conservative Slow Start, 0: done; NaN: off.
-        out[5] = match (&self.hystart, self.params.hystart) {
-            (_, false) => f64::NAN,
-            (None, true) => 0.0,
-            (Some(h), true) => {
+        // 1: HyStart(++) slow start, 2: Conservative Slow Start, 0: done;
+        // NaN: off.
+        out[5] = match (self.mode, &self.hystart, &self.classic) {
+            (Hystart::Off, _, _) => f64::NAN,
+            (Hystart::HystartPlusPlus, None, _) => 0.0,
+            (Hystart::HystartPlusPlus, Some(h), _) => {
                 if h.css_rounds.is_some() {
                     2.0
                 } else {
                     1.0
                 }
             }
+            (_, _, Some(c)) if !c.found => 1.0,
+            _ => 0.0,
         };
     }
 }
@@ -575,6 +811,7 @@ mod tests {
         CongestionEvent {
             kind,
             flight_size: (flight_segments * MSS as f64) as u64,
+            ssthresh_basis: (flight_segments * MSS as f64) as u64,
             in_flight: (flight_segments * MSS as f64) as u64,
             mss: MSS,
         }
@@ -944,7 +1181,7 @@ mod tests {
     #[test]
     fn hystart_leaves_slow_start_on_a_delay_increase() {
         let p = CubicParams {
-            hystart: true,
+            hystart: Some(Hystart::HystartPlusPlus),
             ..CubicParams::default()
         };
         let mut c = Cubic::new(&p, &start(10));
@@ -1043,7 +1280,93 @@ mod tests {
         });
         assert!(e.starts_with("c: 0 is out of range"), "{e}");
         let p: CubicParams = serde_json::from_str(r#"{"beta": 0.5, "hystart": true}"#).unwrap();
-        assert_eq!((p.beta, p.c, p.hystart), (0.5, 0.4, true));
+        assert_eq!(
+            (p.beta, p.c, p.hystart),
+            (0.5, 0.4, Some(Hystart::HystartPlusPlus))
+        );
+        let p: CubicParams = serde_json::from_str(r#"{"hystart": "linux"}"#).unwrap();
+        assert_eq!(p.hystart, Some(Hystart::Linux));
+        let e = serde_json::from_str::<CubicParams>(r#"{"hystart": "fast"}"#).unwrap_err();
+        assert!(e.to_string().contains("\"hystart++\""), "{e}");
         assert!(serde_json::from_str::<CubicParams>(r#"{"gamma": 1}"#).is_err());
+    }
+
+    /// Slow start on an ACK clock: round `r` (from 0) brings one ACK per
+    /// segment of the window at its start, `gap_us` apart from r seconds on,
+    /// each with RTT sample `rtt(r)` ms. Returns the round and ACK index at
+    /// which slow start ended, if it did within `rounds` rounds.
+    fn classic_rounds(
+        c: &mut Cubic,
+        rounds: u32,
+        gap_us: u64,
+        rtt: impl Fn(u32) -> u64,
+    ) -> Option<(u32, u64)> {
+        let mut una = 0u64;
+        for r in 0..rounds {
+            let n = c.cwnd as u64;
+            // the round ends with its last ACK (what was sent when it began)
+            let end = una + n * MSS as u64;
+            for i in 0..n {
+                una += MSS as u64;
+                let a = acked(MSS, MSS as u64).rtt(ms(rtt(r))).seq(una, end).build();
+                let t_us = r as u64 * 1_000_000 + i * gap_us;
+                c.on_ack(Instant::from_nanos(t_us * 1000), &a);
+                if !c.in_slow_start() {
+                    return Some((r, i));
+                }
+            }
+        }
+        None
+    }
+
+    fn classic(mode: Hystart) -> Cubic {
+        let p = CubicParams {
+            hystart: Some(mode),
+            ..CubicParams::default()
+        };
+        Cubic::new(&p, &start(10))
+    }
+
+    /// Linux 6.x's delay detector: once a round has eight samples, a round
+    /// minimum above the floor (100 ms) by more than 100 / 8 = 12.5 ms (within
+    /// 4-16 ms) ends slow start with ssthresh = cwnd; 12 ms more does not.
+    #[test]
+    fn classic_hystart_exits_at_the_delay_threshold() {
+        let rtt = |late: u64| move |r: u32| if r < 2 { 100 } else { late };
+        let mut c = classic(Hystart::Linux);
+        // round 2 has 40 ACKs; the ninth sample of the round is judged
+        assert_eq!(classic_rounds(&mut c, 4, 5000, rtt(113)), Some((2, 8)));
+        assert_eq!(c.ssthresh(), 48 * MSS as u64, "ssthresh = cwnd at the exit");
+        let mut c = classic(Hystart::Linux);
+        assert_eq!(classic_rounds(&mut c, 4, 5000, rtt(112)), None);
+        // ns-3's threshold is the whole floor (clamped to 4-1000 ms)
+        let mut c = classic(Hystart::Ns3);
+        assert_eq!(classic_rounds(&mut c, 4, 5000, rtt(113)), None);
+        let mut c = classic(Hystart::Ns3);
+        assert_eq!(classic_rounds(&mut c, 4, 5000, rtt(201)), Some((2, 8)));
+    }
+
+    /// The ACK-train detector: ACKs at most 2 ms apart for longer than half
+    /// the floor plus Linux's 1 ms cushion (50.5 ms) end slow start; ns-3
+    /// waits for the whole floor. A window below 16 segments is never ended.
+    #[test]
+    fn classic_hystart_exits_on_a_long_ack_train() {
+        let mut c = classic(Hystart::Linux);
+        // rounds of 10, 20, 40 ACKs 1 ms apart are shorter than 50.5 ms
+        assert_eq!(classic_rounds(&mut c, 5, 1000, |_| 100), Some((3, 51)));
+        assert_eq!(c.ssthresh(), (80 + 51) * MSS as u64);
+        let mut c = classic(Hystart::Ns3);
+        assert_eq!(classic_rounds(&mut c, 5, 1000, |_| 100), Some((4, 101)));
+        // off: slow start goes on
+        let mut c = classic(Hystart::Off);
+        assert_eq!(classic_rounds(&mut c, 5, 1000, |_| 100), None);
+        // a timeout resets the detector, which runs again in the next slow start
+        let mut c = classic(Hystart::Linux);
+        assert!(classic_rounds(&mut c, 5, 1000, |_| 100).is_some());
+        c.on_congestion(
+            Instant::ZERO,
+            &event(CongestionKind::Rto { repeated: false }, 100.0),
+        );
+        assert!(c.classic.as_ref().is_some_and(|h| !h.found));
     }
 }

@@ -196,10 +196,62 @@ pub struct CongestionEvent {
     pub kind: CongestionKind,
     /// FlightSize of RFC 5681: bytes sent and not cumulatively acknowledged.
     pub flight_size: u64,
+    /// What ssthresh halves under the connection's `tcp.ssthresh_basis`:
+    /// FlightSize (the default), FlightSize less the SACKed bytes (ns-3's
+    /// pipe), or the algorithm's cwnd (Linux)
+    /// ([`crate::config::SsthreshBasis`]).
+    /// The Reno family halves it; algorithms with their own rule (CUBIC's
+    /// beta x cwnd, Westwood+'s bandwidth estimate) ignore it.
+    pub ssthresh_basis: u64,
     /// Bytes in flight (pipe) at the event.
     pub in_flight: u64,
     /// Sender MSS.
     pub mss: u32,
+}
+
+/// A window reduction found to be spurious, for [`CongestionControl::on_undo`]:
+/// the window and ssthresh before it (Linux's `prior_cwnd` and
+/// `prior_ssthresh`, net/ipv4/tcp_input.c 6.18).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndoEvent {
+    /// cwnd before the reduction (bytes).
+    pub prior_cwnd: u64,
+    /// ssthresh before the reduction (bytes; `u64::MAX` when unset): in the
+    /// Open or Disorder state the larger of ssthresh and 3/4 of cwnd
+    /// (`tcp_current_ssthresh`).
+    pub prior_ssthresh: u64,
+    /// Sender MSS.
+    pub mss: u32,
+}
+
+/// Connection options that change a window algorithm's growth and slow
+/// start, from [`crate::TcpConfig`] (given to the algorithm once, by
+/// [`CongestionControl::set_options`], before the connection opens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowOptions {
+    /// RFC 3465's L in the slow start after a timeout, in segments.
+    pub abc_limit_after_rto: u32,
+    /// Congestion avoidance adds MSS * MSS / cwnd per ACK (RFC 5681 equation
+    /// 3, ns-3's `TcpNewReno`) instead of counting bytes (RFC 3465).
+    pub ca_per_ack: bool,
+    /// The hybrid slow start CUBIC uses unless its parameters choose one.
+    pub hystart: crate::config::Hystart,
+}
+
+impl Default for WindowOptions {
+    fn default() -> Self {
+        WindowOptions::from(&crate::TcpConfig::default())
+    }
+}
+
+impl From<&crate::TcpConfig> for WindowOptions {
+    fn from(c: &crate::TcpConfig) -> Self {
+        WindowOptions {
+            abc_limit_after_rto: c.abc_limit_after_rto,
+            ca_per_ack: c.ca_per_ack,
+            hystart: c.hystart,
+        }
+    }
 }
 
 /// The end of a fast recovery, for [`CongestionControl::on_recovery_exit`].
@@ -280,6 +332,16 @@ pub trait CongestionControl: fmt::Debug {
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::NewReno
     }
+    /// True if the sender paces the window's reduction in a SACK fast
+    /// recovery (`tcp.recovery_reduction`, PRR by default); false for
+    /// algorithms that set their own rate or window through a recovery (BBR,
+    /// TCP Wave), as Linux skips `tcp_cwnd_reduction` for those with their
+    /// own `cong_control`.
+    fn proportional_reduction(&self) -> bool {
+        true
+    }
+    /// The connection's window options, once, before the connection opens.
+    fn set_options(&mut self, _options: &WindowOptions) {}
     /// The connection's effective MSS, known once the handshake completes and
     /// before any data is sent (the peer's MSS option and TCP options can make
     /// it smaller than configured). Windows kept in segments rescale here.
@@ -326,13 +388,19 @@ pub trait CongestionControl: fmt::Debug {
     fn on_state(&mut self, _now: Instant, _state: CaState) {}
     /// DSACK showed a retransmission was unnecessary.
     fn on_spurious(&mut self, _now: Instant) {}
+    /// The sender found the last reduction spurious (`tcp.undo`, or F-RTO):
+    /// restore the window from before it. Window algorithms take the larger
+    /// of their window and `prior_cwnd`, and of ssthresh and
+    /// `prior_ssthresh` (Linux's `tcp_undo_cwnd_reduction` with
+    /// `tcp_reno_undo_cwnd`); the default ignores it.
+    fn on_undo(&mut self, _now: Instant, _undo: &UndoEvent) {}
     /// The path under the connection changed.
     fn on_path_change(&mut self, _now: Instant, _path: &PathInfo) {}
     /// A cross-layer notification arrived.
     fn on_notification(&mut self, _now: Instant, _n: &Notification) {}
     /// The sending host's record of past sessions on this connection's path
     /// (oldest first), offered once before the connection opens, at `now`
-    /// (WSC-TCP's best-start window, seed 003 section 3.3). A driver that
+    /// (WSC-TCP's best-start window, Srinivasan 2016, section 3.3). A driver that
     /// keeps no history offers none.
     fn on_path_history(&mut self, _now: Instant, _past: &[SessionRecord]) {}
     /// What this session adds to the host's record when it ends; `None`
@@ -516,6 +584,12 @@ impl CongestionControl for Cc {
     fn recovery_style(&self) -> RecoveryStyle {
         dispatch!(self, c => c.recovery_style())
     }
+    fn proportional_reduction(&self) -> bool {
+        dispatch!(self, c => c.proportional_reduction())
+    }
+    fn set_options(&mut self, options: &WindowOptions) {
+        dispatch!(self, c => c.set_options(options))
+    }
     fn set_mss(&mut self, mss: u32) {
         dispatch!(self, c => c.set_mss(mss))
     }
@@ -562,6 +636,9 @@ impl CongestionControl for Cc {
     }
     fn on_spurious(&mut self, now: Instant) {
         dispatch!(self, c => c.on_spurious(now))
+    }
+    fn on_undo(&mut self, now: Instant, undo: &UndoEvent) {
+        dispatch!(self, c => c.on_undo(now, undo))
     }
     fn on_path_change(&mut self, now: Instant, path: &PathInfo) {
         dispatch!(self, c => c.on_path_change(now, path))
@@ -673,6 +750,18 @@ pub struct WindowStart {
 /// RFC 5681 equation 4: ssthresh = max(FlightSize / 2, 2 * SMSS).
 pub fn half_flight(flight_size: u64, mss: u32) -> u64 {
     (flight_size / 2).max(2 * mss as u64)
+}
+
+/// ssthresh at a fast retransmit for a window algorithm: half the event's
+/// [`CongestionEvent::ssthresh_basis`] (RFC 5681 equation 4), the basis
+/// taken at most as the window `cwnd` in force before the event, so a
+/// recovery always reduces the window it starts from: after a long SACK
+/// repair FlightSize counts every segment the receiver holds above the
+/// hole, and half of it was nine times the window (RFC 5681 wrote
+/// min(cwnd, rwnd) / 2 before FlightSize replaced it for application-limited
+/// senders, whose FlightSize is below cwnd).
+pub fn loss_ssthresh(ev: &CongestionEvent, cwnd: u64) -> u64 {
+    half_flight(ev.ssthresh_basis.min(cwnd), ev.mss)
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ pub struct HandoffNotice {
 /// [`Notification::LinkReport`], one per delivered frame, retransmissions
 /// or not) or given up (in a [`Notification::LinkDrop`]).
 ///
-/// WSC-TCP (seed 003, section 3.1) reads: `retries` is n of "corrected RTT
+/// WSC-TCP (Srinivasan 2016, section 3.1) reads: `retries` is n of "corrected RTT
 /// = observed RTT − n × LL_RTO"; `link_rto` is LL_RTO, which the thesis has
 /// the link announce once per connection (every report carries it here, so
 /// that no separate announcement is needed; a sender takes the latest);

@@ -15,8 +15,8 @@
 //! so the window reported here is the algorithm's, without inflation.
 
 use super::{
-    half_flight, AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind,
-    RecoveryExit, RecoveryStyle, WindowStart,
+    half_flight, loss_ssthresh, AckEvent, CaState, CongestionControl, CongestionEvent,
+    CongestionKind, RecoveryExit, RecoveryStyle, UndoEvent, WindowOptions, WindowStart,
 };
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
@@ -55,6 +55,7 @@ pub struct Reno {
     ssthresh: u64,
     /// Bytes acknowledged since the last additive increase (RFC 3465).
     ca_acked: u64,
+    options: WindowOptions,
 }
 
 impl Reno {
@@ -69,6 +70,7 @@ impl Reno {
             cwnd: start.initial_cwnd as u64 * mss,
             ssthresh: start.initial_ssthresh.unwrap_or(u64::MAX),
             ca_acked: 0,
+            options: WindowOptions::default(),
         }
     }
 
@@ -99,25 +101,31 @@ impl Reno {
 
 /// Reno's growth of `cwnd` on an ACK that may grow it
 /// ([`AckEvent::may_grow_window`]): in slow start RFC 5681 equation 2 with
-/// RFC 3465's limit L (`abc_limit`, one segment in the slow start that
-/// follows a timeout, RFC 3465 section 2.3); in congestion avoidance RFC 3465
-/// byte counting, one MSS per cwnd bytes acknowledged (`ca_acked` counts
-/// them). Westwood+ grows its window the same way.
+/// RFC 3465's limit L (`abc_limit`; `options.abc_limit_after_rto` in the
+/// slow start that follows a timeout, 1 by RFC 3465 section 2.3); in
+/// congestion avoidance RFC 3465 byte counting, one MSS per cwnd bytes
+/// acknowledged (`ca_acked` counts them), or with `options.ca_per_ack`
+/// MSS * MSS / cwnd per ACK (RFC 5681 equation 3, ns-3's
+/// `TcpNewReno::CongestionAvoidance`, at least one byte). Westwood+ grows its
+/// window the same way.
 pub(crate) fn grow(
     cwnd: &mut u64,
     ca_acked: &mut u64,
     slow_start: bool,
     mss: u64,
     abc_limit: u64,
+    options: &WindowOptions,
     ack: &AckEvent,
 ) {
     if slow_start {
         let limit = if ack.state == CaState::Loss {
-            1
+            options.abc_limit_after_rto as u64
         } else {
             abc_limit
         };
         *cwnd += ack.bytes_acked.min(limit * mss);
+    } else if options.ca_per_ack {
+        *cwnd += (mss * mss / (*cwnd).max(1)).max(1);
     } else {
         *ca_acked += ack.bytes_acked;
         if *ca_acked >= *cwnd {
@@ -125,6 +133,14 @@ pub(crate) fn grow(
             *cwnd += mss;
         }
     }
+}
+
+/// Linux's undo of a window reduction (`tcp_undo_cwnd_reduction` with
+/// `tcp_reno_undo_cwnd`, net/ipv4/tcp_input.c and tcp_cong.c, 6.18): the
+/// larger of each value and its value before the reduction.
+pub(crate) fn undo_window(cwnd: &mut u64, ssthresh: &mut u64, undo: &UndoEvent) {
+    *cwnd = (*cwnd).max(undo.prior_cwnd);
+    *ssthresh = (*ssthresh).max(undo.prior_ssthresh);
 }
 
 impl CongestionControl for Reno {
@@ -157,6 +173,15 @@ impl CongestionControl for Reno {
         self.cwnd = self.initial_segments * self.mss;
     }
 
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.options = *options;
+    }
+
+    fn on_undo(&mut self, _now: Instant, undo: &UndoEvent) {
+        undo_window(&mut self.cwnd, &mut self.ssthresh, undo);
+        self.ca_acked = 0;
+    }
+
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
@@ -166,6 +191,7 @@ impl CongestionControl for Reno {
                 slow_start,
                 self.mss,
                 self.abc_limit,
+                &self.options,
                 ack,
             );
         }
@@ -175,7 +201,7 @@ impl CongestionControl for Reno {
         self.ca_acked = 0;
         match ev.kind {
             CongestionKind::FastRetransmit | CongestionKind::Ecn => {
-                self.ssthresh = half_flight(ev.flight_size, ev.mss);
+                self.ssthresh = loss_ssthresh(ev, self.cwnd);
                 self.cwnd = match self.variant {
                     RenoVariant::Tahoe => self.mss,
                     _ => self.ssthresh,
@@ -183,7 +209,7 @@ impl CongestionControl for Reno {
             }
             CongestionKind::Rto { repeated } => {
                 if !repeated {
-                    self.ssthresh = half_flight(ev.flight_size, ev.mss);
+                    self.ssthresh = half_flight(ev.ssthresh_basis, ev.mss);
                 }
                 // RFC 5681: the loss window is one segment.
                 self.cwnd = self.mss;
@@ -269,14 +295,17 @@ mod tests {
         let ev = |kind| CongestionEvent {
             kind,
             flight_size: 20_000,
+            ssthresh_basis: 20_000,
             in_flight: 20_000,
             mss: 1000,
         };
         let mut reno = Reno::new(RenoVariant::Reno, &RenoParams::default(), &start());
+        reno.cwnd = 20_000;
         reno.on_congestion(Instant::ZERO, &ev(CongestionKind::FastRetransmit));
         assert_eq!((reno.cwnd(), reno.ssthresh()), (10_000, 10_000));
 
         let mut tahoe = Reno::new(RenoVariant::Tahoe, &RenoParams::default(), &start());
+        tahoe.cwnd = 20_000;
         tahoe.on_congestion(Instant::ZERO, &ev(CongestionKind::FastRetransmit));
         assert_eq!((tahoe.cwnd(), tahoe.ssthresh()), (1000, 10_000));
 
@@ -286,6 +315,7 @@ mod tests {
         // The same segment times out again with a smaller flight: ssthresh held.
         let mut again = ev(CongestionKind::Rto { repeated: true });
         again.flight_size = 2000;
+        again.ssthresh_basis = 2000;
         nr.on_congestion(Instant::ZERO, &again);
         assert_eq!((nr.cwnd(), nr.ssthresh()), (1000, 10_000));
         // NewReno's exit: min(ssthresh, max(FlightSize, MSS) + MSS)
@@ -298,5 +328,57 @@ mod tests {
         assert_eq!(nr.cwnd(), 4000);
         nr.on_recovery_exit(Instant::ZERO, &exit(true));
         assert_eq!(nr.cwnd(), 10_000);
+    }
+
+    /// A fast retransmit always reduces the window, whatever the basis says
+    /// (SACKed data counted in FlightSize made a new recovery raise cwnd
+    /// ninefold): the basis counts at most the window.
+    #[test]
+    fn a_loss_never_raises_the_window() {
+        let mut r = Reno::new(RenoVariant::NewReno, &RenoParams::default(), &start());
+        r.cwnd = 144_000;
+        let ev = CongestionEvent {
+            kind: CongestionKind::FastRetransmit,
+            flight_size: 2_600_000,
+            ssthresh_basis: 2_600_000,
+            in_flight: 100_000,
+            mss: 1000,
+        };
+        r.on_congestion(Instant::ZERO, &ev);
+        assert_eq!((r.cwnd(), r.ssthresh()), (72_000, 72_000));
+        // and the undo restores what came before, never lowering anything
+        r.on_undo(
+            Instant::ZERO,
+            &UndoEvent {
+                prior_cwnd: 200_000,
+                prior_ssthresh: u64::MAX,
+                mss: 1000,
+            },
+        );
+        assert_eq!((r.cwnd(), r.ssthresh()), (200_000, u64::MAX));
+    }
+
+    /// ns-3's `TcpNewReno`: MSS * MSS / cwnd per ACK, however much it
+    /// acknowledges; and the slow start after a timeout with L from the
+    /// options.
+    #[test]
+    fn per_ack_growth_and_the_limit_after_a_timeout_follow_the_options() {
+        let mut r = Reno::new(RenoVariant::NewReno, &RenoParams::default(), &start());
+        r.set_options(&WindowOptions {
+            ca_per_ack: true,
+            abc_limit_after_rto: 3,
+            ..WindowOptions::default()
+        });
+        r.ssthresh = 4000;
+        r.cwnd = 4000;
+        r.on_ack(Instant::ZERO, &ack(2000));
+        assert_eq!(r.cwnd(), 4250, "1000 * 1000 / 4000 per ACK");
+        r.on_ack(Instant::ZERO, &ack(1000));
+        assert_eq!(r.cwnd(), 4250 + 235);
+        r.ssthresh = u64::MAX;
+        let mut a = ack(5000);
+        a.state = CaState::Loss;
+        r.on_ack(Instant::ZERO, &a);
+        assert_eq!(r.cwnd(), 4485 + 3000, "L = 3 after a timeout");
     }
 }

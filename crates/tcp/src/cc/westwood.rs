@@ -47,8 +47,8 @@
 //!   ACK has changed the estimate meanwhile).
 
 use super::{
-    half_flight, AckEvent, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
-    RecoveryStyle, WindowStart,
+    half_flight, loss_ssthresh, AckEvent, CongestionControl, CongestionEvent, CongestionKind,
+    RecoveryExit, RecoveryStyle, UndoEvent, WindowOptions, WindowStart,
 };
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,7 @@ pub struct Westwood {
     /// The filtered estimate, bytes per second.
     bwe: Option<f64>,
     rtt_min: Option<Duration>,
+    options: WindowOptions,
 }
 
 impl Westwood {
@@ -164,6 +165,7 @@ impl Westwood {
             first_stage: 0.0,
             bwe: None,
             rtt_min: None,
+            options: WindowOptions::default(),
         }
     }
 
@@ -234,14 +236,16 @@ impl Westwood {
     }
 
     /// ssthresh = BWE * RTTmin in whole segments, at least 2; Reno's halving
-    /// before there is an estimate.
+    /// of the event's basis before there is an estimate (at a fast
+    /// retransmit the basis counts at most the window, as Reno's).
     fn bwe_ssthresh(&self, ev: &CongestionEvent) -> u64 {
-        match (self.bwe, self.rtt_min) {
-            (Some(bwe), Some(rtt)) => {
+        match (self.bwe, self.rtt_min, ev.kind) {
+            (Some(bwe), Some(rtt), _) => {
                 let segments = (bwe * rtt.as_secs_f64() / self.mss as f64).floor() as u64;
                 segments.max(2) * self.mss
             }
-            _ => half_flight(ev.flight_size, ev.mss),
+            (_, _, CongestionKind::Rto { .. }) => half_flight(ev.ssthresh_basis, ev.mss),
+            _ => loss_ssthresh(ev, self.cwnd),
         }
     }
 }
@@ -268,6 +272,15 @@ impl CongestionControl for Westwood {
         self.cwnd = self.initial_segments * self.mss;
     }
 
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.options = *options;
+    }
+
+    fn on_undo(&mut self, _now: Instant, undo: &UndoEvent) {
+        super::reno::undo_window(&mut self.cwnd, &mut self.ssthresh, undo);
+        self.ca_acked = 0;
+    }
+
     fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
         if let Some(r) = ack.rtt {
             self.rtt_min = Some(self.rtt_min.map_or(r, |m| m.min(r)));
@@ -284,6 +297,7 @@ impl CongestionControl for Westwood {
                 slow_start,
                 self.mss,
                 self.abc_limit,
+                &self.options,
                 ack,
             );
         }
@@ -363,6 +377,7 @@ mod tests {
         CongestionEvent {
             kind,
             flight_size: 100_000,
+            ssthresh_basis: 100_000,
             in_flight: 100_000,
             mss: MSS,
         }
@@ -509,7 +524,18 @@ mod tests {
     fn small_estimates_floor_at_two_segments_and_no_estimate_halves() {
         let mut w = Westwood::new(&WestwoodParams::default(), &start(10));
         w.on_congestion(Instant::ZERO, &event(CongestionKind::FastRetransmit));
-        assert_eq!((w.ssthresh(), w.cwnd()), (50_000, 10_000));
+        // half the basis, which counts at most the window (10 000)
+        assert_eq!((w.ssthresh(), w.cwnd()), (5000, 5000));
+        w.on_congestion(
+            Instant::ZERO,
+            &event(CongestionKind::Rto { repeated: false }),
+        );
+        assert_eq!(
+            (w.ssthresh(), w.cwnd()),
+            (50_000, 1000),
+            "a timeout halves the basis"
+        );
+        w.cwnd = 10_000;
         w.bwe = Some(1000.0);
         w.rtt_min = Some(Duration::from_millis(100));
         w.on_congestion(Instant::ZERO, &event(CongestionKind::FastRetransmit));

@@ -4,7 +4,9 @@
 //! * cumulative ACKs; an immediate ACK (a duplicate ACK) for out-of-order
 //!   data and for a segment that fills a gap (RFC 5681 section 4.2);
 //! * delayed ACKs: off, or an ACK once two full-sized segments are unacknowledged
-//!   or when the delay timer fires (default 200 ms);
+//!   or when the delay timer fires (default 200 ms); with `tcp.receiver =
+//!   "linux"`, Linux's quick-ACK mode and adaptive ACK timer instead
+//!   ([`linux_ack`]);
 //! * SACK blocks (RFC 2018: the first block holds the segment that triggered the
 //!   ACK, then the most recently reported blocks) and DSACK (RFC 2883: a
 //!   duplicate is reported in the first block);
@@ -17,8 +19,10 @@
 //! Payload bytes are optional: a simulation passes `None` and only the delivered
 //! count advances; a real driver passes the bytes and reads them back in order.
 
+mod linux_ack;
+
 use crate::challenge::{rst_verdict, ChallengeAcks, RstVerdict};
-use crate::config::TcpConfig;
+use crate::config::{ReceiverProfile, TcpConfig};
 use crate::ranges::RangeSet;
 use crate::sender::ts_clock;
 use crate::seq::SeqNum;
@@ -141,6 +145,11 @@ pub struct Receiver {
     /// The SYN offered window scaling.
     scaling: bool,
     challenges: ChallengeAcks,
+    /// When the (first) SYN-ACK went out, for the handshake's RTT sample.
+    synack_sent: Option<Instant>,
+    synack_retransmitted: bool,
+    /// Linux's ACK engine, with `tcp.receiver = "linux"`.
+    linux: Option<linux_ack::LinuxAck>,
 
     bytes: Option<ByteStore>,
     stats: ReceiverStats,
@@ -174,6 +183,9 @@ impl Receiver {
             synack_pending: false,
             scaling: false,
             challenges: ChallengeAcks::default(),
+            synack_sent: None,
+            synack_retransmitted: false,
+            linux: None,
             bytes: None,
             stats: ReceiverStats::default(),
         }
@@ -232,6 +244,9 @@ impl Receiver {
         if self.delack_deadline.is_some_and(|d| d <= now) {
             self.delack_deadline = None;
             self.ack_now = true;
+            if let Some(l) = self.linux.as_mut() {
+                l.on_timer_expired(self.cfg.delayed_ack);
+            }
         }
     }
 
@@ -239,6 +254,9 @@ impl Receiver {
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         if self.synack_pending {
             self.synack_pending = false;
+            // a retransmitted SYN-ACK gives no RTT sample (Karn)
+            self.synack_retransmitted |= self.synack_sent.is_some();
+            self.synack_sent = Some(now);
             return Some(self.make_synack(now));
         }
         if self.ack_now {
@@ -294,6 +312,12 @@ impl Receiver {
             }
         }
         self.dsack = None;
+        if let Some(l) = self.linux.as_mut() {
+            // tcp_dec_quickack_mode: an ACK of received data uses up a quick ACK
+            if self.unacked_bytes > 0 || self.last_ack_sent != self.rcv_nxt {
+                l.on_ack_sent();
+            }
+        }
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_bytes = 0;
         self.delack_deadline = None;
@@ -339,7 +363,15 @@ impl Receiver {
             // ACK bit is dropped (a data segment too: in SYN-RECEIVED it
             // would be taken in before the handshake is complete)
             _ if !seg.flags.contains(Flags::ACK) => return,
-            ReceiverState::SynReceived => self.state = ReceiverState::Established,
+            ReceiverState::SynReceived => {
+                self.state = ReceiverState::Established;
+                if self.cfg.receiver == ReceiverProfile::Linux {
+                    let rtt = (!self.synack_retransmitted)
+                        .then(|| self.synack_sent.map(|t| now.saturating_since(t)))
+                        .flatten();
+                    self.linux = Some(linux_ack::LinuxAck::new(rtt));
+                }
+            }
             _ => {}
         }
         let has_fin = seg.flags.contains(Flags::FIN);
@@ -487,6 +519,11 @@ impl Receiver {
             // Entirely old: a duplicate (a spurious retransmission, or a
             // duplicated packet). Report it (DSACK) at once.
             self.stats.duplicate_segments += 1;
+            let window = self.window_bytes();
+            if let Some(l) = self.linux.as_mut() {
+                // tcp_send_dupack: the sender lost an ACK, quick ACKs follow
+                l.enter_quickack_mode(window, self.mss);
+            }
             if self.cfg.dsack {
                 self.dsack = Some((off, end));
             }
@@ -514,6 +551,10 @@ impl Receiver {
                 store.advance(data_end);
             }
             self.unacked_bytes += end - off;
+            let window = self.window_bytes();
+            if let Some(l) = self.linux.as_mut() {
+                l.on_data(now, window, self.mss, self.cfg.delayed_ack);
+            }
             if had_hole || self.dsack.is_some() {
                 self.ack_now = true; // the segment filled (part of) a gap
             } else {
@@ -540,6 +581,19 @@ impl Receiver {
     }
 
     fn delayed_ack_policy(&mut self, now: Instant) {
+        if let (Some(l), Some(max)) = (self.linux.as_ref(), self.cfg.delayed_ack) {
+            // __tcp_ack_snd_check: more than one full segment unacknowledged,
+            // or quick-ACK mode, acknowledges at once; else the ACK timer
+            if self.unacked_bytes > self.mss as u64 || l.quick() {
+                self.ack_now = true;
+                return;
+            }
+            match l.delayed_ack_deadline(now, self.delack_deadline, max) {
+                Some(deadline) => self.delack_deadline = Some(deadline),
+                None => self.ack_now = true,
+            }
+            return;
+        }
         match self.cfg.delayed_ack {
             None => self.ack_now = true,
             Some(delay) => {

@@ -16,17 +16,20 @@
 //! receive window and every SYN (a retransmitted SYN-ACK too) get a
 //! challenge ACK.
 
+mod prr;
 mod rack;
 mod recovery;
 pub(crate) mod scoreboard;
 mod stream;
 mod tlp;
+mod undo;
 
 pub use stream::SendBuffer;
 pub use tlp::TLP_MAX_ACK_DELAY;
 
 use crate::cc::{
     CaState, Cc, CongestionControl, Notification, PathInfo, SendGate, SenderRequest, SentInfo,
+    WindowOptions,
 };
 use crate::challenge::{rst_verdict, ChallengeAcks, RstVerdict};
 use crate::config::{LostRetransmissions, TcpConfig};
@@ -87,6 +90,10 @@ pub struct SenderStats {
     /// Losses a tail loss probe repaired alone (the window was reduced as
     /// for a fast recovery, RFC 8985 section 7.4.2).
     pub tlp_recoveries: u64,
+    /// Window reductions undone as spurious (`tcp.undo`, `tcp.frto`).
+    pub undos: u64,
+    /// Timeouts F-RTO found spurious (RFC 5682 section 3, step 3b).
+    pub spurious_rtos: u64,
     /// When the connection became established.
     pub established_at: Option<Instant>,
     /// When the last byte (and the FIN) was acknowledged.
@@ -185,6 +192,17 @@ pub struct Sender {
     /// `snd_una` at the last timeout, to detect a repeated timeout (RFC 5681 3.1).
     rto_head: Option<u64>,
     cwnd_limited: bool,
+    /// Proportional Rate Reduction's state during a SACK fast recovery.
+    prr: Option<prr::Prr>,
+    /// What the last reduction saved, for `tcp.undo` and F-RTO.
+    undo: Option<undo::UndoState>,
+    /// Timestamp clock (ms) of the first retransmission since the last
+    /// reduction (Linux's `retrans_stamp`), for the timestamp undo.
+    retrans_stamp: Option<u32>,
+    /// F-RTO is watching the current timeout (RFC 5682, `tp->frto`).
+    frto: bool,
+    /// F-RTO step 2b: the transmissions after this ACK are new data.
+    frto_new_data: bool,
 
     rto_deadline: Option<Instant>,
     /// Tail loss probe state, when `tcp.tlp` is on (boxed: most connections
@@ -206,8 +224,9 @@ impl Sender {
     /// on its first [`Sender::poll_transmit`]. `cfg` must be valid
     /// ([`TcpConfig::validate`]); `cc` is usually built by
     /// [`crate::CcConfig::build`].
-    pub fn new(cfg: TcpConfig, cc: Cc, iss: SeqNum) -> Self {
+    pub fn new(cfg: TcpConfig, mut cc: Cc, iss: SeqNum) -> Self {
         debug_assert!(cfg.validate().is_ok());
+        cc.set_options(&WindowOptions::from(&cfg));
         let rtt = RttEstimator::with_flavour(cfg.rto, cfg.initial_rto, cfg.min_rto, cfg.max_rto);
         let rate = if cc.uses_rate_samples() {
             RateSampler::new()
@@ -244,6 +263,11 @@ impl Sender {
             limited_transmit_bytes: 0,
             rto_head: None,
             cwnd_limited: true,
+            prr: None,
+            undo: None,
+            retrans_stamp: None,
+            frto: false,
+            frto_new_data: false,
             rto_deadline: None,
             tlp: cfg.tlp.then(Box::default),
             syn_pending: true,
@@ -661,18 +685,27 @@ impl Sender {
         }
         let cwnd = self.cc.cwnd();
         let pipe = self.sb.in_flight();
-        if let Some(idx) = self.sb.next_retransmit() {
-            let len = self.sb.seg(idx).len as u64;
-            if pipe + len <= cwnd || self.forced_rtx > 0 {
-                self.forced_rtx = self.forced_rtx.saturating_sub(1);
-                return Some(self.retransmit(now, idx));
+        // PRR paces a SACK fast recovery (prr.rs): its budget, not cwnd - pipe
+        let prr = self.prr.filter(|_| self.ca_state == CaState::Recovery);
+        // F-RTO step 2b sends new data in place of retransmissions
+        if !self.frto_new_data {
+            if let Some(idx) = self.sb.next_retransmit() {
+                let len = self.sb.seg(idx).len as u64;
+                let fits = prr.map_or(pipe + len <= cwnd, |p| p.allows(len));
+                if fits || self.forced_rtx > 0 {
+                    self.forced_rtx = self.forced_rtx.saturating_sub(1);
+                    return Some(self.retransmit(now, idx));
+                }
+                self.cwnd_limited = true;
+                return None;
             }
-            self.cwnd_limited = true;
-            return None;
         }
         let available = self.buf.end().saturating_sub(self.data_sent());
         let fin_due = self.buf.closed() && !self.fin_sent;
         if available == 0 && !fin_due {
+            if self.frto_new_data {
+                return self.frto_give_up(now);
+            }
             if pipe < cwnd {
                 self.cwnd_limited = false;
                 self.rate.on_app_limited(pipe);
@@ -686,6 +719,9 @@ impl Sender {
         if self.snd_nxt + seq_len > self.snd_una + self.snd_wnd.max(1) {
             // Receiver-window limited (zero-window probing is not modelled).
             self.cwnd_limited = false;
+            if self.frto_new_data {
+                return self.frto_give_up(now);
+            }
             return None;
         }
         // Before loss recovery the window bounds FlightSize (RFC 5681, with
@@ -694,15 +730,30 @@ impl Sender {
             CaState::Recovery | CaState::Loss => pipe,
             _ => self.sb.outstanding(),
         };
-        let fits = used + seq_len <= cwnd;
+        let fits = prr.map_or(used + seq_len <= cwnd, |p| p.allows(seq_len));
         if !fits {
-            if !self.limited_transmit_allows(seq_len, cwnd) {
+            if self.frto_new_data {
+                return self.frto_give_up(now);
+            }
+            if prr.is_some() || !self.limited_transmit_allows(seq_len, cwnd) {
                 self.cwnd_limited = true;
                 return None;
             }
             self.limited_transmit_bytes += seq_len;
         }
         Some(self.send_new(now, len, fin))
+    }
+
+    /// F-RTO could send no new data after the first ACK of a timeout's
+    /// repair: if none went out on this ACK at all, it falls back to the
+    /// conventional recovery (Linux's `tcp_xmit_recovery`) and retransmits.
+    fn frto_give_up(&mut self, now: Instant) -> Option<Transmit> {
+        self.frto_new_data = false;
+        if self.snd_nxt > self.recover {
+            return None; // new data went out: F-RTO waits for its ACK
+        }
+        self.frto = false;
+        self.next_data(now)
     }
 
     /// RFC 3042: on the first and second duplicate ACK, one new segment each,
@@ -737,6 +788,7 @@ impl Sender {
         };
         self.sb.push(seg);
         self.snd_nxt += seg.len as u64;
+        self.on_recovery_send(seg.len as u64);
         self.fin_sent |= fin;
         self.stats.bytes_sent += len as u64;
         let t = self.data_segment(now, &seg, TxKind::Data);
@@ -759,6 +811,11 @@ impl Sender {
         self.sb.on_retransmit(idx, stamp);
         let seg = *self.sb.seg(idx);
         self.stats.retransmissions += 1;
+        self.on_recovery_send(seg.len as u64);
+        if let Some(u) = self.undo.as_mut() {
+            u.on_retransmit();
+        }
+        self.retrans_stamp.get_or_insert(ts_clock(now));
         self.stats.bytes_retransmitted += seg.payload_len() as u64;
         let t = self.data_segment(now, &seg, TxKind::Retransmission);
         let info = SentInfo {
@@ -769,6 +826,15 @@ impl Sender {
         };
         self.after_send(now, t.segment.ip_len() as u64, info);
         t
+    }
+
+    /// Counts a transmission against PRR's budget during a fast recovery.
+    fn on_recovery_send(&mut self, len: u64) {
+        if self.ca_state == CaState::Recovery {
+            if let Some(p) = self.prr.as_mut() {
+                p.on_send(len);
+            }
+        }
     }
 
     // ----- input ------------------------------------------------------------

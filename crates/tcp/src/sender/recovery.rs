@@ -14,19 +14,25 @@
 //!   the segments it covers minus one (RFC 6582's "deflate by the amount acked,
 //!   add back one MSS").
 //! * With SACK, RFC 6675: the scoreboard marks holes lost, `NextSeg` picks them,
-//!   and the sender transmits while `pipe < cwnd`; recovery ends at the
-//!   recovery point.
+//!   and recovery ends at the recovery point; what each ACK releases is
+//!   PRR's (RFC 6937, [`super::prr`]) by default, or whatever keeps
+//!   `pipe < cwnd` (RFC 6675 section 5, `tcp.recovery_reduction =
+//!   "rfc6675"`).
+//! * ssthresh at a loss event comes from `tcp.ssthresh_basis`
+//!   ([`crate::config::SsthreshBasis`]); reductions found spurious are undone
+//!   and timeouts checked by F-RTO ([`super::undo`]).
 //! * A retransmission timeout marks everything un-SACKed lost and restarts
 //!   from `snd_una` with the algorithm's loss window (RFC 5681 section 3.1,
 //!   RFC 6298 section 5).
 
 use super::scoreboard::Acked;
-use super::Sender;
+use super::undo::UndoState;
+use super::{prr::Prr, Sender};
 use crate::cc::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
-    RecoveryStyle,
+    RecoveryStyle, UndoEvent,
 };
-use crate::config::{PartialAckTimer, RtoSsthresh};
+use crate::config::{PartialAckTimer, RecoveryReduction, RtoSsthresh, SsthreshBasis};
 use crate::time::{Duration, Instant};
 use crate::wire::{Flags, SackBlock, Segment};
 
@@ -36,6 +42,7 @@ impl Sender {
         // An allowance beyond the window lasts only for the transmissions that
         // immediately follow the event that granted it.
         self.forced_rtx = 0;
+        self.frto_new_data = false;
         let base = self.iss + 1;
         let ack = seg.ack.to_offset(base, self.snd_una);
         if ack > self.snd_nxt {
@@ -119,7 +126,22 @@ impl Sender {
         }
 
         let recoveries_before = self.stats.fast_retransmits;
-        let newly_lost = self.update_recovery(now, advanced, dupack, acked.bytes) + rack_lost;
+        let ecr = seg.options.timestamps.filter(|_| self.ts_ok).map(|t| t.ecr);
+        let news = AckNews {
+            advanced,
+            dupack,
+            acked: &acked,
+            newly_sacked,
+            ecr,
+        };
+        let newly_lost = self.update_recovery(now, &news) + rack_lost;
+        if self.ca_state == CaState::Recovery {
+            let (pipe, ssthresh, mss) = (self.sb.in_flight(), self.cc.ssthresh(), self.mss as u64);
+            if let Some(p) = self.prr.as_mut() {
+                let safe = advanced && newly_lost == 0;
+                p.on_ack(acked.delivered + newly_sacked, pipe, ssthresh, mss, safe);
+            }
+        }
         let tlp_repaired =
             self.tlp.is_some() && self.tlp_on_ack(now, ack, advanced, !seg.options.sack.is_empty());
         if advanced {
@@ -239,6 +261,9 @@ impl Sender {
                     self.stats.spurious_retransmissions += 1;
                     self.cc.on_spurious(now);
                 }
+                if let Some(u) = self.undo.as_mut() {
+                    u.on_dsack(e, (e - s).div_ceil(self.mss as u64));
+                }
                 continue;
             }
             let s = s.max(self.snd_una);
@@ -258,13 +283,8 @@ impl Sender {
 
     /// Advances the recovery state machine for one ACK; returns bytes newly
     /// marked lost.
-    fn update_recovery(
-        &mut self,
-        now: Instant,
-        advanced: bool,
-        dupack: bool,
-        acked_bytes: u64,
-    ) -> u64 {
+    fn update_recovery(&mut self, now: Instant, news: &AckNews) -> u64 {
+        let (advanced, dupack, acked_bytes) = (news.advanced, news.dupack, news.acked.bytes);
         let mss = self.mss as u64;
         let dupthresh = self.dupthresh;
         let sack_threshold = (dupthresh as u64 - 1) * mss;
@@ -280,7 +300,14 @@ impl Sender {
                 let reno_exit =
                     advanced && !self.sack_ok && self.cc.recovery_style() == RecoveryStyle::Reno;
                 if self.snd_una >= self.recover || reno_exit {
-                    self.exit_recovery(now);
+                    // tcp_try_undo_recovery: a reduction found spurious by
+                    // timestamps (or DSACK) is undone instead of completed
+                    if self.cfg.undo && self.may_undo(news.ecr) {
+                        self.undo_reduction(now, false);
+                        self.leave_recovery(now);
+                    } else {
+                        self.exit_recovery(now);
+                    }
                 } else if advanced {
                     self.partial_acks += 1;
                     if !self.sack_ok {
@@ -294,6 +321,14 @@ impl Sender {
                         self.forced_rtx = 1;
                     }
                 }
+                if self.ca_state == CaState::Recovery && self.dsack_undo(now) {
+                    // tcp_try_undo_dsack, then tcp_try_to_open; a loss still
+                    // marked starts a new recovery at once
+                    self.leave_recovery(now);
+                    if self.sb.lost_bytes() > 0 {
+                        newly_lost += self.enter_recovery(now);
+                    }
+                }
                 if self.ca_state == CaState::Recovery {
                     if self.sack_ok {
                         newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
@@ -304,13 +339,13 @@ impl Sender {
                 }
             }
             CaState::Loss => {
-                if self.snd_una >= self.recover {
-                    self.set_state(now, CaState::Open);
-                } else if self.sack_ok {
+                if !self.process_loss(now, news) && self.sack_ok {
                     newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
                 }
             }
-            CaState::Open | CaState::Disorder | CaState::Cwr => {}
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
+                self.dsack_undo(now);
+            }
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             if self.sack_ok {
@@ -334,6 +369,167 @@ impl Sender {
             }
         }
         newly_lost
+    }
+
+    /// An ACK in the Loss state (Linux's `tcp_process_loss`): the undo of a
+    /// timeout found spurious by timestamps or F-RTO, F-RTO's steps, and the
+    /// end of the repair at the recovery point. Returns true if the ACK
+    /// needs no loss marking (the state was left, or F-RTO sends new data).
+    fn process_loss(&mut self, now: Instant, news: &AckNews) -> bool {
+        let recovered = self.snd_una >= self.recover;
+        if news.advanced && self.cfg.undo && self.may_undo(news.ecr) {
+            self.undo_loss(now);
+            return true;
+        }
+        if self.frto {
+            // RFC 5682 section 3.1 step 3b: data sent before the timeout and
+            // never retransmitted arrived, so the timeout was spurious
+            let original = news.acked.clean_end.or(self.sb.clean_sacked_end);
+            if original.is_some_and(|end| end <= self.recover) && self.undo.is_some() {
+                self.stats.spurious_rtos += 1;
+                self.undo_loss(now);
+                return true;
+            }
+            if self.snd_nxt > self.recover {
+                // step 3a: a duplicate ACK, or a SACK of the new data only
+                if news.newly_sacked > 0 || news.dupack {
+                    self.frto = false;
+                }
+            } else if news.advanced && !recovered {
+                // step 2b: send new data (if any can go) before retransmitting more
+                self.recover = self.snd_nxt;
+                let more =
+                    self.buf.end() > self.data_sent() || (self.buf.closed() && !self.fin_sent);
+                if more && self.snd_nxt < self.snd_una + self.snd_wnd {
+                    self.frto_new_data = true;
+                    return true;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            if self.cfg.undo && self.may_undo(news.ecr) {
+                self.undo_reduction(now, false);
+            }
+            self.frto = false;
+            self.set_state(now, CaState::Open);
+            return true;
+        }
+        false
+    }
+
+    /// Linux's `tcp_may_undo`: a reduction is saved, and either DSACK
+    /// reported every retransmission since as a duplicate, or this ACK
+    /// shows an original transmission arrived (`tcp_packet_delayed`).
+    fn may_undo(&self, ecr: Option<u32>) -> bool {
+        let Some(u) = self.undo else {
+            return false;
+        };
+        if u.all_retransmissions_duplicated() {
+            return true;
+        }
+        match self.retrans_stamp {
+            // an echoed timestamp older than the first retransmission
+            Some(stamp) => ecr.is_some_and(|e| e != 0 && (e.wrapping_sub(stamp) as i32) < 0),
+            // nothing retransmitted yet: the holes filled themselves
+            None => self.sack_ok || self.snd_una < self.recover,
+        }
+    }
+
+    /// `tcp_try_undo_dsack`: undoes the last reduction if DSACK showed every
+    /// retransmission since unneeded (`tcp.undo`). Returns true if it did.
+    fn dsack_undo(&mut self, now: Instant) -> bool {
+        let all = self
+            .undo
+            .is_some_and(|u| u.all_retransmissions_duplicated());
+        if self.cfg.undo && all {
+            self.undo_reduction(now, false);
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_try_undo_loss`: the timeout's reduction is undone, its loss
+    /// marks forgotten, and the connection is open again.
+    fn undo_loss(&mut self, now: Instant) {
+        self.undo_reduction(now, true);
+        self.frto = false;
+        self.rtt.reset_backoff();
+        self.set_state(now, CaState::Open);
+    }
+
+    /// The algorithm takes back the window from before the last reduction.
+    fn undo_reduction(&mut self, now: Instant, unmark_loss: bool) {
+        let Some(u) = self.undo.take() else {
+            return;
+        };
+        self.stats.undos += 1;
+        self.cc.on_undo(now, &u.prior);
+        if unmark_loss {
+            self.sb.unmark_lost();
+        }
+        self.rto_head = None;
+        if self.sack_ok {
+            // the loss event is taken back: a loss found next starts a
+            // recovery at once (Linux's tcp_time_to_recover has no recovery
+            // point to wait for with SACK; RFC 6675 section 5.1's guard is
+            // against counting the same loss twice)
+            self.fr_guard = None;
+        }
+    }
+
+    /// Ends a fast recovery without its window reduction (after an undo):
+    /// `tcp_try_to_open`.
+    fn leave_recovery(&mut self, now: Instant) {
+        self.dupacks = 0;
+        self.partial_acks = 0;
+        self.sb.dup_emul = 0;
+        self.prr = None;
+        let s = if self.sb.sacked_bytes() > 0 || self.sb.lost_bytes() > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        self.set_state(now, s);
+    }
+
+    /// The window and ssthresh a reduction replaces (Linux's `prior_cwnd`
+    /// and `tcp_current_ssthresh`).
+    fn prior_window(&self) -> UndoEvent {
+        let (cwnd, ssthresh) = (self.cc.cwnd(), self.cc.ssthresh());
+        let prior_ssthresh = if self.ca_state == CaState::Recovery {
+            ssthresh
+        } else {
+            ssthresh.max(cwnd / 2 + cwnd / 4)
+        };
+        UndoEvent {
+            prior_cwnd: cwnd,
+            prior_ssthresh,
+            mss: self.mss,
+        }
+    }
+
+    /// Saves a reduction for a later undo (`tcp_init_undo`).
+    fn init_undo(&mut self, prior: UndoEvent) {
+        if !(self.cfg.undo || self.cfg.frto) {
+            return;
+        }
+        let in_flight = self.sb.retrans_in_flight();
+        self.undo = Some(UndoState {
+            marker: self.snd_una,
+            retrans: (in_flight > 0).then(|| in_flight.div_ceil(self.mss as u64)),
+            prior,
+        });
+    }
+
+    /// What a loss event's ssthresh halves (`tcp.ssthresh_basis`), for a
+    /// FlightSize of `flight_size`.
+    pub(super) fn ssthresh_basis(&self, flight_size: u64) -> u64 {
+        match self.cfg.ssthresh_basis {
+            SsthreshBasis::Pipe => flight_size.saturating_sub(self.sb.sacked_bytes()),
+            SsthreshBasis::FlightSize => flight_size,
+            SsthreshBasis::Cwnd => self.cc.cwnd(),
+        }
     }
 
     /// True if the cumulative ACK point lets a new loss recovery start after
@@ -373,13 +569,21 @@ impl Sender {
         self.stats.fast_retransmits += 1;
         // RFC 5681 section 3.2 (2): data sent by limited transmit does not
         // count in the FlightSize that sets ssthresh.
+        let flight_size = (self.snd_nxt - self.snd_una).saturating_sub(self.limited_transmit_bytes);
+        let prior = self.prior_window();
+        if self.sb.retrans_in_flight() == 0 {
+            // the fast retransmit starts the undo clock (tcp_retrans_stamp_cleanup)
+            self.retrans_stamp = None;
+        }
         let ev = CongestionEvent {
             kind: CongestionKind::FastRetransmit,
-            flight_size: (self.snd_nxt - self.snd_una).saturating_sub(self.limited_transmit_bytes),
+            flight_size,
+            ssthresh_basis: self.ssthresh_basis(flight_size),
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };
         self.cc.on_congestion(now, &ev);
+        self.init_undo(prior);
         self.reset_tlp();
         self.recover = self.snd_nxt;
         let style = self.cc.recovery_style();
@@ -401,6 +605,10 @@ impl Sender {
             self.sb.dup_emul = self.dupacks as u64 * mss;
             self.sb.cap_dup_emul();
         }
+        let prr = self.sack_ok
+            && self.cfg.recovery_reduction == RecoveryReduction::Prr
+            && self.cc.proportional_reduction();
+        self.prr = prr.then(|| Prr::new(prior.prior_cwnd));
         self.set_state(now, CaState::Recovery);
         n
     }
@@ -409,6 +617,7 @@ impl Sender {
         self.dupacks = 0;
         self.partial_acks = 0;
         self.sb.dup_emul = 0;
+        self.prr = None;
         let exit = RecoveryExit {
             flight_size: self.snd_nxt - self.snd_una,
             mss: self.mss,
@@ -442,14 +651,37 @@ impl Sender {
     /// un-SACKed segment is presumed lost; repair restarts from `snd_una`.
     pub(super) fn enter_loss(&mut self, now: Instant) {
         let (hold, flight_size) = self.rto_ssthresh_rule();
+        let state_before = self.ca_state;
+        let repeated = self.rto_head == Some(self.snd_una);
         self.rto_head = Some(self.snd_una);
+        let prior = self.prior_window();
+        // ns-3's rule reports the pipe, and halves it whatever the basis
+        let basis = match self.cfg.rto_ssthresh {
+            RtoSsthresh::Ns3 => flight_size,
+            _ => self.ssthresh_basis(flight_size),
+        };
         let ev = CongestionEvent {
             kind: CongestionKind::Rto { repeated: hold },
             flight_size,
+            ssthresh_basis: basis,
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };
+        let fresh = matches!(
+            state_before,
+            CaState::Open | CaState::Disorder | CaState::Cwr
+        );
+        if fresh && self.sb.retrans_in_flight() == 0 {
+            self.retrans_stamp = None;
+        }
         self.cc.on_congestion(now, &ev);
+        if !hold {
+            self.init_undo(prior);
+        }
+        self.prr = None;
+        // F-RTO (RFC 5682 section 3.1 step 1, as `tcp_enter_loss`): after a
+        // timeout outside a recovery, or a repeated one of the same segment
+        self.frto = self.cfg.frto && (fresh || repeated);
         self.reset_tlp();
         self.sb.mark_all_lost();
         self.rate.forget_emulated();
@@ -460,4 +692,14 @@ impl Sender {
         self.forced_rtx = 1;
         self.set_state(now, CaState::Loss);
     }
+}
+
+/// What one ACK brought, for the recovery state machine.
+struct AckNews<'a> {
+    advanced: bool,
+    dupack: bool,
+    acked: &'a Acked,
+    newly_sacked: u64,
+    /// The timestamp it echoes (TSecr), when timestamps are on.
+    ecr: Option<u32>,
 }

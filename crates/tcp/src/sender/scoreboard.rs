@@ -12,7 +12,8 @@
 //! * a SACK block touches only the segments it newly covers (the SACKed ranges
 //!   live in a [`RangeSet`] that reports the new pieces);
 //! * loss marking (RFC 6675 `IsLost`) advances a boundary that only moves
-//!   forward: lost segments are always a prefix of the un-SACKed ones;
+//!   forward: lost segments are a prefix of the un-SACKed ones (until an
+//!   undo unmarks them, [`Scoreboard::unmark_lost`]);
 //! * the next segment to retransmit (RFC 6675 `NextSeg` rule 1) is found from a
 //!   cursor that only moves forward between timeouts.
 //!
@@ -83,6 +84,10 @@ pub(crate) struct Acked {
     pub retransmitted: bool,
     /// True if the FIN was acknowledged.
     pub fin: bool,
+    /// End of the first removed segment that was delivered now for the
+    /// first time and never retransmitted (an original transmission arrived:
+    /// F-RTO's test, Linux's `FLAG_ORIG_SACK_ACKED`).
+    pub clean_end: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -106,6 +111,9 @@ pub(crate) struct Scoreboard {
     /// RFC 8985 loss detection (retransmissions and original
     /// transmissions), when enabled.
     rack: Option<Box<Rack>>,
+    /// Smallest end of a segment newly SACKed by the current ACK that was
+    /// never retransmitted (reset by [`Scoreboard::begin_ack`]).
+    pub clean_sacked_end: Option<u64>,
 }
 
 /// How far below `snd_una` retransmission history is kept for DSACK matching.
@@ -138,10 +146,6 @@ impl Scoreboard {
     }
     pub fn lost_bytes(&self) -> u64 {
         self.lost_bytes
-    }
-    #[cfg(test)]
-    pub fn retrans_bytes(&self) -> u64 {
-        self.retrans_bytes
     }
 
     /// The pipe: bytes believed to be in the network.
@@ -206,6 +210,9 @@ impl Scoreboard {
             if s.has(SACKED) {
                 self.sacked_bytes -= len;
             } else {
+                if !s.has(EVER_RETRANS) && r.clean_end.is_none() {
+                    r.clean_end = Some(s.end());
+                }
                 r.delivered += len;
                 rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
                 if let Some(rack) = &mut self.rack {
@@ -260,6 +267,11 @@ impl Scoreboard {
                     }
                     self.sacked_bytes += len;
                     newly += len;
+                    if !s.has(EVER_RETRANS) {
+                        let end = s.end();
+                        self.clean_sacked_end =
+                            Some(self.clean_sacked_end.map_or(end, |e| e.min(end)));
+                    }
                     rate.on_delivered(now, &s.stamp, len, s.has(EVER_RETRANS));
                     if let Some(rack) = &mut self.rack {
                         let d = delivered(&s);
@@ -466,8 +478,35 @@ impl Scoreboard {
     }
 
     /// Starts the processing of an ACK, for RACK (a no-op without it).
+    /// Forgets the loss marks of segments with no retransmission in flight
+    /// (an undo of a timeout found spurious, Linux's
+    /// `tcp_undo_cwnd_reduction` with `unmark_loss`): they are in flight
+    /// again, to be marked anew by the next ACKs. A segment whose
+    /// retransmission is in flight keeps its mark, so the pipe counts it
+    /// once.
+    pub fn unmark_lost(&mut self) {
+        if self.lost_bytes == 0 {
+            return;
+        }
+        for s in self.segs.iter_mut() {
+            if s.has(LOST) && !s.has(RETRANS) {
+                s.flags &= !LOST;
+                self.lost_bytes -= s.len as u64;
+            }
+        }
+        // IsLost walks again from the front (marking a marked segment
+        // changes nothing)
+        self.lost_boundary = self.segs.front().map_or(0, |f| f.start);
+    }
+
+    /// Bytes of retransmissions believed in flight.
+    pub fn retrans_in_flight(&self) -> u64 {
+        self.retrans_bytes
+    }
+
     #[inline]
     pub fn begin_ack(&mut self, min_rtt: Option<Duration>) {
+        self.clean_sacked_end = None;
         if let Some(rack) = &mut self.rack {
             rack.begin_ack(min_rtt);
         }
@@ -676,7 +715,7 @@ mod tests {
         let i = sb.next_retransmit().unwrap();
         sb.on_retransmit(i, TxStamp::default());
         assert_eq!(sb.mark_all_lost(), 300);
-        assert_eq!(sb.retrans_bytes(), 0);
+        assert_eq!(sb.retrans_in_flight(), 0);
         assert_eq!(sb.in_flight(), 0);
         assert_eq!(sb.next_retransmit(), Some(0));
         sb.check_invariants();

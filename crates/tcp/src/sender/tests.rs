@@ -211,7 +211,7 @@ fn tahoe_returns_to_slow_start_from_snd_una() {
     assert_eq!(h.sent(), vec![(2 * MSS, true), (3 * MSS, true)]);
 }
 
-/// Issue 22, fix 1 (the DCNET L2 run where Tahoe locked into cwnd 3,
+/// The first peer-agreement fix (the DCNET L2 run where Tahoe locked into cwnd 3,
 /// ssthresh 2): segments 0-3 of a window of 10 are lost. Go-back-N resends
 /// 4, 5 and 6 too, which the receiver already holds; once the retransmission
 /// of 3 brings the cumulative ACK to the recovery point, their three

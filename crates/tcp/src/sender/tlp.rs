@@ -189,9 +189,15 @@ impl Sender {
         }
         // The probe repaired the flight's only loss: the algorithm responds
         // as to a fast recovery that ends on this ACK.
+        // nothing was SACKed when the probe went out: the pipe was the flight
+        let basis = match self.cfg.ssthresh_basis {
+            crate::config::SsthreshBasis::Cwnd => self.cc.cwnd(),
+            _ => tlp.flight_at_probe,
+        };
         let ev = CongestionEvent {
             kind: CongestionKind::FastRetransmit,
             flight_size: tlp.flight_at_probe,
+            ssthresh_basis: basis,
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };

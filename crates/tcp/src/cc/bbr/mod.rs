@@ -207,6 +207,12 @@ impl CongestionControl for Bbr {
     fn ssthresh(&self) -> u64 {
         u64::MAX
     }
+    /// BBR sets its own window through a recovery (packet conservation,
+    /// section 4.2.3 of the draft), as Linux's `bbr_main` does instead of
+    /// `tcp_cwnd_reduction`.
+    fn proportional_reduction(&self) -> bool {
+        false
+    }
     fn pacing_rate(&self) -> Option<Rate> {
         Some(self.m.pacing_rate)
     }

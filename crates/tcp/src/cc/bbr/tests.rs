@@ -921,6 +921,7 @@ fn fast_retransmit(in_flight: u64) -> CongestionEvent {
     CongestionEvent {
         kind: CongestionKind::FastRetransmit,
         flight_size: in_flight,
+        ssthresh_basis: in_flight,
         in_flight,
         mss: MSS as u32,
     }
@@ -1055,6 +1056,7 @@ fn a_timeout_sets_one_segment_and_the_exit_restores_the_window() {
     let rto = CongestionEvent {
         kind: CongestionKind::Rto { repeated: false },
         flight_size: 150 * MSS,
+        ssthresh_basis: 150 * MSS,
         in_flight: 150 * MSS,
         mss: MSS as u32,
     };

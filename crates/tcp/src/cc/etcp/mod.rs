@@ -72,7 +72,8 @@ pub use params::{EtcpParams, ReductionRule};
 use super::reno::{Reno, RenoParams, RenoVariant};
 use super::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, HandoffNotice,
-    Notification, RecoveryExit, RecoveryStyle, SenderRequest, SentInfo, WindowStart,
+    Notification, RecoveryExit, RecoveryStyle, SenderRequest, SentInfo, UndoEvent, WindowOptions,
+    WindowStart,
 };
 use crate::time::{Duration, Instant, Rate};
 use std::collections::VecDeque;
@@ -362,6 +363,7 @@ impl Etcp {
             &CongestionEvent {
                 kind: CongestionKind::FastRetransmit,
                 flight_size: ack.snd_nxt - ack.snd_una,
+                ssthresh_basis: ack.snd_nxt - ack.snd_una,
                 in_flight: ack.in_flight,
                 mss: ack.mss,
             },
@@ -418,6 +420,12 @@ impl CongestionControl for Etcp {
     fn set_mss(&mut self, mss: u32) {
         self.mss = mss as u64;
         self.base.set_mss(mss);
+    }
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.base.set_options(options);
+    }
+    fn on_undo(&mut self, now: Instant, undo: &UndoEvent) {
+        self.base.on_undo(now, undo);
     }
     fn on_established(&mut self, _now: Instant, rtt: Option<Duration>) {
         self.srtt = rtt;

@@ -7,7 +7,7 @@
 
 use super::{bdp, Etcp, EtcpParams, ReductionRule, Reordering};
 use crate::cc::{CaState, CcConfig, HandoffNotice, HandoffStyle, Notification, PathInfo};
-use crate::config::TcpConfig;
+use crate::config::{RecoveryReduction, SsthreshBasis, TcpConfig};
 use crate::testing::{ms, synack, Harness, SYNACK_WINDOW};
 use crate::time::{Duration, Rate};
 use crate::Cc;
@@ -47,12 +47,16 @@ fn bbm(old: (u64, u64), new: (u64, u64), flows: u32) -> Notification {
     handoff(style, old, new, flows)
 }
 
-/// A SACK sender running `algo` whose initial window is `iw` segments.
+/// A SACK sender running `algo` whose initial window is `iw` segments,
+/// with the SACK recovery of MobiWac 2009's time (RFC 6675 at once, ssthresh
+/// from FlightSize), which the paper's regular TCP is.
 fn sender(algo: CcConfig, iw: u32) -> Harness {
     let cfg = TcpConfig {
         mss: MSS as u32,
         sack: true,
         initial_cwnd: iw,
+        recovery_reduction: RecoveryReduction::Rfc6675,
+        ssthresh_basis: SsthreshBasis::FlightSize,
         ..TcpConfig::default()
     };
     let sa = synack(Some(MSS as u16), Some(1), true, SYNACK_WINDOW);

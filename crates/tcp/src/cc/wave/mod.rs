@@ -311,6 +311,10 @@ impl CongestionControl for Wave {
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::Reno
     }
+    /// Wave's bursts, not a window, decide what goes out in a recovery.
+    fn proportional_reduction(&self) -> bool {
+        false
+    }
     fn set_mss(&mut self, mss: u32) {
         self.mss = mss;
     }

@@ -1,4 +1,4 @@
-//! WSC-TCP's clustering filter for RTT samples (seed 003, section 3.4): the
+//! WSC-TCP's clustering filter for RTT samples (Srinivasan 2016, section 3.4): the
 //! recent samples are partitioned into k clusters by k-means; a sample that
 //! falls in a cluster holding less than a given share of them is transient
 //! and does not reach the RTO estimator. An isolated outlier forms (or joins)

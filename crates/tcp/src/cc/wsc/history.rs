@@ -1,4 +1,4 @@
-//! WSC-TCP's best-start window (seed 003, section 3.3): a host keeps a
+//! WSC-TCP's best-start window (Srinivasan 2016, section 3.3): a host keeps a
 //! record of past sessions on each path (the congestion window each reached
 //! at steady state and when it ran); a new session on that path starts from
 //! the window past sessions in the same time-of-day bucket reached, instead

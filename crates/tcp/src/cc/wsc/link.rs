@@ -1,4 +1,4 @@
-//! What the link layer told WSC-TCP about each outstanding segment (seed 003,
+//! What the link layer told WSC-TCP about each outstanding segment (Srinivasan 2016,
 //! sections 3.1 and 3.2): the link-layer retransmissions a delivered segment
 //! needed (for the corrected RTT), and which segments are still in
 //! link-layer retry because a later one overtook them (for the dynamic

@@ -1,5 +1,5 @@
 //! WSC-TCP (Srinivasan, "Efficient TCP enhancements for Hybrid Networks",
-//! MS thesis, UC Santa Cruz 2016; seed 003): NewReno with four mechanisms
+//! MS thesis, UC Santa Cruz 2016): NewReno with four mechanisms
 //! fed by the wireless link layer and by the host's past sessions, each
 //! switchable on its own ([`WscParams`]):
 //!
@@ -44,7 +44,7 @@ pub use params::{DupThreshRestore, WscParams, MAX_CLUSTER_WINDOW};
 use super::reno::{Reno, RenoParams, RenoVariant};
 use super::{
     AckEvent, CongestionControl, CongestionEvent, Notification, RecoveryExit, RecoveryStyle,
-    SenderRequest, SentInfo, WindowStart,
+    SenderRequest, SentInfo, UndoEvent, WindowOptions, WindowStart,
 };
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -201,6 +201,12 @@ impl CongestionControl for WscTcp {
         self.mss = mss as u64;
         self.reno.set_mss(mss);
         self.apply_start();
+    }
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.reno.set_options(options);
+    }
+    fn on_undo(&mut self, now: Instant, undo: &UndoEvent) {
+        self.reno.on_undo(now, undo);
     }
     fn on_established(&mut self, _now: Instant, rtt: Option<Duration>) {
         self.min_clean = rtt;

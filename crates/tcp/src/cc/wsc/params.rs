@@ -1,4 +1,4 @@
-//! WSC-TCP's parameters: one switch per mechanism of the thesis (seed 003,
+//! WSC-TCP's parameters: one switch per mechanism of the thesis (Srinivasan 2016,
 //! sections 3.1-3.4), so that each part's contribution can be measured
 //! alone, and the values the thesis leaves open.
 //!
