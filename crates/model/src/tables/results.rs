@@ -66,14 +66,17 @@ impl Results {
     /// may change with the engine's internals). Equal digests mean the same
     /// simulated behaviour, bit for bit. Tables added after the first pins
     /// (handoffs, notifications) count only when they have rows, so that a
-    /// run without them keeps its digest.
+    /// run without them keeps its digest; so do the links' columns added
+    /// with the queue disciplines (`dropped_aqm`, `marked`), counted only
+    /// when one is not zero, so that a drop-tail run keeps its digest.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
+        let links = without_zero_columns(&self.links, &["dropped_aqm", "marked"]);
         for t in [
             &self.series,
             &self.queues,
             &self.flows,
-            &self.links,
+            &links,
             &self.packets,
             &self.handovers,
         ] {
@@ -86,6 +89,16 @@ impl Results {
         }
         h.0
     }
+}
+
+/// `table` without those of the columns `names` that hold only zeros.
+fn without_zero_columns(table: &Table, names: &[&str]) -> Table {
+    let mut t = table.clone();
+    t.columns.retain(|c| {
+        !names.contains(&c.name.as_str())
+            || !matches!(&c.data, ColumnData::U64(v) if v.iter().all(|&x| x == 0))
+    });
+    t
 }
 
 /// The table of [`Results::rtt_distribution`] from each flow's histogram,
