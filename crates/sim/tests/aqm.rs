@@ -63,3 +63,27 @@ fn pie_holds_its_target() {
     );
     assert!(util > 0.8, "PIE keeps the link busy ({util})");
 }
+
+#[test]
+fn shipped_bufferbloat_scenarios_hold_their_queues() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let mut delays = Vec::new();
+    for q in ["drop-tail", "codel", "fq-codel", "pie", "red", "dualpi2"] {
+        let text = std::fs::read_to_string(format!("{dir}/bufferbloat-{q}.toml")).unwrap();
+        let r = common::run(&text);
+        let delay = r.links.f64s("queue_delay_mean")[0];
+        eprintln!("bufferbloat-{q}: queue_delay_mean {delay:.4} s");
+        delays.push(delay);
+    }
+    // every discipline keeps the queue far below drop-tail's
+    for (q, d) in ["codel", "fq-codel", "pie", "red", "dualpi2"]
+        .iter()
+        .zip(&delays[1..])
+    {
+        assert!(
+            *d < delays[0] / 5.0,
+            "{q}: {d} s against drop-tail's {} s",
+            delays[0]
+        );
+    }
+}
