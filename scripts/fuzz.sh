@@ -5,9 +5,11 @@
 #   bash scripts/fuzz.sh                      # every target, 60 s each
 #   bash scripts/fuzz.sh --seconds 3600 sender_segments
 #
-# Targets: wire_roundtrip, sender_segments, receiver_segments, scenario_toml.
+# Targets: wire_roundtrip, sender_segments, receiver_segments, scenario_toml,
+# trace_file.
 # The corpus of a target grows in fuzz/corpus/TARGET (not versioned); the
-# shipped scenarios seed scenario_toml, with fuzz/scenario_toml.dict. A crash
+# shipped scenarios seed scenario_toml, with fuzz/scenario_toml.dict, and the
+# shipped traces (scenarios/traces) seed trace_file. A crash
 # stops the script with a non-zero status; its input is in
 # fuzz/artifacts/TARGET/ (replay: cargo fuzz run TARGET FILE). Each target's
 # libFuzzer output goes to fuzz/logs/TARGET.log; a summary line per target is
@@ -24,11 +26,11 @@ targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
-all=(wire_roundtrip sender_segments receiver_segments scenario_toml)
+all=(wire_roundtrip sender_segments receiver_segments scenario_toml trace_file)
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
     if [[ ! " ${all[*]} " =~ " $t " ]]; then
@@ -59,6 +61,8 @@ for t in "${targets[@]}"; do
     if [ "$t" = scenario_toml ]; then
         extra=(-dict=scenario_toml.dict)
         seeds=(../scenarios)
+    elif [ "$t" = trace_file ]; then
+        seeds=(../scenarios/traces)
     fi
     status=0
     cargo "${toolchain[@]}" fuzz run -O -a "$t" "corpus/$t" "${seeds[@]}" -- \

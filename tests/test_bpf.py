@@ -15,6 +15,10 @@ from wavelab.cli import main
 from wavelab.emulator import bpf
 from wavelab.errors import WavelabError
 
+# The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
+# test process shares: these tests run in one worker, one after another.
+pytestmark = pytest.mark.xdist_group("kernel-bpf-wave")
+
 
 def _skip_or_fail(reason: str) -> None:
     if os.environ.get("CI") == "true":

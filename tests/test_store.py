@@ -18,6 +18,7 @@ import pytest
 
 from conftest import wavelab
 from wavelab import cli
+from wavelab._util.folder_lock import this_process
 from wavelab.sweep import load_sweep, store
 from wavelab.sweep.backends import LocalPool
 from wavelab.sweep.runner import run_sweep
@@ -190,7 +191,19 @@ def test_a_killed_sweep_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len(set(table["run"])) == 12
 
 
-def test_ctrl_c_stops_at_once_keeps_the_finished_runs_and_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("how", "code"),
+    [
+        ("SIGINT to the group", 130),  # what Ctrl-C in a terminal does
+        ("SIGTERM to the group", 143),  # timeout(1), a scheduler's job end
+        ("SIGTERM to the sweep", 143),  # kill PID
+        ("SIGHUP to the group", 129),  # the terminal closed
+    ],
+)
+def test_ctrl_c_and_sigterm_stop_at_once_keep_the_finished_runs_and_resume(
+    tmp_path: Path, how: str, code: int
+) -> None:
+    # SIGTERM used to end the sweep at once, without its table
     f = tmp_path / "slow.toml"
     f.write_text(SLOW)
     out = tmp_path / "out"
@@ -206,9 +219,13 @@ def test_ctrl_c_stops_at_once_keeps_the_finished_runs_and_resumes(tmp_path: Path
     while not (index.exists() and len(index.read_text().splitlines()) >= 2):
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    sig = getattr(signal, how.split()[0])
+    if how.endswith("group"):
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: interrupted; ") and "run the same command again" in last
     table = pd.read_parquet(out / "runs.parquet")
@@ -287,10 +304,12 @@ def test_a_second_sweep_into_the_same_directory_is_refused(
     with Store(out):
         res = wavelab("sweep", str(sweep_file), "--out", str(out))
     assert res.returncode == 2
+    # the holder named by its pid and command line (this test's)
     assert res.stderr == (
-        f"error: {out}: another wavelab sweep is writing here (pid {os.getpid()}); "
-        "wait for it or use another --out\n"
+        f"error: {out}: another wavelab process is writing here ({this_process()}); "
+        "wait for it to end, or choose another folder\n"
     )
+    assert f"pid {os.getpid()}: python" in res.stderr and "pytest" in res.stderr
 
 
 # ----- the index itself is checked ------------------------------------

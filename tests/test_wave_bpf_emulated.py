@@ -28,6 +28,10 @@ from wavelab.results import Results
 from wavelab.runner import run as simulate
 from wavelab.scenario import builtin_scenario
 
+# The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
+# test process shares: these tests run in one worker, one after another.
+pytestmark = pytest.mark.xdist_group("kernel-bpf-wave")
+
 
 def _why_not() -> str | None:
     why = unavailable()
@@ -104,7 +108,15 @@ def test_the_link_reads_each_burst_after_it_opened_in_order(
     (benches/wave_bpf_spacing.py)."""
     emu, _ = single
     b = kernel_bursts(emu)
-    assert b["read"].notna().all(), "every burst's first segment is in the packet log"
+    # A burst the kernel opened in the last moments of the run may not have
+    # been read before the emulation stopped (later on a loaded machine):
+    # only the bursts opened before the last data segment the link read
+    # must be in the log.
+    p = emu.packets
+    data = p[(p["event"] == "send") & (p["flow"] == 0) & (p["kind"] == "data")]
+    b = b[b["time"] < float(data["time"].max())]
+    assert len(b) > 100, len(b)
+    assert b["read"].notna().all(), b[b["read"].isna()]
     read = b["read"].to_numpy()
     opened = b["time"].to_numpy()
     assert (read > opened).all(), (read - opened).min()

@@ -70,6 +70,11 @@ class PathChange:
 def rate_trace(path: str) -> list[tuple[float, float]]:
     """A CSV rate trace's points: (seconds, bit/s), each a step from its time."""
 
+def mahimahi_trace(path: str) -> tuple[bytes, int]:
+    """A Mahimahi trace as the simulator reads it: its opportunities' offsets
+    within a period (milliseconds, little-endian uint64 bytes) and the
+    period (milliseconds); ValueError for a file the simulator refuses."""
+
 def quantity(text: str) -> tuple[float, str] | None:
     """A value with a unit in its base unit: (seconds, "s"), (bit/s,
     "bit/s"), (bytes, "B") or (packets, "pkt"); None for anything else."""
@@ -83,7 +88,10 @@ Column = tuple[str, str, Any, list[str] | None, bytes | None]
 class Simulation:
     """A simulation run driven in steps."""
 
-    def __init__(self, json: str) -> None: ...
+    def __init__(self, json: str, forkable: bool = False) -> None: ...
+    def run_before(self, nanos: int) -> None: ...
+    def fork(self) -> Simulation: ...
+    def set_handoff_at(self, index: int, nanos: int) -> None: ...
     @property
     def now(self) -> float: ...
     @property

@@ -50,12 +50,35 @@ def check_path(where: str, value: Any) -> Path:
     return Path(value)
 
 
-def read_text_file(path: Path, error: type[WavelabError]) -> str:
+def read_text_file(
+    path: Path, error: type[WavelabError], limit: int | None = None, what: str = "file"
+) -> str:
     """The text of the UTF-8 file ``path``; ``error`` (naming the file) if it
-    is missing or cannot be read."""
+    is missing, cannot be read, or holds more than ``limit`` bytes (counted
+    on the bytes read, not taken from the file system: a pipe or a file in
+    ``/proc`` says it has none), in which case no more than ``limit`` + 1
+    bytes are read."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read() if limit is None else f.read(limit + 1)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise error(f"{path}: cannot be read: {e}") from None
+    except (OSError, ValueError) as e:
+        raise error(
+            f"{path}: cannot be read: {e.strerror if isinstance(e, OSError) else e}"
+        ) from None
+    if limit is not None and len(data) > limit:
+        raise error(
+            f"{path}: larger than {_size(limit)}, the most a {what} may be; "
+            "nothing of it was parsed"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(
+            f"{path}: cannot be read: not UTF-8 text ({e.reason} at byte {e.start})"
+        ) from None
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n:,} bytes"

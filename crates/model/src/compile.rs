@@ -228,7 +228,7 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
         }
     }
     let (_, handoffs) = compile_routes(sc, &sc.topology());
-    let c = compile_links(sc, &handoffs);
+    let c = compile_links(sc, &handoffs)?;
     Ok(c.dirs
         .into_iter()
         .enumerate()
@@ -290,7 +290,13 @@ pub fn node_handoffs_until(sc: &Scenario, end: Instant) -> Vec<NodeHandoffRecord
 
 /// Compiles every link direction, the changes to come and the link
 /// handovers, with the outage windows the node handoffs put on the links.
-pub fn compile_links(sc: &Scenario, handoffs: &[NodeHandoffPlan]) -> CompiledLinks {
+/// The trace files are read again (validation read them too): a file changed
+/// since into one that is not a trace is an error naming its field, not a
+/// panic.
+pub fn compile_links(
+    sc: &Scenario,
+    handoffs: &[NodeHandoffPlan],
+) -> Result<CompiledLinks, ScenarioError> {
     let mut dirs = Vec::with_capacity(sc.links.len() * 2);
     let mut changes = Vec::new();
     let mut handovers = Vec::new();
@@ -330,8 +336,26 @@ pub fn compile_links(sc: &Scenario, handoffs: &[NodeHandoffPlan]) -> CompiledLin
             });
         }
         let outages = Outages::new(windows);
-        for (k, ov) in [&l.forward, &l.reverse].into_iter().enumerate() {
+        for (k, (side, ov)) in [("forward", &l.forward), ("reverse", &l.reverse)]
+            .into_iter()
+            .enumerate()
+        {
             let dir = (2 * i + k) as u32;
+            let at_field = |field: &str| format!("links[{i}].{side}.{field}");
+            let trace = match &ov.trace {
+                Some(f) => {
+                    Some(Opportunities::new(MahimahiTrace::load(f).map_err(|e| {
+                        ScenarioError::at(at_field("trace"), e.to_string())
+                    })?))
+                }
+                None => None,
+            };
+            let series = |field: &str, file: &Option<String>, what: Quantity| {
+                file.as_ref()
+                    .map(|f| CsvTrace::load(f, what))
+                    .transpose()
+                    .map_err(|e| ScenarioError::at(at_field(field), e.to_string()))
+            };
             dirs.push(DirectionModel {
                 settings: Settings {
                     rate: ov.rate.unwrap_or(l.rate),
@@ -344,14 +368,11 @@ pub fn compile_links(sc: &Scenario, handoffs: &[NodeHandoffPlan]) -> CompiledLin
                 ),
                 outages: outages.clone(),
                 arq: ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new),
-                trace: ov
-                    .trace
-                    .as_ref()
-                    .map(|f| Opportunities::new(MahimahiTrace::load(f).expect("validated"))),
+                trace,
                 measured: Measured::new(
-                    series(&ov.rate_trace, Quantity::Rate),
-                    series(&ov.delay_trace, Quantity::Delay),
-                    series(&ov.loss_trace, Quantity::Loss),
+                    series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
+                    series("delay_trace", &ov.delay_trace, Quantity::Delay)?,
+                    series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
                     ov.delay_interpolation,
                 ),
                 reorder: ov.reorder,
@@ -376,17 +397,11 @@ pub fn compile_links(sc: &Scenario, handoffs: &[NodeHandoffPlan]) -> CompiledLin
     }
     // stable: file order among equal times, handoffs after links
     changes.sort_by_key(Change::rank);
-    CompiledLinks {
+    Ok(CompiledLinks {
         dirs,
         changes,
         handovers,
-    }
-}
-
-/// The CSV trace `file` (validated), if any.
-fn series(file: &Option<String>, what: Quantity) -> Option<CsvTrace> {
-    file.as_ref()
-        .map(|f| CsvTrace::load(f, what).expect("validated"))
+    })
 }
 
 /// Direction `d`'s scheduled changes, in order.

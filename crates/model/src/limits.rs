@@ -11,7 +11,12 @@
 //! The packet log cannot be bounded from the scenario alone (how many
 //! packets a flow sends depends on what happens), so it is bounded while the
 //! run goes: [`MAX_LOG_ROWS`], enforced by the simulation, which stops the
-//! run with an error naming `log_packets` when the log reaches it.
+//! run with an error naming `log_packets` when the log reaches it. The
+//! cross-layer notifications ([`MAX_NOTIFICATIONS`]) are bounded both ways:
+//! before the run, the link-layer reports of directions that report every
+//! frame (`report = "all"`) are counted from their capacity, and while it
+//! goes, the notifications table stops the run when it reaches the limit
+//! (reports of retried frames and of frames given up depend on the losses).
 
 /// The most flows a scenario may have, replicas (`count`) included. A flow
 /// costs about 2 KB before the run starts, plus the packets it keeps in
@@ -35,3 +40,15 @@ pub const MAX_SERIES_ROWS: u64 = 50_000_000;
 /// simulator, some 200 bytes once in Python: about 4 GB). The run stops
 /// when the log reaches it (checked every few thousand events).
 pub const MAX_LOG_ROWS: usize = 20_000_000;
+
+/// The most cross-layer notifications a run may deliver (rows of the
+/// notifications table: link-layer reports and handoff notices), about 80
+/// bytes each in the simulator and some 200 once in Python: about 4 GB. With
+/// `output.notification_samples` each also adds a row of time series, counted
+/// against [`MAX_SERIES_ROWS`].
+pub const MAX_NOTIFICATIONS: u64 = 20_000_000;
+
+/// The bytes of a data frame's headers (IPv4 and TCP without options) on
+/// top of its payload, the least a full-sized frame adds to its flow's MSS
+/// (used to count the frames a direction can carry).
+pub const FRAME_HEADER_BYTES: u64 = 40;

@@ -4,7 +4,7 @@
 //! column, so no Python object is created per sample.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use wavelab_sim::{ColumnData, Scenario, Table};
@@ -24,10 +24,15 @@ fn scenario_from_json(json: &str) -> PyResult<Scenario> {
     Scenario::from_json_str(json).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
-/// Validates a scenario given as JSON; returns it normalised (defaults filled in) as JSON.
+/// Validates a scenario given as JSON for the simulator (every check a
+/// simulation's construction makes, so `wavelab validate` says what
+/// `wavelab run` would); returns it normalised (defaults filled in) as JSON.
 #[pyfunction]
 fn normalize_scenario(json: &str) -> PyResult<String> {
-    Ok(scenario_from_json(json)?.to_json())
+    let sc = scenario_from_json(json)?;
+    sc.check_simulable()
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(sc.to_json())
 }
 
 /// Names of the congestion-control algorithms: the built-in ones, then those
@@ -74,6 +79,22 @@ fn rate_trace(path: &str) -> PyResult<Vec<(f64, f64)>> {
     Ok(t.points().map(|(s, b)| (s, (b as u64) as f64)).collect())
 }
 
+/// A Mahimahi trace (`trace`) as the simulator reads it: its delivery
+/// opportunities' offsets within a period in milliseconds (`uint64`,
+/// little-endian bytes) and the period in milliseconds; `ValueError` naming
+/// the file and line for a file the simulator refuses. The capacity of a
+/// traced link is computed from it (one parser, one set of checks).
+#[pyfunction]
+fn mahimahi_trace<'py>(py: Python<'py>, path: &str) -> PyResult<(Bound<'py, PyBytes>, u64)> {
+    use wavelab_sim::link::MahimahiTrace;
+    let t = MahimahiTrace::load(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let period = t.period().as_nanos() / 1_000_000;
+    Ok((
+        PyBytes::new(py, &le_bytes(t.offsets_ms(), u64::to_le_bytes)),
+        period,
+    ))
+}
+
 fn seconds_to_instant(t: f64) -> PyResult<Instant> {
     if !t.is_finite() || t < 0.0 {
         return Err(PyValueError::new_err(format!(
@@ -98,14 +119,28 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     /// Builds the network of a scenario given as JSON.
+    /// With `forkable`, the links node handoffs touch run in reference
+    /// mode (same results), so that a fork can move its handoffs
+    /// (`set_handoff_at`).
     #[new]
-    fn new(json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (json, forkable = false))]
+    fn new(json: &str, forkable: bool) -> PyResult<Self> {
         let sc = scenario_from_json(json)?;
         let python = sc.flows.iter().any(|f| pycc::is_python(f.cc.name()));
         // a failure left by an earlier simulation's algorithm is not this one's
         let _ = pycc::take_failure();
-        let inner =
-            wavelab_sim::Simulation::new(sc).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let _ = pycc::take_interrupt();
+        let mut inner = if forkable {
+            wavelab_sim::Simulation::new_forkable(sc)
+        } else {
+            wavelab_sim::Simulation::new(sc)
+        }
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        if python {
+            // Ctrl-C (or SIGTERM, which the command line turns into it) that
+            // a Python algorithm's method received stops the run at once
+            inner.set_interrupt_check(pycc::interrupted);
+        }
         let failure = pycc::take_failure();
         Ok(Simulation {
             inner,
@@ -149,7 +184,11 @@ impl Simulation {
 
     /// Runs every event up to `t` seconds (capped at the end), without the
     /// GIL unless a flow runs a Python algorithm. After a Python algorithm
-    /// failed, does nothing more (`stopped` says why).
+    /// failed, does nothing more (`stopped` says why). A `KeyboardInterrupt`
+    /// raised in a Python algorithm's method (Ctrl-C arrives there while it
+    /// runs) is no failure of the algorithm: the run stops within a few
+    /// thousand events and this raises `KeyboardInterrupt`, as Ctrl-C
+    /// between two steps does; what was simulated is kept.
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         let until = seconds_to_instant(t)?;
         if self.failure.is_some() {
@@ -159,10 +198,63 @@ impl Simulation {
         if self.python {
             inner.run_until(until);
             self.failure = pycc::take_failure();
+            if pycc::take_interrupt() {
+                return Err(PyKeyboardInterrupt::new_err(()));
+            }
         } else {
             py.detach(|| inner.run_until(until));
         }
         Ok(())
+    }
+
+    /// Runs every event before the instant `nanos` nanoseconds (capped at
+    /// the end): a handoff moved to that instant on a fork then runs first
+    /// at it, as in a fresh run.
+    fn run_before(&mut self, py: Python<'_>, nanos: u64) -> PyResult<()> {
+        if nanos == 0 {
+            return Ok(());
+        }
+        let until = Instant::from_nanos(nanos - 1);
+        if self.failure.is_some() {
+            return Ok(());
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_until(until));
+        Ok(())
+    }
+
+    /// A copy of the simulation at the instant it reached, continuing
+    /// independently (without the captures). Raises `ValueError` naming a
+    /// flow whose congestion control cannot be copied (a Python one).
+    fn fork(&self) -> PyResult<Simulation> {
+        if self.python {
+            let f = self.inner.scenario().flows.iter();
+            let names: Vec<&str> = f
+                .filter(|f| pycc::is_python(f.cc.name()))
+                .map(|f| f.cc.name())
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "congestion control \"{}\" is a Python algorithm, which cannot be copied, so \
+                 the simulation cannot be forked",
+                names.join("\", \"")
+            )));
+        }
+        let inner = self.inner.fork().map_err(PyValueError::new_err)?;
+        Ok(Simulation {
+            inner,
+            python: false,
+            failure: self.failure.clone(),
+        })
+    }
+
+    /// Moves the scenario's handoff `index` to `nanos` nanoseconds (both its
+    /// instant and the new one after now; see
+    /// `wavelab_sim::Simulation::set_handoff_at`). Raises `ValueError`
+    /// saying why a move cannot be made.
+    fn set_handoff_at(&mut self, index: usize, nanos: u64) -> PyResult<()> {
+        self.inner
+            .set_handoff_at(index, wavelab_tcp::Duration::from_nanos(nanos))
+            .map_err(PyValueError::new_err)
     }
 
     /// Starts capturing `target` (`flow:NAME`, `link:NAME[:forward|:reverse]`
@@ -362,6 +454,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(rate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(mahimahi_trace, m)?)?;
     m.add_function(wrap_pyfunction!(column_unit, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -13,11 +13,11 @@
 //! the traceback, the simulation stops at the end of its current step
 //! (`Simulation::stopped`), and what was computed up to there is kept.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -32,6 +32,20 @@ thread_local! {
     /// The first failure of a Python algorithm on this thread since it was
     /// last taken.
     static FAILURE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// True once a method raised `KeyboardInterrupt` (the user's Ctrl-C, or
+    /// SIGTERM turned into it), until taken.
+    static INTERRUPTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True if a Python algorithm's method was interrupted since the last
+/// [`take_interrupt`] (the simulation's interrupt check).
+pub(crate) fn interrupted() -> bool {
+    INTERRUPTED.with(Cell::get)
+}
+
+/// Whether a Python algorithm's method was interrupted, and clears it.
+pub(crate) fn take_interrupt() -> bool {
+    INTERRUPTED.with(|i| i.replace(false))
 }
 
 /// Names registered for Python classes: a simulation using one keeps the
@@ -424,6 +438,12 @@ impl PyCc {
                 Ok(()) => self
                     .read_state(py)
                     .map_err(|e| format!("{}.{name}{at} left {e}", self.class_name)),
+                // the user's interruption, not the algorithm's failure: the
+                // run stops (`interrupted`) and the algorithm stays as it is
+                Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+                    INTERRUPTED.with(|i| i.set(true));
+                    Ok(())
+                }
                 Err(e) => Err(describe(py, &e, &format!("{}.{name}{at}", self.class_name))),
             }
         });
@@ -481,6 +501,21 @@ impl CongestionControl for PyCc {
     }
     fn on_timer(&mut self, now: Instant) {
         self.call(Some(now), "on_timer", |m| m.on_timer.as_ref(), |_| Ok(None));
+        // A deadline left at or before the instant it fired would fire again
+        // at once, forever: the run would never end. The class's error, named.
+        if let Some(t) = self.timer.filter(|&t| t <= now) {
+            fail(format!(
+                "congestion control \"{}\": {}.on_timer left timer = {} s, not after the \
+                 instant it fired ({} s): set the next deadline or None",
+                self.name,
+                self.class_name,
+                t.as_secs_f64(),
+                now.as_secs_f64()
+            ));
+            self.obj = None;
+            self.methods = None;
+            self.timer = None;
+        }
     }
     fn on_ack(&mut self, now: Instant, a: &AckEvent) {
         let ack = Ack {

@@ -147,7 +147,7 @@ const ARITY: usize = 4;
 /// (one sift down instead of a removal and an insertion, the common case of
 /// an arrival scheduling the next one), and otherwise the next pop removes
 /// it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct EventQueue {
     heap: Vec<u128>,
     /// The root is the event handed out last, not yet replaced or removed.
@@ -249,6 +249,20 @@ impl EventQueue {
             h.first()
         };
         next.map(|&k| time_of(k))
+    }
+    /// Removes the pending event `ev` at `at`; false if it is not pending.
+    /// Linear in the queue's length (a fork moving a scheduled change).
+    pub fn remove(&mut self, at: Instant, ev: Event) -> bool {
+        self.settle();
+        let k = key(at, &ev);
+        let Some(i) = self.heap.iter().position(|&x| x == k) else {
+            return false;
+        };
+        self.heap.swap_remove(i);
+        // a sorted array is a heap; the keys, not their places, decide the
+        // order events are handed out
+        self.heap.sort_unstable();
+        true
     }
     /// Events processed so far.
     pub fn processed(&self) -> u64 {

@@ -52,7 +52,7 @@ pub(crate) struct Delivered {
 }
 
 /// The notifications in flight, and those delivered.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Notices {
     pending: BTreeMap<(u32, u64), Notice>,
     /// Per flow: notifications scheduled so far.

@@ -56,7 +56,7 @@ impl Packet {
 }
 
 /// A slab of packets with a free list.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Arena {
     slots: Vec<Packet>,
     free: Vec<PacketId>,

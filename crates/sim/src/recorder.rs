@@ -26,6 +26,20 @@ pub(crate) struct Recorder {
     rows: u32,
 }
 
+/// A copy without the captures: they write to their outputs, which the
+/// original keeps (capturing never changes the run).
+impl Clone for Recorder {
+    fn clone(&self) -> Self {
+        Recorder {
+            log: self.log.clone(),
+            captures: Vec::new(),
+            logged: self.logged.clone(),
+            key: self.key,
+            rows: self.rows,
+        }
+    }
+}
+
 impl Recorder {
     /// A recorder logging the flows whose flag is set.
     pub fn new(logged: Vec<bool>) -> Self {

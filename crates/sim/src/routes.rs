@@ -33,7 +33,9 @@ use crate::engine::{Event, EventQueue};
 use crate::packet::{Arena, Packet, PacketId};
 use wavelab_model::histogram::Histogram;
 use wavelab_model::link::qdisc::Ecn;
-use wavelab_model::link::{Admitted, DropCause, Link, LinkCounters, Outcome, Settings, Stepped};
+use wavelab_model::link::{
+    Admitted, DropCause, Link, LinkCounters, Outages, Outcome, Settings, Stepped,
+};
 use wavelab_model::ring::Ring;
 use wavelab_model::scenario::ScheduleEntry;
 use wavelab_model::topology::DirId;
@@ -84,14 +86,14 @@ impl<'a, O: Observer> Ctx<'a, O> {
 /// A direction in virtual time: the link model, and the packets that need
 /// an arrival event (at the endpoint, or at a direction fed by several
 /// sources), in arrival order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Timed {
     link: Link,
     parcels: Ring<Packet>,
 }
 
 /// One link direction, in one of the two modes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Dir {
     /// Virtual time.
     Virtual(Box<Timed>),
@@ -154,7 +156,7 @@ impl Dir {
 }
 
 /// The links and the packets on them.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Network {
     pub dirs: Vec<Dir>,
     /// Packets in reference-mode directions (virtual-time directions keep
@@ -336,6 +338,19 @@ impl Network {
             if let Dir::Reference(r) = &mut self.dirs[2 * link + k] {
                 r.apply(e);
             }
+        }
+    }
+
+    /// Replaces the outage windows of direction `dir` if it runs in
+    /// reference mode; false for a virtual-time direction (its schedule of
+    /// departures was planned with the windows it had).
+    pub fn set_outages(&mut self, dir: usize, outages: Outages) -> bool {
+        match &mut self.dirs[dir] {
+            Dir::Reference(r) => {
+                r.set_outages(outages);
+                true
+            }
+            Dir::Virtual(_) => false,
         }
     }
 

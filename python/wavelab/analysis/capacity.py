@@ -15,8 +15,8 @@ packets are ``held = "lost"``, the old link until the node comes back), as
 
 A direction with a CSV ``rate_trace`` has its steps (the configured rate
 before the first point, the last one held to the end), read by the
-simulator's own parser. A direction driven by a Mahimahi trace has the
-trace's capacity: one
+simulator's own parser. A direction driven by a Mahimahi trace (read by
+the simulator's parser too) has the trace's capacity: one
 1,500-byte delivery opportunity per line (a millisecond), the trace repeated
 over the run; the step function holds the capacity averaged over each second
 (:data:`TRACE_STEP`), exact when integrated over whole seconds.
@@ -189,8 +189,10 @@ def outages(
 
 
 def _trace_steps(path: Path, end: float) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    ms = np.array([int(x) for x in path.read_text().split() if x.strip()], dtype=np.int64)
-    period = int(ms[-1]) if len(ms) and ms[-1] > 0 else 1
+    # the simulator's parser, with its checks (a second parser here once
+    # read a trace the simulator had wrapped around differently)
+    raw, period = _native.mahimahi_trace(str(path))
+    ms = np.frombuffer(raw, dtype="<u8").astype(np.float64)
     n = max(1, math.ceil(end / TRACE_STEP))
     starts = np.arange(n) * TRACE_STEP
     # opportunities before each step's edge, the trace repeated every `period` ms

@@ -35,6 +35,7 @@ PYTHON_CASES = {
     "sweep": "1,000 short handover runs through the sweep backend, all cores",
     "custom-cc": "TCP Vegas in Rust vs the same algorithm as a Python class",
     "reproduce-memory": "wavelab reproduce dcnet2016 in a child: wall time, peak memory",
+    "fork": "MobiWac 2009 cells (200 handoff instants) fresh vs forked from one shared past",
 }
 """Cases that measure the Python layer."""
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.cli import pipe
 from wavelab.cli.parser import build_parser
+from wavelab.cli.signals import INTERRUPTED, interrupted_code, terminate_as_interrupt
 from wavelab.errors import WavelabError
 
 
@@ -25,14 +26,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         args = parser.parse_args(argv)
         try:
-            code: int = args.func(args)
+            with terminate_as_interrupt():
+                code: int = args.func(args)
         except WavelabError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
-            return 130
-        return code
+            return interrupted_code()
+        # a command a signal stopped returns 130 as for Ctrl-C
+        return interrupted_code() if code == INTERRUPTED else code
     finally:
         sys.stdout.flush()
         if not quiet.closed_by_reader:

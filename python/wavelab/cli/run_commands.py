@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
@@ -15,10 +16,12 @@ import pandas as pd
 
 from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
+from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
 from wavelab.results.frames import Results
-from wavelab.results.ownership import claim_run_dir, scenario_digest
+from wavelab.results.ownership import foreign_files, replacing, scenario_digest
 from wavelab.results.summary import RUN_COLUMNS
 from wavelab.runner.captures import capture_file_name
 from wavelab.runner.simulate import run
@@ -32,6 +35,7 @@ from wavelab.scenario.builtin import (
 )
 from wavelab.scenario.field_paths import PathError
 from wavelab.scenario.loading import Scenario, load_scenario
+from wavelab.scenario.toml_text import check_toml_bounds, check_toml_size
 
 DEFAULT_ROOT = Path("results")
 """Where ``wavelab run`` writes when no ``--out`` is given: ``results/NAME``."""
@@ -42,10 +46,15 @@ def default_run_dir(name: str) -> Path:
     return inside(DEFAULT_ROOT, file_name(name))
 
 
-def _parse_value(text: str) -> Any:
-    """A ``--set`` value: a TOML value if it parses as one, else a string."""
+def _parse_value(path: str, text: str) -> Any:
+    """A ``--set`` value: a TOML value if it parses as one, else a string;
+    refused if it exceeds a bound of a scenario file (checked before the
+    parser sees it: a dotted key in an inline table is quadratic to parse)."""
+    toml = f"v = {text}"
+    check_toml_size(len(toml.encode("utf-8", errors="replace")), f"--set {path}: ", WavelabError)
+    check_toml_bounds(toml, f"--set {path}: ", WavelabError)
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        return tomllib.loads(toml)["v"]
     except tomllib.TOMLDecodeError:
         return text
 
@@ -58,7 +67,7 @@ def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
                 f"--set {item!r}: write PATH=VALUE, e.g. --set links[1].rate=8Mbit/s"
             )
         path, value = item.split("=", 1)
-        changes[path.strip()] = _parse_value(value.strip())
+        changes[path.strip()] = _parse_value(path.strip(), value.strip())
     return changes
 
 
@@ -126,60 +135,78 @@ def _run_and_write(
     runner: Runner = _simulate,
     figures: tuple[str, int] = ("png", 110),
 ) -> Results:
-    """Runs ``sc`` and writes its results into ``out``, which must not hold
-    another scenario's results unless ``force`` (checked before the run, so
-    nothing is computed for nothing; see ``ownership``). Every file appears
+    """Runs ``sc`` and writes its results into ``out``, holding the folder's
+    lock from the check to the last file (another writer is refused, and
+    refuses this one). ``out`` must not hold another scenario's results
+    unless ``force`` (checked before the run, so nothing is computed for
+    nothing; see ``ownership``); those stay until the new results are
+    written, and come back if they cannot be (a full disk), so the folder
+    holds the old results or the new ones, never a mix. Every file appears
     whole or not at all (written under a temporary name, renamed when
-    complete): a full disk leaves the previous files, never empty ones.
-    ``figures`` is the plots' format and resolution (``--format``, ``--dpi``)."""
+    complete). ``figures`` is the plots' format and resolution (``--format``,
+    ``--dpi``)."""
     figure_format(figures[0])  # both checked before the run, not after it
     check_dpi(figures[1])
+    with folder_lock(out):
+        return _run_and_write_locked(sc, out, plots, quiet, pcap, force, runner, figures)
 
-    claim_run_dir(out, sc.normalized, force)
+
+def _run_and_write_locked(
+    sc: Scenario,
+    out: Path,
+    plots: bool,
+    quiet: bool,
+    pcap: Sequence[str],
+    force: bool,
+    runner: Runner,
+    figures: tuple[str, int],
+) -> Results:
+    others = foreign_files(out, sc.normalized, force)
 
     final = {t: inside(out, capture_file_name(t)) for t in dict.fromkeys(pcap)}
-    if final:
-        out.mkdir(parents=True, exist_ok=True)
     pending = {t: temporary_name(p) for t, p in final.items()}
+    failed_captures = []
     try:
         res = runner(sc, not quiet, pending)
+        files: list[Path] = []
         try:
-            files = res.to_parquet(out)
+            with replacing(out, others):
+                files = res.to_parquet(out)
+                for c in res.run.get("captures", []):
+                    tmp = Path(c["path"])
+                    path = final[c["target"]]
+                    c["path"] = str(path)
+                    if "error" in c:
+                        # the tables are this run's: a capture of an earlier
+                        # run must not stay beside them
+                        path.unlink(missing_ok=True)
+                        failed_captures.append(c)
+                        continue
+                    try:
+                        commit(tmp, path)
+                    except OSError as e:
+                        c["error"] = e.strerror or str(e)
+                        failed_captures.append(c)
+                        continue
+                    files.append(path)
+                    if not quiet:
+                        print(f"capture {c['target']}: {c['packets']:,} packets -> {path}")
+                if plots:
+                    from wavelab.plot.run_plots import plot_all
+
+                    files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
         except OSError as e:
-            raise WavelabError(f"{out}: cannot write the results: {e.strerror or e}") from None
-        failed_captures = []
-        for c in res.run.get("captures", []):
-            tmp = Path(c["path"])
-            path = final[c["target"]]
-            c["path"] = str(path)
-            if "error" in c:
-                # the tables are this run's: a capture of an earlier run
-                # must not stay beside them
-                path.unlink(missing_ok=True)
-                failed_captures.append(c)
-                continue
-            try:
-                commit(tmp, path)
-            except OSError as e:
-                c["error"] = e.strerror or str(e)
-                failed_captures.append(c)
-                continue
-            files.append(path)
-            if not quiet:
-                print(f"capture {c['target']}: {c['packets']:,} packets -> {path}")
+            if others:
+                kept = "the results that were there are kept as they were"
+            elif files:
+                kept = "the tables were written, the plots not all (each file is whole)"
+            else:
+                kept = "the files there are as they were"
+            raise WavelabError(f"{out}: cannot write the results: {_reason(e)}; {kept}") from None
     finally:
         for tmp in pending.values():
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    if plots:
-        from wavelab.plot.run_plots import plot_all
-
-        try:
-            files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
-        except OSError as e:
-            raise WavelabError(
-                f"{out}: cannot write the plots: {e.strerror or e}; the tables were written"
-            ) from None
     stopped = res.run.get("stopped")
     if not res.complete and not stopped:
         print(
@@ -207,6 +234,15 @@ def _run_and_write(
     if stopped:
         raise WavelabError(f"{stopped}; the partial results were written to {out}/")
     return res
+
+
+def _reason(e: OSError) -> str:
+    """An ``OSError``'s reason in plain words (no file name: the caller names the folder)."""
+    if e.errno == errno.ENOSPC:
+        return "no space left on device"
+    if e.errno == errno.EROFS:
+        return "read-only file system"
+    return e.strerror or str(e)
 
 
 def _emulation_line(res: Results) -> str:
@@ -306,13 +342,19 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if sim is not None and res.complete:
         sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
         _write_comparison(sim_res, res, out / "compare")
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
     from wavelab.emulator.compare import write
 
-    c, files = write(sim, emu, out)
+    try:
+        with folder_lock(out):
+            c, files = write(sim, emu, out)
+    except OSError as e:
+        raise WavelabError(
+            f"{out}: cannot write the comparison: {_reason(e)}; no file was left half-written"
+        ) from None
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(c.table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     if c.flagged:
@@ -324,6 +366,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``wavelab compare``."""
     runs = []
     for d in (Path(args.simulation), Path(args.emulation)):
+        check_free(d)  # not results another process is writing
         if not (d / "run.json").exists():
             raise WavelabError(f"{d}: no results here (expected run.json)")
         runs.append(Results.read_parquet(d))
@@ -363,7 +406,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         figures=(args.format, args.dpi),
     )
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -376,7 +419,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     res = _run_and_write(
         sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi)
     )
-    return 0 if res.complete else 130
+    return 0 if res.complete else INTERRUPTED
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

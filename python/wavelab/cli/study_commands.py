@@ -4,14 +4,39 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
+from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import figure_dpi, figure_format
 from wavelab.results.frames import Results
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def holding(folder: Callable[[argparse.Namespace], Path | None]) -> Callable[[Command], Command]:
+    """A command that holds the lock of the folder ``folder(args)`` returns
+    (None: none) while it runs."""
+
+    def wrap(command: Command) -> Command:
+        @functools.wraps(command)
+        def locked(args: argparse.Namespace) -> int:
+            out = folder(args)
+            if out is None:
+                return command(args)
+            with folder_lock(out):
+                return command(args)
+
+        return locked
+
+    return wrap
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -57,7 +82,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
     if outcome.stopped:
         print(f"error: {outcome.stopped}", file=sys.stderr)
-        return 130 if outcome.interrupted else 2
+        return INTERRUPTED if outcome.interrupted else 2
     if outcome.failed:
         print(
             f"error: {len(outcome.failed)} runs failed (status 'failed' in runs.csv)",
@@ -73,16 +98,35 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     d = Path(args.results)
     out = Path(args.out) if args.out else d / "report.html"
-    path = write_report(d, out, max_runs=args.max_runs)
+    if not d.is_dir():
+        raise WavelabError(f"{d}: no such directory")
+    check_free(d)  # not results another process is writing
+    with folder_lock(out.parent):
+        path = write_report(d, out, max_runs=args.max_runs)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    """``wavelab plot``."""
+    """``wavelab plot``: the figures are written under the output folder's
+    lock, each whole or not at all; a write error is one line."""
+    d = Path(args.results)
+    out = Path(args.out) if args.out else d
+    check_free(d)  # not results another process is writing
+    try:
+        with folder_lock(out):
+            return _plot(args, d)
+    except OSError as e:
+        why = "no space left on device" if e.errno == errno.ENOSPC else e.strerror or str(e)
+        raise WavelabError(
+            f"{out}: cannot write the plots: {why}; each plot written is whole, "
+            "the others are as they were"
+        ) from None
+
+
+def _plot(args: argparse.Namespace, d: Path) -> int:
     from wavelab.plot.run_plots import plot_all
 
-    d = Path(args.results)
     if (d / "runs.parquet").exists() and not (d / "run.json").exists():
         # a sweep: its throughput-delay plot
         from wavelab.plot.throughput_delay import plot_throughput_delay
@@ -107,6 +151,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_out(args: argparse.Namespace) -> Path:
+    return Path(args.out) if args.out else Path("results") / args.experiment
+
+
+@holding(lambda args: None if args.list or not args.experiment else _reproduce_out(args))
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
     from wavelab.experiments import EXPERIMENTS, STORES, experiment
@@ -115,7 +164,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for name, (_, what) in EXPERIMENTS.items():
             print(f"{name:12} {what}")
         return 0
-    out = Path(args.out) if args.out else Path("results") / args.experiment
+    out = _reproduce_out(args)
     if args.cluster and args.jobs:
         raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
     if args.emulate:

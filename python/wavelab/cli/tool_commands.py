@@ -77,4 +77,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if "reproduce-memory" in cases:
         print(f"running reproduce-memory: {PYTHON_CASES['reproduce-memory']} ...", file=sys.stderr)
         print(reproduce_memory().line())
+    if "fork" in cases:
+        from wavelab.bench.forking import fork_speedup
+
+        print(f"running fork: {PYTHON_CASES['fork']} ...", file=sys.stderr)
+        for f in fork_speedup():
+            print(f.line())
     return 0

@@ -47,10 +47,10 @@ def path_10mbit(flows: int = 1, duration: str = "20s") -> Scenario:
     project page's topology at 10 Mbit/s). The receivers ACK every segment
     (the kernel's through a ``quickack`` route): with delayed ACKs, Linux's
     receiver ACKs every segment at the start of a connection (quick-ACK
-    mode) and the simulator's does not, which gives the kernel's Wave a
-    smaller minimum RTT by one segment's serialisation and so a TxTime
-    larger by half of it (5 %, docs/algorithms/wave-bpf.md): a difference
-    of receivers, not of Wave."""
+    mode) and the simulator's default receiver does not (``receiver =
+    "linux"`` does), which gives the kernel's Wave a smaller minimum RTT by
+    one segment's serialisation and so a TxTime larger by half of it (5 %,
+    docs/algorithms/wave-bpf.md): a difference of receivers, not of Wave."""
     flow = """
 [[flows]]
 from = "sender"

@@ -30,8 +30,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from wavelab._util.files import write_atomically
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.errors import WavelabError
+from wavelab.plot.figure_files import save_figure
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
 
@@ -201,7 +203,7 @@ def plot_flow(sim: Results, emu: Results, flow: int, path: Path, title: str) -> 
     """Writes :func:`flow_figure` to ``path``."""
     fig = flow_figure(sim, emu, flow, title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -236,7 +238,7 @@ def write(sim: Results, emu: Results, out: Path) -> tuple[Comparison, list[Path]
     out.mkdir(parents=True, exist_ok=True)
     c = compare(sim, emu)
     files = [out / "compare.csv", out / "compare.md"]
-    c.table.to_csv(files[0], index=False)
+    write_atomically(files[0], c.table.to_csv(index=False).encode())
     md = [f"# {emu.scenario.name}: simulation and emulation", ""]
     if c.flagged:
         md += [f"**Warning**: {c.flagged}.", ""]
@@ -250,7 +252,7 @@ def write(sim: Results, emu: Results, out: Path) -> tuple[Comparison, list[Path]
             "",
         ]
     md += [c.table.to_markdown(index=False, floatfmt=".4g"), ""]
-    files[1].write_text("\n".join(md), encoding="utf-8")
+    write_atomically(files[1], "\n".join(md).encode())
     for _, f in emu.flows.iterrows():
         name = str(f["name"])
         safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)

@@ -28,6 +28,7 @@ What a run's time series holds: :mod:`wavelab.report.time_series`.
 from __future__ import annotations
 
 import base64
+import errno
 import gzip
 import html
 import json
@@ -40,6 +41,7 @@ from typing import Any
 import pandas as pd
 
 from wavelab._native import __version__
+from wavelab._util.files import write_atomically
 from wavelab.errors import WavelabError
 from wavelab.report.time_series import run_data, table_data
 from wavelab.sweep.runs_table import SEEDS, typed_params
@@ -248,12 +250,10 @@ def render(page: _Page) -> str:
 def write_report(directory: Path, out: Path, max_runs: int = 200) -> Path:
     """Writes the report of ``directory`` to ``out`` (atomically)."""
     text = render(build_page(directory, max_runs))
-    tmp = out.with_name(f".{out.name}.tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
+        write_atomically(out, text.encode("utf-8"))
     except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise ReportError(f"{out}: cannot be written: {e.strerror or e}") from None
+        why = "no space left on device" if e.errno == errno.ENOSPC else e.strerror or str(e)
+        raise ReportError(f"{out}: cannot be written: {why}; nothing was written") from None
     return out

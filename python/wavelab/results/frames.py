@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wavelab._util.files import write_files_atomically
+from wavelab._util.folder_lock import folder_lock
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.results.ownership import claim_run_dir
 from wavelab.results.summary import meta_files, summary_frame
@@ -287,12 +288,14 @@ class Results:
         to a temporary file first, and only once all are on disk are they
         renamed into place. A write error (a full disk) raises ``OSError``
         and leaves the previous files, or none, never an empty or truncated
-        one."""
+        one. The folder's lock is held meanwhile
+        (:mod:`wavelab._util.folder_lock`): a folder another process writes
+        is refused (:class:`~wavelab._util.folder_lock.FolderBusyError`)."""
         out = check_path("to_parquet(directory)", directory)
         check_type("to_parquet(force)", force, bool, "True or False")
-        claim_run_dir(out, self.scenario.normalized, force)
-        out.mkdir(parents=True, exist_ok=True)
-        return write_files_atomically(out, self.to_files())
+        with folder_lock(out):
+            claim_run_dir(out, self.scenario.normalized, force)
+            return write_files_atomically(out, self.to_files())
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> Results:

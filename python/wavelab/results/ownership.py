@@ -21,9 +21,12 @@ anything is written, a run or a sweep *claims* its output directory:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,10 +98,16 @@ def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def wavelab_files(out: Path) -> list[Path]:
-    """wavelab's files in ``out``; a store's lock and an empty ``runs/``
+    """wavelab's files in ``out``; a lock, hidden files and an empty ``runs/``
     (a sweep killed at its start) hold no results and do not count."""
     names = (RUN_FILES | STORE_FILES) - {".lock"}
-    found = [p for p in out.iterdir() if p.name in names or p.suffix == ".pcap"]
+    found = [
+        p
+        for p in out.iterdir()
+        # hidden names are a writer's own: its lock, its temporary files,
+        # results set aside while it replaces them
+        if not p.name.startswith(".") and (p.name in names or p.suffix == ".pcap")
+    ]
     return sorted(p for p in found if not (p.name == "runs" and p.is_dir() and _empty(p)))
 
 
@@ -131,30 +140,94 @@ def _stored_run(out: Path) -> dict[str, Any] | None:
     return scenario if isinstance(scenario, dict) else None
 
 
-def claim_run_dir(out: Path, normalized: dict[str, Any], force: bool = False) -> None:
-    """Makes sure ``out`` may take the results of the run of ``normalized``
-    (see the module description); with ``force``, clears wavelab's files
-    from it first. Raises :class:`MixedResultsError` otherwise."""
+def foreign_files(out: Path, normalized: dict[str, Any], force: bool = False) -> list[Path]:
+    """Checks that ``out`` may take the results of the run of ``normalized``
+    (see the module description) and returns the files of other results
+    that must go first (only with ``force``; an empty list when ``out`` is
+    free or holds this run's results). Raises :class:`MixedResultsError`
+    otherwise. Removes nothing."""
     if not out.is_dir():
         if out.exists():
             raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
-        return
+        return []
     files = wavelab_files(out)
     if not files:
-        return
+        return []
     if (out / "sweep.toml").exists() or (out / "index.jsonl").exists():
         whose, hint = "a sweep's store", "remove it and write this run there"
     elif (old := _stored_run(out)) is None:
         whose = f"results that do not say whose they are ({files[0].name}, no readable run.json)"
         hint = "remove them"
     elif scenario_digest(old) == scenario_digest(normalized):
-        return
+        return []
     else:
         whose = f"the results of another scenario ({describe_difference(old, normalized)})"
         hint = "replace them"
     if not force:
         raise refuse(out, whose, hint)
-    clear(out, files)
+    return files
+
+
+def claim_run_dir(out: Path, normalized: dict[str, Any], force: bool = False) -> None:
+    """Makes sure ``out`` may take the results of the run of ``normalized``
+    (see the module description); with ``force``, clears wavelab's files
+    from it first. Raises :class:`MixedResultsError` otherwise."""
+    clear(out, foreign_files(out, normalized, force))
+
+
+ASIDE = ".replaced-"
+"""Prefix of the names :func:`replacing` moves results to while new ones are written."""
+
+
+@contextlib.contextmanager
+def replacing(out: Path, files: list[Path]) -> Iterator[None]:
+    """Replaces ``files`` (other results in ``out``, from
+    :func:`foreign_files`) by what the block writes, all or nothing: they
+    are renamed aside first (a rename needs no space, so a full disk cannot
+    stop it half-way), removed once the block ends, and put back if it
+    raises, after wavelab's files the block wrote are removed (with no
+    ``files``, the block's own atomic writes are all there is). Leftovers of
+    a writer killed in between are removed on the next replacement.
+
+    Raises ``OSError`` if they cannot be moved aside (a read-only folder);
+    then nothing was changed."""
+    for left in out.glob(f"{ASIDE}*") if out.is_dir() else ():
+        _remove(left)
+    tag = f"{ASIDE}{uuid.uuid4().hex[:8]}-"
+    aside: list[tuple[Path, Path]] = []
+    try:
+        for p in files:
+            moved = p.with_name(tag + p.name)
+            os.rename(p, moved)
+            aside.append((p, moved))
+    except OSError:
+        _put_back(aside)
+        raise
+    try:
+        yield
+    except BaseException:
+        if aside:  # what is there now is the block's: the others are aside
+            for p in wavelab_files(out) if out.is_dir() else []:
+                with contextlib.suppress(OSError):
+                    _remove(p)
+            _put_back(aside)
+        raise
+    for _, moved in aside:
+        with contextlib.suppress(OSError):
+            _remove(moved)
+
+
+def _put_back(aside: list[tuple[Path, Path]]) -> None:
+    for p, moved in reversed(aside):
+        with contextlib.suppress(OSError):
+            os.rename(moved, p)
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)
 
 
 __all__ = [
@@ -163,5 +236,7 @@ __all__ = [
     "MixedResultsError",
     "claim_run_dir",
     "describe_difference",
+    "foreign_files",
+    "replacing",
     "scenario_digest",
 ]

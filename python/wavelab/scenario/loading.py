@@ -24,7 +24,7 @@ from wavelab.errors import (
     read_text_file,
 )
 from wavelab.scenario.field_paths import set_path
-from wavelab.scenario.toml_text import first_problem, parse_toml
+from wavelab.scenario.toml_text import MAX_TOML_BYTES, first_problem, parse_toml
 from wavelab.scenario.traces import resolve_traces, trace_paths
 
 
@@ -224,4 +224,5 @@ def load_scenario(
     field path and the bad value.
     """
     p = check_path("load_scenario(path)", path)
-    return from_toml(read_text_file(p, ScenarioFileError), p, emulation, changes)
+    text = read_text_file(p, ScenarioFileError, MAX_TOML_BYTES, "scenario file")
+    return from_toml(text, p, emulation, changes)

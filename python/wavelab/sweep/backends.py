@@ -16,7 +16,10 @@ import logging
 import multiprocessing
 import os
 import re
+import select
 import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -24,6 +27,7 @@ from typing import Any, Protocol
 
 from wavelab._util.arrow_memory import use_system_allocator
 from wavelab.errors import WavelabError
+from wavelab.sweep.forking import execute_forked, group_by_prefix
 from wavelab.sweep.store import code_version
 from wavelab.sweep.worker import Job, RunOutput, execute, worker_code_version
 
@@ -46,12 +50,49 @@ class Backend(Protocol):
         ...
 
 
-def _start_worker() -> None:
-    # Ctrl-C is the parent's to handle: it stops the sweep and ends the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_start(parent: int) -> None:
+    """Starts a worker process: Ctrl-C, SIGTERM and SIGHUP are the parent's
+    to handle (sent to the whole process group, they stop the sweep, which
+    then ends the workers), and the worker ends when the parent ``parent``
+    does."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_IGN)
+    end_with(parent)
     # a worker encodes one run's Parquet files after another: with pyarrow's
     # default pool it would keep the peak of every run it handled
     use_system_allocator()
+
+
+def end_with(parent: int) -> None:
+    """Ends this process as soon as process ``parent`` ends, however it ends
+    (``kill -9`` too), so that a sweep's workers never run on for nobody.
+
+    A worker's parent in the operating system's sense is the pool's fork
+    server, not the sweep, so ``prctl(PR_SET_PDEATHSIG)`` would watch the
+    wrong process; a thread waits on a pidfd of the sweep's process instead
+    (Linux 5.3), or checks every second that it exists (elsewhere)."""
+    try:
+        fd: int | None = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                time.sleep(1.0)
+                try:
+                    os.kill(parent, 0)
+                except ProcessLookupError:
+                    break
+                except OSError:
+                    pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="wavelab-end-with-parent", daemon=True).start()
 
 
 def _abandon(pool: ProcessPoolExecutor) -> None:
@@ -67,7 +108,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
     workers = list(getattr(pool, "_processes", {}).values())
     for p in workers:
         with contextlib.suppress(Exception):
-            p.terminate()
+            p.kill()  # (they ignore SIGTERM)
     for p in workers:
         with contextlib.suppress(Exception):
             p.join(timeout=5)
@@ -77,30 +118,65 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
             writer.close()
 
 
+def _start_helpers_deaf_to_hangup() -> None:
+    """Starts multiprocessing's resource tracker and fork server with SIGHUP
+    ignored (a disposition that survives ``exec``).
+
+    Both ignore SIGINT and SIGTERM but not SIGHUP, so a closed terminal
+    (SIGHUP to the whole process group) used to kill them while the sweep
+    kept its finished runs: the sweep's clean-up then met a new tracker that
+    had never seen its semaphores and printed ``KeyError: '/mp-...'`` as the
+    command's last line. Only the main thread can change a signal's
+    handler; elsewhere the helpers start as multiprocessing starts them.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    from multiprocessing import forkserver, resource_tracker
+
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
 class LocalPool:
     """Runs jobs in ``workers`` local processes (default: every core); one
     worker runs them in this process."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, fork: bool = False) -> None:
         if workers is not None and workers < 1:
             raise WavelabError(f"--jobs {workers}: give 1 or more parallel runs")
         self.workers = workers or os.cpu_count() or 1
+        self.fork = fork
+        """Run jobs that differ only in a handoff's instant as one task that
+        shares their past (:func:`wavelab.sweep.forking.execute_forked`;
+        the same tables). The jobs are then all read before the first runs."""
         self.description = (
             "this process" if self.workers == 1 else f"{self.workers} local processes"
         )
 
     def run(self, jobs: Iterable[Job]) -> Iterator[RunOutput]:
+        # (without forking, each job is a group of one, read as it comes)
+        groups = group_by_prefix(jobs) if self.fork else ([j] for j in jobs)
+        yield from self._run_groups(groups)
+
+    def _run_groups(self, groups: Iterable[list[Job]]) -> Iterator[RunOutput]:
+        """Runs each group of jobs sharing a prefix as one task."""
         if self.workers == 1:
-            for job in jobs:
-                yield execute(job)
+            for g in groups:
+                yield from execute_forked(g)
             return
+        _start_helpers_deaf_to_hangup()
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_start_worker,
+            initializer=_worker_start,
+            initargs=(os.getpid(),),
         )
-        pending: dict[Future[RunOutput], Job] = {}
-        it = iter(jobs)
+        pending: set[Future[list[RunOutput]]] = set()
+        it = iter(groups)
         finished = False
         try:
             while True:
@@ -108,20 +184,20 @@ class LocalPool:
                     nxt = next(it, None)
                     if nxt is None:
                         break
-                    pending[pool.submit(execute, nxt)] = nxt
+                    pending.add(pool.submit(execute_forked, nxt))
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    job = pending.pop(fut)
+                    pending.discard(fut)
                     try:
-                        out = fut.result()
+                        outs = fut.result()
                     except BrokenProcessPool:
                         raise WavelabError(
                             "a worker process died (out of memory, or killed); the runs "
                             "finished before are kept; run the same command again to resume"
                         ) from None
-                    yield out
+                    yield from outs
             finished = True
         finally:
             if not finished:

@@ -41,7 +41,7 @@ from wavelab.errors import (
 )
 from wavelab.scenario.field_paths import PathError, parse_path, set_path
 from wavelab.scenario.loading import Scenario, from_dict
-from wavelab.scenario.toml_text import parse_toml
+from wavelab.scenario.toml_text import MAX_TOML_BYTES, parse_toml
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
@@ -358,5 +358,5 @@ def load_sweep(ref: str | Path) -> Sweep:
         text = resources.files("wavelab").joinpath("sweeps", f"{ref}.toml").read_text("utf-8")
         p = Path(f"{ref}.toml")
     else:
-        text = read_text_file(p, SweepError)
+        text = read_text_file(p, SweepError, MAX_TOML_BYTES, "sweep file")
     return from_sweep_dict(parse_toml(text, f"{p}: ", SweepError), p, text)

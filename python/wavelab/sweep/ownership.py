@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wavelab.errors import WavelabError
+from wavelab.errors import WavelabError, read_text_file
 from wavelab.results.ownership import (
     MixedResultsError,
     clear,
@@ -20,7 +20,7 @@ from wavelab.results.ownership import (
     scenario_digest,
     wavelab_files,
 )
-from wavelab.scenario.toml_text import parse_toml
+from wavelab.scenario.toml_text import MAX_TOML_BYTES, parse_toml
 from wavelab.sweep.grid import from_sweep_dict
 from wavelab.sweep.store import check_not_busy
 
@@ -30,7 +30,7 @@ STUDY = "study.json"
 
 def _stored_sweep_base(out: Path) -> dict[str, Any] | None:
     try:
-        text = (out / "sweep.toml").read_text(encoding="utf-8")
+        text = read_text_file(out / "sweep.toml", WavelabError, MAX_TOML_BYTES)
         folder = None
         with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
             # where its relative trace paths were read from

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from wavelab import _native
+from wavelab._util.folder_lock import folder_lock
 from wavelab.analysis.metrics import baseline_scenario
 from wavelab.analysis.seeds import aggregate
 from wavelab.sweep.backends import Backend
@@ -126,6 +128,18 @@ def check_captures(sweep: Sweep, captures: Sequence[str]) -> None:
             raise SweepError(f"{sweep.name}: {e}") from None
 
 
+@contextmanager
+def _claimed_store(out: Path, base: dict[str, Any], force: bool) -> Iterator[Store]:
+    """The store at ``out``, claimed for a sweep of ``base`` (see
+    :func:`claim_sweep_dir`) under the folder's lock, taken first: no other
+    writer can start between the claim, which ``force`` lets clear the
+    folder, and the store."""
+    with folder_lock(out):
+        claim_sweep_dir(out, base, force)
+        with Store(out) as store:
+            yield store
+
+
 def run_sweep(
     sweep: Sweep,
     out: Path,
@@ -159,8 +173,7 @@ def run_sweep(
     started = time.monotonic()
     plan = plan_sweep(sweep, say)
     check_captures(sweep, caps)
-    claim_sweep_dir(out, sweep.base.normalized, force)
-    with Store(out) as store:
+    with _claimed_store(out, sweep.base.normalized, force) as store:
         store.write_file(SOURCE, sweep.text.encode())
         store.write_file(META, (json.dumps(_meta(sweep, plan, caps), indent=1) + "\n").encode())
         todo = [
@@ -188,6 +201,16 @@ def run_sweep(
         )
         failed, stopped, interrupted, ran = done.failed, done.stopped, done.interrupted, done.ran
         files: list[Path] = []
+        if interrupted:
+            store.refresh()
+        lost = store.lost(plan.runs)
+        if lost:
+            key, why = next(iter(lost.items()))
+            stopped = (
+                f"{stopped + '; ' if stopped else ''}{out}: {len(lost)} finished runs are no "
+                f"longer in the store (run {key}: {why}; was the folder changed while the "
+                "sweep wrote it?)"
+            )
         table = build_table(sweep, plan, store, failed)
         try:
             files = [out / META, out / SOURCE, *write_table(store, table, (TABLE, TABLE_CSV))]

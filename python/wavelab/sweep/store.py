@@ -9,7 +9,9 @@ Layout of a store directory::
                        not keep and what a reduction computed where it ran
     runs/<key>/        the run's tables as Parquet, summary.csv, run.json
                        (the layout of `wavelab run --out`), pcap captures
-    .lock              held (flock) while a sweep or a study writes here
+    .lock              held (flock) while a sweep or a study writes here (every
+                       command that writes into a folder takes it:
+                       :mod:`wavelab._util.folder_lock`)
 
 * **Keys.** A run's key is the SHA-256 (first 16 hex digits) of its
   normalised scenario as canonical JSON (sorted keys) and the code version:
@@ -46,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import io
 import json
@@ -69,6 +70,7 @@ from wavelab._util.files import (
     write_atomically,
     write_file_synced,
 )
+from wavelab._util.folder_lock import acquire, busy_message, check_free, release
 from wavelab.errors import WavelabError
 from wavelab.results.tables import OPTIONAL_TABLES
 from wavelab.scenario.field_paths import set_path
@@ -296,25 +298,13 @@ def _describes(run_json: Path, key: str, code: str) -> str | None:
 
 def busy_error(root: Path, holder: str) -> StoreError:
     """The error for a store whose lock ``holder`` holds."""
-    return StoreError(
-        f"{root}: another wavelab sweep is writing here ({holder}); "
-        "wait for it or use another --out"
-    )
+    return StoreError(busy_message(root, holder))
 
 
 def check_not_busy(root: Path) -> None:
-    """Raises :func:`busy_error` if another process holds the lock of the
-    store at ``root`` (without creating anything)."""
-    try:
-        lock = open(root / LOCK, encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        return
-    with lock:
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            raise busy_error(root, lock.read().strip() or "another process") from None
-        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    """Raises :class:`~wavelab._util.folder_lock.FolderBusyError` if another
+    process holds the lock of the store at ``root`` (without creating anything)."""
+    check_free(root)
 
 
 class Store:
@@ -327,11 +317,15 @@ class Store:
         self.torn_lines = 0
         self.bad_lines: list[tuple[int, str]] = []
         """(line number, why) of index lines not trusted (besides torn ones)."""
-        self._lock: io.TextIOWrapper | None = None
+        self._locked = False
         self._verified: dict[str, str | None] = {}
         self._index: io.BufferedWriter | None = None
         """The index, open for appending once a line was written."""
         self._synced = 0.0
+        self._index_file: tuple[int, int] | None = None
+        """(device, inode) of the index as read or appended to."""
+        self._index_size = 0
+        """Bytes of the index this process read or appended."""
 
     # ----- opening ---------------------------------------------------------------
 
@@ -345,28 +339,21 @@ class Store:
     def open(self) -> None:
         """Creates the directory if needed, takes the lock, reads the index and
         removes temporary directories a killed sweep left behind."""
+        acquire(self.root)
         try:
             (self.root / RUNS).mkdir(parents=True, exist_ok=True)
-            lock = open(self.root / LOCK, "a+", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
+            release(self.root)
             raise StoreError(f"{self.root}: cannot be used as a results store: {e}") from None
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            lock.close()
-            raise busy_error(self.root, holder) from None
-        with contextlib.suppress(OSError):
-            lock.seek(0)
-            lock.truncate()
-            lock.write(f"pid {os.getpid()}\n")
-            lock.flush()
-        self._lock = lock
+        self._locked = True
         self.entries = {}
         self.torn_lines = 0
         self.bad_lines = []
-        self._read_index()
+        try:
+            self._read_index()
+        except BaseException:
+            self.close()
+            raise
         for tmp in (self.root / RUNS).glob(".tmp-*"):
             shutil.rmtree(tmp, ignore_errors=True)
         for old in (self.root / RUNS).glob(".old-*"):
@@ -383,11 +370,9 @@ class Store:
             with contextlib.suppress(OSError):
                 self._index.close()
             self._index = None
-        if self._lock is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
+        if self._locked:
+            release(self.root)
+            self._locked = False
 
     def refresh(self) -> None:
         """Reads the index again: what is on disk is what counts. After an
@@ -407,7 +392,11 @@ class Store:
         if not path.exists():
             return
         try:
-            lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+            with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
+                data = f.read()
+            self._index_file, self._index_size = (st.st_dev, st.st_ino), len(data)
+            lines = data.decode("utf-8", errors="replace").splitlines()
         except OSError as err:
             raise StoreError(
                 f"{path}: cannot be read ({err.strerror or err}); move it away to start "
@@ -484,6 +473,44 @@ class Store:
             return False
         have = set(e.captures)
         return all(c in have for c in captures)
+
+    def lost(self, keys: Iterable[str]) -> dict[str, str]:
+        """The runs among ``keys`` this store holds that are no longer whole
+        on disk, with why (their index line or a file is gone: another
+        program removed them while this process wrote here); they are
+        dropped from :attr:`entries`. Cheap: the index is read again only if
+        it is not the file this process read and appended to, and each run's
+        files are checked by size, not read."""
+        expected = [k for k in keys if k in self.entries]
+        path = self.root / INDEX
+        try:
+            st = os.stat(path)
+            same = (st.st_dev, st.st_ino) == self._index_file and st.st_size >= self._index_size
+        except OSError:
+            same = False
+        if not same:
+            self.refresh()
+        out: dict[str, str] = {}
+        for key in expected:
+            e = self.entries.get(key)
+            if e is None:
+                out[key] = f"its line in {INDEX} is gone"
+                continue
+            for name, info in sorted(e.files.items()):
+                try:
+                    size = (self.run_dir(key) / name).stat().st_size
+                except OSError:
+                    out[key] = f"{RUNS}/{key}/{name} is gone"
+                    break
+                if size != info.get("size"):
+                    out[key] = (
+                        f"{RUNS}/{key}/{name} has {size} bytes, {info.get('size')} were written"
+                    )
+                    break
+        for key, why in out.items():
+            self.entries.pop(key, None)
+            self._verified[key] = why
+        return out
 
     # ----- writing ---------------------------------------------------------------
 
@@ -607,8 +634,11 @@ class Store:
                 raise
             self._index = f
             self._synced = time.monotonic()
+            st = os.fstat(f.fileno())
+            self._index_file = (st.st_dev, st.st_ino)
         self._index.write(line.encode() + b"\n")
         self._index.flush()
+        self._index_size = self._index.tell()
         if time.monotonic() - self._synced >= INDEX_SYNC_SECONDS:
             self.sync()
 

@@ -93,8 +93,6 @@ def execute(job: Job) -> RunOutput:
     wall = time.perf_counter()
     cpu = time.process_time()
     try:
-        normalized = json.loads(job.scenario_json)
-        sc = Scenario(normalized, normalized, None, job.scenario_json, traces=dict(job.traces))
         sim = _native.Simulation(job.scenario_json)
         files: dict[str, bytes] = {}
         # a directory for the captures only when there are any: creating and
@@ -117,54 +115,71 @@ def execute(job: Job) -> RunOutput:
                 if "error" in done:
                     raise OSError(done["errno"], f"capture {done['target']}: {done['error']}")
                 files[path.name] = path.read_bytes()
-        stats: dict[str, Any] = dict(sim.run_stats())
-        stats["wall_seconds"] = time.perf_counter() - wall
-        stats["engine_cpu_seconds"] = engine
-        stats["worker"] = worker
-        # the files straight from the native columns (byte-identical to
-        # Results.to_files, without building the DataFrames)
-        native = sim.results()
-        flows = table_columns(native["flows"])
-        # the metrics from the native columns, no DataFrames (the same
-        # figures; the links table is read here because a run without stored
-        # tables has no links.parquet to read back)
-        handoffs = table_columns(native["handoffs"]) if "handoffs" in native else None
-        handovers = table_columns(native["handovers"]) if "handovers" in native else None
-        links = table_columns(native["links"])
-        metrics = {
-            **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
-            **handoff_metrics(handoffs),
-        }
-        if job.tables:
-            # (a run without them: the store keeps only its index line)
-            tables, _ = run_files(sc, native, stats, True, metrics)
-            dropped = {f"{t}.parquet" for t in job.drop}
-            files = {**{k: v for k, v in tables.items() if k not in dropped}, **files}
-        reduced = None
-        if job.reduce:
-            reduced = reduction(job.reduce)(Results.from_native(sc, native, stats, True))
-            json.dumps(reduced, allow_nan=True)  # refused here, not in the parent
-        # the worker's CPU time for the whole run (scenario to metrics), for
-        # the index line and the runs table (run.json, written above, has the
-        # engine's)
-        stats["cpu_seconds"] = time.process_time() - cpu
-        return RunOutput(
-            job.key,
-            files,
-            stats,
-            metrics,
-            list(job.captures),
-            None,
-            worker,
-            not job.tables,
-            list(job.drop) if job.tables else [],
-            job.reduce,
-            reduced,
-        )
+        return _output(job, sim, files, worker, wall, cpu, engine)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a Rust panic arrives as a BaseException
         return RunOutput(job.key, error=f"{type(e).__name__}: {e}", worker=worker)
+
+
+def _output(
+    job: Job,
+    sim: _native.Simulation,
+    files: dict[str, bytes],
+    worker: str,
+    wall: float,
+    cpu: float,
+    engine: float,
+) -> RunOutput:
+    """The output of ``job`` from its simulation run to the end: its
+    figures, metrics, files and reduction (``wall`` and ``cpu``: the clocks
+    when the run started; ``engine``: the engine's CPU seconds)."""
+    normalized = json.loads(job.scenario_json)
+    sc = Scenario(normalized, normalized, None, job.scenario_json, traces=dict(job.traces))
+    stats: dict[str, Any] = dict(sim.run_stats())
+    stats["wall_seconds"] = time.perf_counter() - wall
+    stats["engine_cpu_seconds"] = engine
+    stats["worker"] = worker
+    # the files straight from the native columns (byte-identical to
+    # Results.to_files, without building the DataFrames)
+    native = sim.results()
+    flows = table_columns(native["flows"])
+    # the metrics from the native columns, no DataFrames (the same
+    # figures; the links table is read here because a run without stored
+    # tables has no links.parquet to read back)
+    handoffs = table_columns(native["handoffs"]) if "handoffs" in native else None
+    handovers = table_columns(native["handovers"]) if "handovers" in native else None
+    links = table_columns(native["links"])
+    metrics = {
+        **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
+        **handoff_metrics(handoffs),
+    }
+    if job.tables:
+        # (a run without them: the store keeps only its index line)
+        tables, _ = run_files(sc, native, stats, True, metrics)
+        dropped = {f"{t}.parquet" for t in job.drop}
+        files = {**{k: v for k, v in tables.items() if k not in dropped}, **files}
+    reduced = None
+    if job.reduce:
+        reduced = reduction(job.reduce)(Results.from_native(sc, native, stats, True))
+        json.dumps(reduced, allow_nan=True)  # refused here, not in the parent
+    # the worker's CPU time for the whole run (scenario to metrics), for
+    # the index line and the runs table (run.json, written above, has the
+    # engine's)
+    stats["cpu_seconds"] = time.process_time() - cpu
+    return RunOutput(
+        job.key,
+        files,
+        stats,
+        metrics,
+        list(job.captures),
+        None,
+        worker,
+        not job.tables,
+        list(job.drop) if job.tables else [],
+        job.reduce,
+        reduced,
+    )
 
 
 def worker_code_version() -> str:

@@ -61,7 +61,7 @@ struct Loss {
 
 /// The clock's side of the losses: how many of the listed losses the finish
 /// and arrival cursors have passed, and what the arrival cursor passed.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct LossCursors {
     finish: u64,
     arrive: u64,
@@ -73,7 +73,7 @@ struct LossCursors {
 /// not yet admitted, started, finished and arrived as of the last sync (each
 /// stage's times are in order along the fifo, so each cursor only moves
 /// forward).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Cursors {
     admit: u64,
     start: u64,
@@ -83,7 +83,7 @@ struct Cursors {
 
 /// One link direction in the clock-free model: [`Link::offer`] computes a
 /// packet's fate at once. Offers must come in time order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Link {
     /// Settings at the start of the run.
     initial: Settings,

@@ -26,7 +26,7 @@
 //! that at the start of the frame's first attempt), as the scheduled changes
 //! of `schedule` do.
 
-use super::trace::{read_trace_file, TraceError};
+use super::trace_file::{excerpt, read_trace_file, TraceError};
 use super::LossModel;
 use crate::link::{DelayInterpolation, LossSpec};
 use wavelab_tcp::units::{parse_duration, parse_rate, MAX_DURATION};
@@ -85,24 +85,27 @@ impl Quantity {
             Quantity::Rate => match rate(field) {
                 Some(r) if r.as_bps() > 0 => Ok(r.as_bps() as f64),
                 Some(_) => Err(format!(
-                    "the rate \"{field}\" is not above zero (a link at rate 0 never ends a \
-                     packet; use outages for a link that stops)"
+                    "the rate {} is not above zero (a link at rate 0 never ends a packet; use \
+                     outages for a link that stops)",
+                    excerpt(field)
                 )),
                 None => Err(format!(
-                    "\"{field}\" is not a rate (bit/s, or a rate with its unit such as \
-                     \"2Mbit/s\")"
+                    "{} is not a rate (bit/s, or a rate with its unit such as \"2Mbit/s\")",
+                    excerpt(field)
                 )),
             },
             Quantity::Delay => duration(field).map(|d| d.as_nanos() as f64).ok_or_else(|| {
                 format!(
-                    "\"{field}\" is not a delay (seconds, or a duration with its unit such \
-                         as \"300ms\")"
+                    "{} is not a delay (seconds, or a duration with its unit such as \
+                     \"300ms\")",
+                    excerpt(field)
                 )
             }),
             Quantity::Loss => match field.parse::<f64>() {
                 Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
                 _ => Err(format!(
-                    "\"{field}\" is not a loss probability (a number from 0 to 1)"
+                    "{} is not a loss probability (a number from 0 to 1)",
+                    excerpt(field)
                 )),
             },
         }
@@ -111,7 +114,7 @@ impl Quantity {
 
 impl CsvTrace {
     /// Reads the CSV trace `path` of `what` (a regular file of at most
-    /// [`super::trace::MAX_TRACE_BYTES`]).
+    /// [`super::trace_file::MAX_TRACE_BYTES`], see [`super::trace_file`]).
     pub fn load(path: &str, what: Quantity) -> Result<Self, TraceError> {
         let text = read_trace_file(path)?;
         Self::parse(path, &text, what)
@@ -147,19 +150,18 @@ impl CsvTrace {
             if fields.len() != 2 {
                 return Err(err(
                     i + 1,
-                    format!(
-                        "has {} fields; a point is two: time,value (\"{t}\")",
-                        fields.len()
-                    ),
+                    // (the line is not quoted: a file that is not a trace
+                    // must not be printed back)
+                    format!("has {} fields; a point is two: time,value", fields.len()),
                 ));
             }
             let time = duration(fields[0]).ok_or_else(|| {
                 err(
                     i + 1,
                     format!(
-                        "\"{}\" is not a time (seconds from the start of the run, or a \
-                         duration with its unit such as \"250ms\")",
-                        fields[0]
+                        "{} is not a time (seconds from the start of the run, or a duration \
+                         with its unit such as \"250ms\")",
+                        excerpt(fields[0])
                     ),
                 )
             })?;
@@ -412,8 +414,32 @@ mod tests {
         );
         assert_eq!(
             e("0,10ms,3\n", Quantity::Delay),
-            "m.csv line 1: has 3 fields; a point is two: time,value (\"0,10ms,3\")"
+            "m.csv line 1: has 3 fields; a point is two: time,value"
         );
+        // a file that is not a trace is never printed back: the first line
+        // of /etc/shadow named as a trace was printed whole
+        // (its first line reads as a header)
+        let shadow = "root:$6$saltsalt$hashhashhashhash:19000:0:99999:7:::\n\
+                      daemon:*:19000:0:99999:7:::\n";
+        for q in [Quantity::Rate, Quantity::Delay, Quantity::Loss] {
+            assert_eq!(
+                e(shadow, q),
+                "m.csv line 2: has 1 fields; a point is two: time,value"
+            );
+        }
+        assert_eq!(
+            e("0,1\nsecret-token-abcdefgh, 1\n", Quantity::Loss),
+            "m.csv line 2: \"secret-token...\" is not a time (seconds from the start of the run, or a duration with its unit such as \"250ms\")"
+        );
+        assert_eq!(
+            e("0,1\n1,secret-token-abcdefgh\n", Quantity::Rate),
+            "m.csv line 2: \"secret-token...\" is not a rate (bit/s, or a rate with its unit such as \"2Mbit/s\")"
+        );
+        // times and delays beyond the clock's range are refused
+        assert!(e("2e9,1ms\n", Quantity::Delay).starts_with("m.csv line 1: \"2e9\" is not a time"));
+        assert!(e("0,2e9\n", Quantity::Delay).starts_with("m.csv line 1: \"2e9\" is not a delay"));
+        assert!(e("0,1e30\n", Quantity::Rate).starts_with("m.csv line 1: \"1e30\" is not a rate"));
+        assert!(e("0,NaN\n", Quantity::Loss).starts_with("m.csv line 1: \"NaN\" is not a loss"));
         assert_eq!(
             e("-1,10ms\n", Quantity::Delay),
             "m.csv line 1: \"-1\" is not a time (seconds from the start of the run, or a duration with its unit such as \"250ms\")"

@@ -62,6 +62,7 @@ pub mod qdisc;
 mod stepped;
 mod timeline;
 mod trace;
+pub mod trace_file;
 mod wireless;
 
 pub use arq::{Arq, Attempts};
@@ -72,7 +73,8 @@ pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
 pub use params::{parse_queue, DelayInterpolation, Direction, LossSpec, QueueLimit, ScheduleEntry};
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
-pub use trace::{MahimahiTrace, Opportunities, TraceError, MTU};
+pub use trace::{MahimahiTrace, Opportunities, MAX_TIMESTAMP_MS, MTU};
+pub use trace_file::{TraceError, MAX_TRACE_BYTES, TRACE_READ_SECONDS};
 pub use wireless::{
     ArqOrder, ArqSpec, BackoffSpec, Distribution, OutageProcessSpec, ReportWhen, MAX_OUTAGE_CYCLES,
     MAX_RETRIES,

@@ -78,7 +78,7 @@ impl<T> Queued for Aqm<T> {
 }
 
 /// A direction's queue discipline and what it gave back.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Discipline<T> {
     qdisc: Qdisc<Aqm<T>>,
     /// Packets it dropped, not yet taken by the caller.
@@ -150,7 +150,7 @@ pub struct Arrived<T> {
 
 /// One link direction in the stepped model, over packets the caller refers
 /// to by a handle `T`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Stepped<T> {
     settings: Settings,
     loss: LossModel,
@@ -544,6 +544,12 @@ impl<T: Copy> Stepped<T> {
     /// Adds the outage window `[start, end)`.
     pub fn add_outage(&mut self, start: Instant, end: Instant) {
         self.outages.insert(start, end);
+    }
+
+    /// Replaces the outage windows (a forked simulation's handoff moved to
+    /// another instant; the windows before now must be the same).
+    pub fn set_outages(&mut self, outages: Outages) {
+        self.outages = outages;
     }
 
     /// The settings in effect.

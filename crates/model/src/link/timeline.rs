@@ -10,7 +10,7 @@ use wavelab_tcp::{Duration, Instant, Rate};
 /// which its setting is needed: the rate at the start of serialisation, the
 /// queue limit at admission, the delay and the loss model at the end of
 /// serialisation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Timeline {
     changes: Vec<(Instant, ScheduleEntry)>,
     rate: Cursor<Rate>,
@@ -22,7 +22,7 @@ pub(super) struct Timeline {
 /// One setting's cursor along a timeline: the value in effect, and the
 /// instant of the next change still to read (so that a read before it costs
 /// one comparison).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Cursor<T> {
     value: T,
     index: usize,

@@ -11,12 +11,14 @@
 //! serialisation ends at the first unused opportunity at or after the start
 //! of its service.
 
-use std::fmt;
-use std::path::Path;
+use super::trace_file::{excerpt, read_trace_file, TraceError};
+use wavelab_tcp::units::MAX_DURATION;
 use wavelab_tcp::{Duration, Instant};
 
-/// The largest trace file read (about 15 million opportunities).
-pub const MAX_TRACE_BYTES: u64 = 100_000_000;
+/// The latest timestamp of a trace, in milliseconds: [`MAX_DURATION`], the
+/// longest time a scenario may give (a later one would overflow the
+/// simulator's nanosecond clock when the trace repeats).
+pub const MAX_TIMESTAMP_MS: u64 = MAX_DURATION.as_nanos() / 1_000_000;
 
 /// The bytes one delivery opportunity carries at most (mahimahi's MTU).
 pub const MTU: u32 = 1500;
@@ -30,52 +32,9 @@ pub struct MahimahiTrace {
     period: u64,
 }
 
-/// A bad trace: the file, the line (1-based; 0 for the whole file) and what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceError {
-    /// The trace file as named in the scenario.
-    pub file: String,
-    /// The line, from 1; 0 when the problem is the whole file.
-    pub line: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for TraceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.message)
-        } else {
-            write!(f, "{} line {}: {}", self.file, self.line, self.message)
-        }
-    }
-}
-
-/// The text of the trace file `path`: a regular file (not a device or a
-/// pipe that would never end) of at most [`MAX_TRACE_BYTES`].
-pub(crate) fn read_trace_file(path: &str) -> Result<String, TraceError> {
-    let err = |message: String| TraceError {
-        file: path.to_string(),
-        line: 0,
-        message,
-    };
-    let meta =
-        std::fs::metadata(Path::new(path)).map_err(|e| err(format!("cannot be read ({e})")))?;
-    if !meta.is_file() {
-        return Err(err("is not a regular file".to_string()));
-    }
-    if meta.len() > MAX_TRACE_BYTES {
-        return Err(err(format!(
-            "is {} bytes, more than {MAX_TRACE_BYTES}",
-            meta.len()
-        )));
-    }
-    std::fs::read_to_string(Path::new(path)).map_err(|e| err(format!("cannot be read ({e})")))
-}
-
 impl MahimahiTrace {
     /// Reads the trace file `path` (a regular file of at most
-    /// [`MAX_TRACE_BYTES`]: not a device or a pipe that would never end).
+    /// [`super::trace_file::MAX_TRACE_BYTES`], see [`super::trace_file`]).
     pub fn load(path: &str) -> Result<Self, TraceError> {
         let text = read_trace_file(path)?;
         Self::parse(path, &text)
@@ -95,10 +54,29 @@ impl MahimahiTrace {
             if t.is_empty() {
                 continue;
             }
-            let ms: u64 = t.parse().map_err(|_| {
+            // a timestamp beyond the clock's range (u64 or not) is too late,
+            // anything else that is not a whole number is not a timestamp
+            let ms = match t.parse::<u64>() {
+                Ok(ms) => Some(ms).filter(|&ms| ms <= MAX_TIMESTAMP_MS),
+                Err(_) if t.bytes().all(|b| b.is_ascii_digit()) => None,
+                Err(_) => {
+                    return Err(err(
+                        i + 1,
+                        format!(
+                            "{} is not a timestamp (a whole number of milliseconds)",
+                            excerpt(t)
+                        ),
+                    ))
+                }
+            };
+            let ms = ms.ok_or_else(|| {
                 err(
                     i + 1,
-                    format!("\"{t}\" is not a timestamp (a whole number of milliseconds)"),
+                    format!(
+                        "{} is later than {MAX_TIMESTAMP_MS} ms (10^9 s, the longest time a \
+                         scenario may give)",
+                        excerpt(t)
+                    ),
                 )
             })?;
             if let Some(&last) = times.last() {
@@ -136,6 +114,11 @@ impl MahimahiTrace {
     /// The period.
     pub fn period(&self) -> Duration {
         Duration::from_millis(self.period)
+    }
+
+    /// The opportunities' offsets within a period, in milliseconds, sorted.
+    pub fn offsets_ms(&self) -> &[u64] {
+        &self.times
     }
 }
 
@@ -194,6 +177,43 @@ impl Opportunities {
 mod tests {
     use super::*;
 
+    /// A large last timestamp made the period overflow the nanosecond
+    /// clock: a division by zero in the simulator, or (wrapped) a short
+    /// period that turned a 2-packet trace into 25 Mbit/s; `validate` said ok.
+    #[test]
+    fn timestamps_beyond_the_clock_are_refused_naming_the_line() {
+        let later = "is later than 1000000000000 ms (10^9 s, the longest time a scenario may give)";
+        for last in [
+            "18446744073709551",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
+            let e = MahimahiTrace::parse("t", &format!("0\n{last}\n")).unwrap_err();
+            assert_eq!(e.line, 2);
+            assert!(e.to_string().ends_with(later), "{e}");
+        }
+        let max = MAX_TIMESTAMP_MS;
+        let t = MahimahiTrace::parse("t", &format!("0\n{max}\n")).unwrap();
+        assert_eq!(t.period(), MAX_DURATION);
+        // its opportunities are where the trace says, however long the run
+        let mut o = Opportunities::new(t);
+        assert_eq!(o.take(Instant::ZERO), Instant::ZERO);
+        assert_eq!(o.take(ms(1)), Instant::ZERO + MAX_DURATION);
+        assert!(MahimahiTrace::parse("t", &format!("0\n{}\n", max + 1)).is_err());
+    }
+
+    /// The first line of /etc/shadow, named as a trace, was printed whole.
+    #[test]
+    fn a_line_that_is_not_a_trace_is_quoted_as_a_short_excerpt() {
+        let secret = "root:$6$saltsalt$hashhashhashhash:19000:0:99999:7:::\n";
+        let e = MahimahiTrace::parse("/etc/shadow", secret).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/etc/shadow line 1: \"root:$6$salt...\" is not a timestamp (a whole number of \
+             milliseconds)"
+        );
+    }
+
     fn ms(x: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(x)
     }
@@ -250,7 +270,10 @@ mod tests {
         let e = MahimahiTrace::parse("empty", "\n\n").unwrap_err();
         assert_eq!(e.to_string(), "empty: has no timestamps");
         let e = MahimahiTrace::load("/dev/zero").unwrap_err();
-        assert_eq!(e.to_string(), "/dev/zero: is not a regular file");
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: is not a regular file (a trace is a file of text)"
+        );
         let e = MahimahiTrace::load("/nonexistent/x.trace").unwrap_err();
         assert!(
             e.to_string()

@@ -57,7 +57,7 @@ pub struct FlowSample {
 }
 
 /// The per-flow time series.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Series {
     time: Vec<f64>,
     flow: Vec<u32>,
@@ -226,7 +226,7 @@ impl Series {
 
 /// Queue lengths, and the bytes serialised and delivered so far, of every
 /// link direction at each sample.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct QueueSeries {
     time: Vec<f64>,
     dir: Vec<u32>,

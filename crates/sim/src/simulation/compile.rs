@@ -17,14 +17,16 @@ use wavelab_model::compile::{
 use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
-use wavelab_model::scenario::{flow_name, LinkHandoverTime, Scenario, ScenarioError};
+use wavelab_model::scenario::{
+    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+};
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
     /// Builds the network and the flows of a (validated) scenario.
     pub fn new(sc: Scenario) -> Result<Self, ScenarioError> {
-        Self::build(sc, false)
+        Self::build_with(sc, false, false)
     }
 
     /// The same simulation with every link direction in reference mode
@@ -32,10 +34,17 @@ impl Simulation {
     /// [`crate::routes`]): slower, and bit-identical. The tests use it as the
     /// oracle of the virtual-time mode.
     pub fn new_reference(sc: Scenario) -> Result<Self, ScenarioError> {
-        Self::build(sc, true)
+        Self::build_with(sc, true, false)
     }
 
-    fn build(sc: Scenario, reference: bool) -> Result<Self, ScenarioError> {
+    /// Builds the simulation: every link direction in reference mode if
+    /// `reference`, the links node handoffs touch if `forkable`, the others
+    /// in virtual time where their model allows.
+    pub(crate) fn build_with(
+        sc: Scenario,
+        reference: bool,
+        forkable: bool,
+    ) -> Result<Self, ScenarioError> {
         sc.validate()?;
         sc.check_simulable()?;
         let topo = sc.topology();
@@ -45,7 +54,7 @@ impl Simulation {
             dirs,
             changes,
             handovers,
-        } = compile_links(&sc, &handoffs);
+        } = compile_links(&sc, &handoffs)?;
         let handovers: Vec<LinkHandover> = handovers
             .into_iter()
             .map(|plan| LinkHandover {
@@ -56,11 +65,21 @@ impl Simulation {
         let handoffs: Vec<NodeHandoff> = handoffs.into_iter().map(NodeHandoff::new).collect();
         // Links whose handover is decided during the run stay in reference
         // mode; the others run in virtual time with their changes known.
-        let decided_live: Vec<bool> = sc
+        let mut decided_live: Vec<bool> = sc
             .links
             .iter()
             .map(|l| l.handovers.iter().any(|h| h.at == LinkHandoverTime::Steady))
             .collect();
+        if forkable {
+            // a break-before-make handoff puts outage windows on its links
+            // (a make-before-break one only switches routes)
+            for h in &handoffs {
+                if h.plan.spec.kind == NodeHandoffKind::BreakBeforeMake {
+                    decided_live[h.plan.from] = true;
+                    decided_live[h.plan.to] = true;
+                }
+            }
+        }
         let dirs: Vec<Dir> = dirs
             .into_iter()
             .enumerate()
@@ -166,6 +185,8 @@ impl Simulation {
             next_sync: sync_every,
             sync_every,
             log_limit: wavelab_model::limits::MAX_LOG_ROWS,
+            notice_limit: wavelab_model::limits::MAX_NOTIFICATIONS as usize,
+            interrupt: None,
             stopped: None,
             histories: Default::default(),
         })

@@ -29,7 +29,7 @@ pub(crate) struct Wake {
 }
 
 /// A flow's endpoints and routes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Flow {
     pub name: String,
     pub algorithm: &'static str,

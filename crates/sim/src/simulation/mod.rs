@@ -18,6 +18,7 @@
 mod capture_tests;
 mod compile;
 pub(crate) mod endpoints;
+mod fork;
 pub(crate) mod handovers;
 mod results;
 
@@ -31,14 +32,16 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use wavelab_model::capture::{Capture, CaptureError, CaptureStats};
 use wavelab_model::compile::Change;
+use wavelab_model::link::{ArqSpec, ReportWhen};
 use wavelab_model::scenario::Scenario;
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::topology::{DirId, Topology};
 use wavelab_tcp::cc::{Notification, SessionRecord};
 use wavelab_tcp::{Duration, Instant, Receiver, Sender};
 
-/// A simulation in progress.
-#[derive(Debug)]
+/// A simulation in progress. Cloning it (see [`Simulation::fork`]) copies
+/// its whole state at this instant.
+#[derive(Clone, Debug)]
 pub struct Simulation {
     pub(crate) sc: Scenario,
     pub(crate) now: Instant,
@@ -66,6 +69,12 @@ pub struct Simulation {
     pub(crate) sync_every: u64,
     /// The packet log's row limit ([`wavelab_model::limits::MAX_LOG_ROWS`]).
     pub(crate) log_limit: usize,
+    /// The notifications table's row limit
+    /// ([`wavelab_model::limits::MAX_NOTIFICATIONS`]).
+    pub(crate) notice_limit: usize,
+    /// Asked at each unrequested sync: true stops [`Simulation::run_until`]
+    /// where it is ([`Simulation::set_interrupt_check`]).
+    pub(crate) interrupt: Option<fn() -> bool>,
     /// Why the run stopped before its end, if it did.
     pub(crate) stopped: Option<String>,
     /// Each sending host's record of its past sessions, per (sender node,
@@ -146,6 +155,16 @@ impl Simulation {
                     until = self.now;
                     break;
                 }
+                if self.notices.delivered.len() >= self.notice_limit {
+                    self.stop_for_the_notices();
+                    until = self.now;
+                    break;
+                }
+                if self.interrupt.is_some_and(|interrupted| interrupted()) {
+                    // the run stays as it is, to be continued or read
+                    until = self.now;
+                    break;
+                }
             }
         }
         self.now = self.now.max(until);
@@ -187,8 +206,56 @@ impl Simulation {
         self.end = self.now;
     }
 
+    /// Ends the run now: the notifications reached their limit (link-layer
+    /// reports of retried or given-up frames, which the scenario cannot
+    /// count beforehand). The results so far stay readable.
+    #[cold]
+    fn stop_for_the_notices(&mut self) {
+        let reporting: Vec<String> = (self.sc.links.iter().enumerate())
+            .flat_map(|(i, l)| {
+                let on =
+                    |a: &Option<ArqSpec>| a.as_ref().is_some_and(|a| a.report != ReportWhen::None);
+                let mut fields = Vec::new();
+                if on(&l.arq) {
+                    fields.push(format!("links[{i}].arq.report"));
+                }
+                for (side, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
+                    if on(&d.arq) {
+                        fields.push(format!("links[{i}].{side}.arq.report"));
+                    }
+                }
+                fields
+            })
+            .collect();
+        self.stopped = Some(format!(
+            "{}: the cross-layer notifications reached {} (at most {}) at {:.3} s, so the run \
+             stopped there; the results up to then are kept. Report fewer frames or run a \
+             shorter time",
+            if reporting.is_empty() {
+                "notifications".to_string()
+            } else {
+                reporting.join(", ")
+            },
+            self.notices.delivered.len(),
+            self.notice_limit,
+            self.now.as_secs_f64(),
+        ));
+        self.end = self.now;
+    }
+
+    /// Makes [`Simulation::run_until`] ask `interrupted` every few thousand
+    /// events (at each unrequested sync, so a run without it pays nothing
+    /// per event) and return where it is when it says true: a driver whose
+    /// congestion controls run in an interpreter stops a run that way when
+    /// its user interrupts it. The run is not ended: it can go on, or its
+    /// results be read.
+    pub fn set_interrupt_check(&mut self, interrupted: fn() -> bool) {
+        self.interrupt = Some(interrupted);
+    }
+
     /// Why the run stopped before the end of the scenario (the packet log
-    /// reached [`wavelab_model::limits::MAX_LOG_ROWS`]), if it did.
+    /// reached [`wavelab_model::limits::MAX_LOG_ROWS`], or the notifications
+    /// [`wavelab_model::limits::MAX_NOTIFICATIONS`]), if it did.
     pub fn stopped(&self) -> Option<&str> {
         self.stopped.as_deref()
     }
@@ -198,6 +265,12 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_log_limit(&mut self, rows: usize) {
         self.log_limit = rows;
+    }
+
+    /// Lowers the notifications table's row limit (for tests).
+    #[doc(hidden)]
+    pub fn set_notice_limit(&mut self, rows: usize) {
+        self.notice_limit = rows;
     }
 
     /// Makes the unrequested syncs come every `events` events (at least

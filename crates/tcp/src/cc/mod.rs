@@ -414,6 +414,13 @@ pub trait CongestionControl: fmt::Debug {
     }
     /// Writes the current internal state into `out` (`out.len() == metric_names().len()`).
     fn metrics(&self, _out: &mut [f64]) {}
+    /// A copy of the algorithm in its current state, for a simulation forked
+    /// at an instant (the copy continues independently). `None` (the
+    /// default) means the algorithm cannot be copied: forking a simulation
+    /// that runs it is an error naming it.
+    fn clone_box(&self) -> Option<Box<dyn CongestionControl + Send>> {
+        None
+    }
 }
 
 /// The built-in algorithms, one entry each: the [`Cc`] variant holding the
@@ -455,6 +462,49 @@ macro_rules! builtins {
                     Cc::Custom($d c) => $d e,
                 }
             };
+        }
+
+        impl Cc {
+            /// A copy of the algorithm in its current state (a built-in
+            /// one always; a user one if its
+            /// [`CongestionControl::clone_box`] gives one). The error names
+            /// the algorithm that cannot be copied.
+            pub fn try_clone(&self) -> Result<Cc, String> {
+                match self {
+                    $( Cc::$cc(c) => Ok(Cc::$cc(c.clone())), )+
+                    Cc::Custom(c) => c.clone_box().map(Cc::Custom).ok_or_else(|| {
+                        format!(
+                            "congestion control \"{}\" cannot be copied (it gives no \
+                             clone_box), so a simulation running it cannot be forked",
+                            c.name()
+                        )
+                    }),
+                }
+            }
+
+            /// True if [`Cc::try_clone`] succeeds.
+            pub fn can_clone(&self) -> bool {
+                match self {
+                    Cc::Custom(c) => c.clone_box().is_some(),
+                    _ => true,
+                }
+            }
+        }
+
+        /// Copies a built-in algorithm, or a user one that gives a
+        /// [`CongestionControl::clone_box`].
+        ///
+        /// # Panics
+        /// On a user algorithm that cannot be copied: callers check
+        /// [`Cc::can_clone`] first (as `Simulation::fork` does) or use
+        /// [`Cc::try_clone`].
+        impl Clone for Cc {
+            fn clone(&self) -> Self {
+                match self.try_clone() {
+                    Ok(c) => c,
+                    Err(e) => panic!("{e}"),
+                }
+            }
         }
 
         /// An algorithm and its parameters, as written in a scenario: either a bare name
@@ -657,6 +707,10 @@ impl CongestionControl for Cc {
     }
     fn metrics(&self, out: &mut [f64]) {
         dispatch!(self, c => c.metrics(out))
+    }
+    fn clone_box(&self) -> Option<Box<dyn CongestionControl + Send>> {
+        let c = self.try_clone().ok()?;
+        Some(Box::new(c))
     }
 }
 

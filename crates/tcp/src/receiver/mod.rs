@@ -76,7 +76,7 @@ pub struct ReceiverStats {
 }
 
 /// Reassembly of real payload bytes.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct ByteStore {
     /// In-order bytes not yet read by the application.
     ready: VecDeque<u8>,
@@ -113,7 +113,7 @@ impl ByteStore {
 }
 
 /// The receiving endpoint of a connection.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Receiver {
     cfg: TcpConfig,
     state: ReceiverState,

@@ -139,8 +139,9 @@ pub struct SenderSnapshot {
     pub pacing_rate: Option<Rate>,
 }
 
-/// The sending endpoint of a connection.
-#[derive(Debug)]
+/// The sending endpoint of a connection. Cloning copies its state at this
+/// instant (see [`Cc`]'s `Clone`: check [`Sender::can_clone`] first).
+#[derive(Clone, Debug)]
 pub struct Sender {
     cfg: TcpConfig,
     cc: Cc,
@@ -504,6 +505,11 @@ impl Sender {
     /// The congestion-control algorithm.
     pub fn cc(&self) -> &Cc {
         &self.cc
+    }
+    /// True if the sender can be cloned: its algorithm is a built-in one or
+    /// a user one that gives a [`crate::cc::CongestionControl::clone_box`].
+    pub fn can_clone(&self) -> bool {
+        self.cc.can_clone()
     }
     /// The congestion-control algorithm, to set up a state in unit tests.
     #[cfg(test)]

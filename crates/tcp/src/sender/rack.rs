@@ -25,7 +25,7 @@ use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
 /// RACK's state for one connection.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Rack {
     /// `RACK.xmit_ts`: the latest send time of a delivered segment.
     xmit_ts: Option<Instant>,

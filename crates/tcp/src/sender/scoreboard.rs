@@ -90,7 +90,7 @@ pub(crate) struct Acked {
     pub clean_end: Option<u64>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Scoreboard {
     segs: VecDeque<SentSeg>,
     sacked: RangeSet,

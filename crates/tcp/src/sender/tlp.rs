@@ -37,7 +37,7 @@ pub const TLP_MAX_ACK_DELAY: Duration = Duration::from_millis(200);
 const PTO_WITHOUT_SRTT: Duration = Duration::from_secs(1);
 
 /// The probe state of one connection.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct TlpState {
     /// The armed probe timeout.
     pub pto: Option<Instant>,

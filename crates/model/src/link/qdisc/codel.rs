@@ -182,7 +182,7 @@ impl Vars {
 }
 
 /// A CoDel queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Codel<P> {
     par: Params,
     vars: Vars,

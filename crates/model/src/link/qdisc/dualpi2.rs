@@ -42,7 +42,7 @@ use wavelab_tcp::{Duration, Instant};
 const WEIGHT_SCALE: i64 = 1000;
 
 /// A DualPI2 discipline.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DualPi2<P> {
     target: Duration,
     t_update: Duration,

@@ -5,7 +5,7 @@ use super::Queued;
 use std::collections::VecDeque;
 
 /// Packets in arrival order, with their total size.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Fifo<P> {
     packets: VecDeque<P>,
     bytes: u64,

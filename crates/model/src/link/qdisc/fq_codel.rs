@@ -31,7 +31,7 @@ use crate::rng::Rng;
 use std::collections::VecDeque;
 
 /// One flow queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Flow<P> {
     q: Fifo<P>,
     deficit: i64,
@@ -52,7 +52,7 @@ impl<P> Default for Flow<P> {
 }
 
 /// An FQ-CoDel discipline.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FqCodel<P> {
     par: Params,
     quantum: i64,

@@ -200,7 +200,7 @@ pub trait Metrics {
 }
 
 /// An active queue discipline holding packets `P`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Qdisc<P> {
     /// RED.
     Red(Box<red::Red<P>>),

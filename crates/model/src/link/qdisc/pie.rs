@@ -40,7 +40,7 @@ use crate::rng::Rng;
 use wavelab_tcp::{Duration, Instant};
 
 /// A PIE queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Pie<P> {
     s: PieSpec,
     rng: Rng,

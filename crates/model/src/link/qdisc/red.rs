@@ -32,7 +32,7 @@ use crate::rng::Rng;
 use wavelab_tcp::Instant;
 
 /// A RED queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Red<P> {
     s: RedSpec,
     rng: Rng,

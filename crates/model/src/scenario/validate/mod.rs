@@ -11,7 +11,8 @@
 //!    outage process and outage windows;
 //! 5. each flow ([`flows`]): its nodes, TCP and congestion-control
 //!    settings, times, commands and routes;
-//! 6. the handoffs of multi-homed nodes ([`handoffs`]).
+//! 6. the handoffs of multi-homed nodes ([`handoffs`]);
+//! 7. the link-layer reports the links can make ([`limits::check_reports`]).
 
 mod flows;
 mod handoffs;
@@ -44,7 +45,8 @@ impl Scenario {
         links::check(self)?;
         let topo = self.topology();
         flows::check(self, &topo)?;
-        handoffs::check(self, &topo)
+        handoffs::check(self, &topo)?;
+        limits::check_reports(self)
     }
 
     /// Checks what only the emulator can run: flows that run a command
