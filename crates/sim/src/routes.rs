@@ -378,7 +378,7 @@ impl Network {
                 .keys
                 .get(p.flow as usize)
                 .map_or(0, |k| k[!p.to_receiver as usize]);
-            r.offer_ecn(now, id, p.size, Ecn::NotEct, key)
+            r.offer_ecn(now, id, p.size, p.ecn, key)
         } else {
             r.offer(now, id, p.size)
         };
@@ -484,6 +484,9 @@ impl Network {
             unreachable!("serialisation events are for reference-mode directions");
         };
         let f = r.finish(ctx.now);
+        if f.marked {
+            self.arena.get_mut(f.item).ecn = Ecn::Ce;
+        }
         // (retries, link RTO, report delay) of a frame the ARQ gave up
         let report = f.retries.filter(|_| f.lost).and_then(|(k, tx)| {
             let arq = r.arq().filter(|q| q.reports_drops())?;
@@ -704,6 +707,7 @@ mod tests {
             kind: TxKind::Data,
             offset,
             seg: Segment::default(),
+            ecn: Ecn::NotEct,
         }
     }
 

@@ -87,3 +87,138 @@ fn shipped_bufferbloat_scenarios_hold_their_queues() {
         );
     }
 }
+
+/// The shipped ECN scenario: CoDel marks where bufferbloat-codel drops, the
+/// queue stays as short, and the flow loses nothing.
+#[test]
+fn the_shipped_ecn_scenario_marks_instead_of_dropping() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let run = |name: &str| {
+        let text = std::fs::read_to_string(format!("{dir}/{name}.toml")).unwrap();
+        common::run(&text)
+    };
+    let (drops, ecn) = (run("bufferbloat-codel"), run("bufferbloat-codel-ecn"));
+    let col = |r: &wavelab_sim::Results, t: &str, c: &str| match t {
+        "links" => r.links.u64s(c)[0],
+        _ => r.flows.u64s(c)[0],
+    };
+    for (what, r) in [("drops", &drops), ("ecn", &ecn)] {
+        eprintln!(
+            "{what}: queue_delay_mean {:.4} s, marked {}, dropped_aqm {}, dropped_queue {}, \
+             retransmissions {}, ecn_reductions {}, goodput {:.2} Mbit/s",
+            r.links.f64s("queue_delay_mean")[0],
+            col(r, "links", "marked"),
+            col(r, "links", "dropped_aqm"),
+            col(r, "links", "dropped_queue"),
+            col(r, "flows", "retransmissions"),
+            col(r, "flows", "ecn_reductions"),
+            r.flows.f64s("goodput")[0] / 1e6,
+        );
+    }
+    assert_eq!(col(&drops, "links", "marked"), 0);
+    assert!(col(&drops, "links", "dropped_aqm") > 0);
+    assert!(col(&ecn, "links", "marked") > 0);
+    assert_eq!(
+        col(&ecn, "links", "dropped_aqm") + col(&ecn, "links", "dropped_queue"),
+        0
+    );
+    assert_eq!(col(&ecn, "flows", "retransmissions"), 0);
+    assert!(col(&ecn, "flows", "ecn_reductions") > 0);
+    let delay = ecn.links.f64s("queue_delay_mean")[0];
+    assert!(
+        delay < 0.015,
+        "CoDel's queue near 5 ms with ECN too ({delay} s)"
+    );
+}
+
+/// Classic ECN end to end (RFC 3168 sections 5 and 6.1): a NewReno flow
+/// that negotiated ECN behind CoDel, which marks its ECT(0) data instead
+/// of dropping it. Every reduction halves the window (ssthresh = FlightSize
+/// / 2, cwnd = ssthresh), reductions are at least a round trip apart, and
+/// no packet is lost or retransmitted; without ECN the same run drops and
+/// retransmits.
+#[test]
+fn classic_ecn_halves_cwnd_once_per_rtt_under_codel_and_loses_no_packet() {
+    let scenario = |ecn: bool| {
+        format!(
+            r#"
+            duration = "30s"
+            [output]
+            interval = "1ms"
+            [[links]]
+            between = ["s", "r"]
+            rate = "10Mbit/s"
+            delay = "20ms"
+            queue = "1000pkt"
+            qdisc = "codel"
+            [[flows]]
+            from = "s"
+            to = "r"
+            cc = "newreno"
+            tcp = {{ sack = true, ecn = {ecn} }}
+            "#
+        )
+    };
+    let plain = common::run(&scenario(false));
+    assert!(
+        plain.links.u64s("dropped_aqm")[0] > 0,
+        "CoDel drops without ECN"
+    );
+    assert!(plain.flows.u64s("retransmissions")[0] > 0);
+    assert_eq!(plain.flows.u64s("ecn_reductions")[0], 0);
+
+    let r = common::run(&scenario(true));
+    let (marks, aqm, queue) = (
+        r.links.u64s("marked")[0],
+        r.links.u64s("dropped_aqm")[0],
+        r.links.u64s("dropped_queue")[0],
+    );
+    let flow = |c: &str| r.flows.u64s(c)[0];
+    let reductions = flow("ecn_reductions");
+    eprintln!(
+        "marks {marks}, CE received {}, ECE ACKs {}, reductions {reductions}, \
+         drops {aqm} + {queue}, retransmissions {}",
+        flow("ce_received"),
+        flow("ecn_echoes"),
+        flow("retransmissions")
+    );
+    assert!(marks > 0, "CoDel marks ECT packets");
+    assert_eq!(aqm + queue, 0, "no packet dropped");
+    assert_eq!(flow("retransmissions"), 0, "no packet lost");
+    assert_eq!(
+        flow("ce_received"),
+        marks,
+        "every mark reaches the receiver"
+    );
+    assert!(reductions > 0 && reductions <= marks);
+
+    // each reduction in the series (cwnd comes down: nothing else lowers
+    // it without a loss) halves the window, with ssthresh = cwnd
+    let time = r.series.f64s("time");
+    let cwnd = r.series.f64s("cwnd");
+    let ssthresh = r.series.f64s("ssthresh");
+    let min_rtt = r.flows.f64s("min_rtt")[0];
+    let mut seen = Vec::new();
+    for i in 1..time.len() {
+        if cwnd[i] >= cwnd[i - 1] {
+            continue;
+        }
+        let ratio = cwnd[i] / cwnd[i - 1];
+        assert!(
+            (0.45..=0.55).contains(&ratio),
+            "at {:.3} s cwnd {} -> {} ({ratio:.3})",
+            time[i],
+            cwnd[i - 1],
+            cwnd[i]
+        );
+        assert_eq!(ssthresh[i], cwnd[i], "at {:.3} s", time[i]);
+        seen.push(time[i]);
+    }
+    assert_eq!(seen.len() as u64, reductions, "one sample per reduction");
+    let closest = seen
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::MAX, f64::min);
+    eprintln!("closest reductions {closest:.4} s apart, min RTT {min_rtt:.4} s");
+    assert!(closest >= min_rtt, "at most one reduction per round trip");
+}
