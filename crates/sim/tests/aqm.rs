@@ -131,6 +131,30 @@ fn the_shipped_ecn_scenario_marks_instead_of_dropping() {
     );
 }
 
+/// A 10 Mbit/s, 20 ms link with a 1,000-packet buffer running CoDel, and
+/// one `cc` flow with SACK and `ecn`, for `duration`, the series sampled
+/// every `interval`.
+fn codel_flow(cc: &str, ecn: bool, duration: &str, interval: &str) -> String {
+    format!(
+        r#"
+        duration = "{duration}"
+        [output]
+        interval = "{interval}"
+        [[links]]
+        between = ["s", "r"]
+        rate = "10Mbit/s"
+        delay = "20ms"
+        queue = "1000pkt"
+        qdisc = "codel"
+        [[flows]]
+        from = "s"
+        to = "r"
+        cc = "{cc}"
+        tcp = {{ sack = true, ecn = {ecn} }}
+        "#
+    )
+}
+
 /// Classic ECN end to end (RFC 3168 sections 5 and 6.1): a NewReno flow
 /// that negotiated ECN behind CoDel, which marks its ECT(0) data instead
 /// of dropping it. Every reduction halves the window (ssthresh = FlightSize
@@ -139,26 +163,7 @@ fn the_shipped_ecn_scenario_marks_instead_of_dropping() {
 /// retransmits.
 #[test]
 fn classic_ecn_halves_cwnd_once_per_rtt_under_codel_and_loses_no_packet() {
-    let scenario = |ecn: bool| {
-        format!(
-            r#"
-            duration = "30s"
-            [output]
-            interval = "1ms"
-            [[links]]
-            between = ["s", "r"]
-            rate = "10Mbit/s"
-            delay = "20ms"
-            queue = "1000pkt"
-            qdisc = "codel"
-            [[flows]]
-            from = "s"
-            to = "r"
-            cc = "newreno"
-            tcp = {{ sack = true, ecn = {ecn} }}
-            "#
-        )
-    };
+    let scenario = |ecn: bool| codel_flow("newreno", ecn, "30s", "1ms");
     let plain = common::run(&scenario(false));
     assert!(
         plain.links.u64s("dropped_aqm")[0] > 0,
@@ -221,4 +226,27 @@ fn classic_ecn_halves_cwnd_once_per_rtt_under_codel_and_loses_no_packet() {
         .fold(f64::MAX, f64::min);
     eprintln!("closest reductions {closest:.4} s apart, min RTT {min_rtt:.4} s");
     assert!(closest >= min_rtt, "at most one reduction per round trip");
+}
+
+/// Every built-in algorithm with ECN behind CoDel: the connection agrees on
+/// ECN, marks reach the receiver, and an algorithm that reduces on a mark
+/// (all but BBR and TCP Wave, which do not react) loses no packet.
+#[test]
+fn every_algorithm_runs_with_ecn() {
+    for cc in wavelab_tcp::cc::ALGORITHMS {
+        let r = common::run(&codel_flow(cc, true, "10s", "100ms"));
+        let flow = |c: &str| r.flows.u64s(c)[0];
+        let (marks, reductions) = (r.links.u64s("marked")[0], flow("ecn_reductions"));
+        eprintln!(
+            "{cc}: marked {marks}, ce_received {}, ecn_reductions {reductions}, retransmissions {}",
+            flow("ce_received"),
+            flow("retransmissions")
+        );
+        assert!(flow("bytes_delivered") > 0, "{cc}");
+        assert_eq!(flow("ce_received"), marks, "{cc}: marks reach the receiver");
+        if !matches!(*cc, "bbr" | "wave") {
+            assert!(reductions > 0, "{cc} reduces on a mark");
+            assert_eq!(flow("retransmissions"), 0, "{cc} loses nothing");
+        }
+    }
 }
