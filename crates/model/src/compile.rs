@@ -28,7 +28,7 @@ use crate::link::{
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
     detached_links, handoff_order, link_index, Direction, Held, LinkHandoverSpec, LinkHandoverTime,
-    NodeHandoffKind, NodeHandoffSpec, Scenario, ScenarioError, ScheduleEntry,
+    NodeHandoffKind, NodeHandoffSpec, QdiscSpec, Scenario, ScenarioError, ScheduleEntry,
 };
 use crate::tables::NodeHandoffRecord;
 use crate::topology::{DirId, Topology};
@@ -143,13 +143,15 @@ pub struct DirectionModel {
     pub measured: Measured,
     /// Packets may overtake each other when the delay drops.
     pub reorder: bool,
+    /// Its queue discipline.
+    pub qdisc: QdiscSpec,
 }
 
 impl DirectionModel {
-    /// True if only the stepped model runs it (ARQ, a Mahimahi trace or
-    /// reordering).
+    /// True if only the stepped model runs it (ARQ, a Mahimahi trace,
+    /// reordering or a queue discipline other than drop-tail).
     pub fn stepped_only(&self) -> bool {
-        self.arq.is_some() || self.trace.is_some() || self.reorder
+        self.arq.is_some() || self.trace.is_some() || self.reorder || !self.qdisc.is_drop_tail()
     }
 }
 
@@ -179,6 +181,7 @@ pub struct CompiledLinks {
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     sc.validate()?;
     for (i, l) in sc.links.iter().enumerate() {
+        let qdisc = |d: &Option<QdiscSpec>| !d.as_ref().unwrap_or(&l.qdisc).is_drop_tail();
         let stepped_only = [
             l.arq.is_some(),
             l.forward.arq.is_some(),
@@ -187,6 +190,8 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             l.reverse.trace.is_some(),
             l.forward.reorder,
             l.reverse.reorder,
+            qdisc(&l.forward.qdisc),
+            qdisc(&l.reverse.qdisc),
         ];
         if let Some(k) = stepped_only.iter().position(|&a| a) {
             let field = [
@@ -197,6 +202,8 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
                 "reverse.trace",
                 "forward.reorder",
                 "reverse.reorder",
+                "qdisc",
+                "qdisc",
             ][k];
             let what = match k {
                 0..3 => {
@@ -208,9 +215,13 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
                      clock-free model has no Mahimahi traces yet (CSV rate, delay and loss traces \
                      it has)"
                 }
-                _ => {
+                5..7 => {
                     "reordering runs in the simulator's event-driven link model only; the \
                      clock-free model's pipe is first in, first out"
+                }
+                _ => {
+                    "a queue discipline other than drop_tail runs in the event-driven link \
+                     model only; the clock-free model is drop-tail"
                 }
             };
             return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
@@ -365,6 +376,7 @@ pub fn compile_links(
                     ov.delay_interpolation,
                 ),
                 reorder: ov.reorder,
+                qdisc: ov.qdisc.clone().unwrap_or_else(|| l.qdisc.clone()),
             });
         }
         for e in &l.schedule {

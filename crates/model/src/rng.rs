@@ -30,6 +30,9 @@ pub enum Stream {
     FlowIsn(u32),
     /// A link's on/off outage process.
     LinkOutages(u32),
+    /// A link direction's queue discipline (its random drops and marks,
+    /// its flow hash's perturbation).
+    LinkQdisc(u32),
 }
 
 impl Rng {
@@ -39,6 +42,7 @@ impl Rng {
             Stream::LinkLoss(i) => (1u64, i),
             Stream::FlowIsn(i) => (2u64, i),
             Stream::LinkOutages(i) => (3u64, i),
+            Stream::LinkQdisc(i) => (4u64, i),
         };
         let mut st = seed ^ (kind << 56) ^ ((id as u64) << 8) ^ 0x5eed;
         let mut s = [0u64; 4];

@@ -612,6 +612,11 @@ impl Plan {
             "partial_ack_timer",
             "the kernel's retransmission timer rules apply",
         );
+        note(
+            notes,
+            "ecn",
+            "not applied: the namespaces keep the kernel's default net.ipv4.tcp_ecn (ECN accepted when the peer asks, never requested)",
+        );
         // the loss-recovery and receiver rules the linux profile names are
         // the kernel's own; written out for an emulated flow they change nothing
         for field in [

@@ -280,6 +280,11 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
                     acks_sent: rx.map(|i| i.segs_out.into()),
                     duplicate_segments: None,
                     out_of_order_segments: rx.map(|i| i.rcv_ooopack.into()),
+                    // the emulator does not negotiate ECN (`tcp.ecn` is
+                    // the simulated core's)
+                    ecn_echoes: None,
+                    ecn_reductions: None,
+                    ce_received: None,
                 },
                 goodput: rx
                     .filter(|_| active > 0.0)

@@ -1,7 +1,7 @@
 //! Packets and the arena that recycles them, so the hot path never allocates.
 
 use wavelab_model::capture::SimulatedSegment;
-use wavelab_tcp::{Instant, Segment, TxKind};
+use wavelab_tcp::{Ecn, Instant, Segment, TxKind};
 
 /// Index of a packet in the [`Arena`].
 pub type PacketId = u32;
@@ -32,6 +32,9 @@ pub struct Packet {
     pub offset: u64,
     /// The segment.
     pub seg: Segment,
+    /// The ECN field of its IP header: as the endpoint sent it, CE once a
+    /// queue discipline marked it.
+    pub ecn: Ecn,
 }
 
 impl Packet {

@@ -32,6 +32,7 @@
 use crate::engine::{Event, EventQueue};
 use crate::packet::{Arena, Packet, PacketId};
 use wavelab_model::histogram::Histogram;
+use wavelab_model::link::qdisc::Ecn;
 use wavelab_model::link::{
     Admitted, DropCause, Link, LinkCounters, Outages, Outcome, Settings, Stepped,
 };
@@ -174,6 +175,11 @@ pub(crate) struct Network {
     /// Link-layer reports made and not yet taken by the simulation
     /// ([`Network::take_reports`]).
     reports: Vec<Report>,
+    /// Per flow, per side (data, ACKs): the key a flow-queueing discipline
+    /// hashes ([`wavelab_model::link::qdisc::flow_key`]).
+    keys: Vec<[u64; 2]>,
+    /// The packets a queue discipline dropped in the call being handled.
+    discards: Vec<(PacketId, DropCause)>,
 }
 
 /// A link layer's report on a data frame, delivered or given up after its
@@ -273,7 +279,15 @@ impl Network {
             routes: starts,
             route_at,
             reports: Vec::new(),
+            keys: Vec::new(),
+            discards: Vec::new(),
         }
+    }
+
+    /// Sets each flow's keys, per side (data, ACKs), for flow-queueing
+    /// disciplines (all zero if never set: one queue for all).
+    pub fn set_flow_keys(&mut self, keys: Vec<[u64; 2]>) {
+        self.keys = keys;
     }
 
     /// The most fifo entries each virtual-time direction ever held at once
@@ -359,16 +373,46 @@ impl Network {
             return self.admit_virtual(ctx, dir, p);
         };
         let id = self.arena.alloc(*p);
-        let (n, admitted) = r.offer(now, id, p.size);
+        let (n, admitted) = if r.has_qdisc() {
+            let key = self
+                .keys
+                .get(p.flow as usize)
+                .map_or(0, |k| k[!p.to_receiver as usize]);
+            r.offer_ecn(now, id, p.size, p.ecn, key)
+        } else {
+            r.offer(now, id, p.size)
+        };
         self.arena.get_mut(id).n = n;
         match admitted {
             Admitted::Started { done } => ctx.q.push(done, Event::TxDone { dir, n }),
             Admitted::Queued => {}
             Admitted::Refused => {
+                let cause = r.last_refusal();
                 self.arena.free(id);
-                self.drop_packet(ctx, p, dir, DropCause::Queue, now, Row::Current);
+                self.drop_packet(ctx, p, dir, cause, now, Row::Current);
             }
         }
+        self.discard(ctx, dir);
+    }
+
+    /// Drops the packets reference-mode direction `dir`'s queue discipline
+    /// let go of in the call just made.
+    #[inline]
+    fn discard<O: Observer>(&mut self, ctx: &mut Ctx<O>, dir: DirId) {
+        let Dir::Reference(r) = &mut self.dirs[dir as usize] else {
+            return;
+        };
+        if !r.has_qdisc() {
+            return;
+        }
+        self.discards.extend(r.take_discarded());
+        for k in 0..self.discards.len() {
+            let (id, cause) = self.discards[k];
+            let p = *self.arena.get(id);
+            self.arena.free(id);
+            self.drop_packet(ctx, &p, dir, cause, ctx.now, Row::Current);
+        }
+        self.discards.clear();
     }
 
     /// Admits packet `p`, which arrives now, to virtual-time direction
@@ -440,6 +484,9 @@ impl Network {
             unreachable!("serialisation events are for reference-mode directions");
         };
         let f = r.finish(ctx.now);
+        if f.marked {
+            self.arena.get_mut(f.item).ecn = Ecn::Ce;
+        }
         // (retries, link RTO, report delay) of a frame the ARQ gave up
         let report = f.retries.filter(|_| f.lost).and_then(|(k, tx)| {
             let arq = r.arq().filter(|q| q.reports_drops())?;
@@ -462,6 +509,7 @@ impl Network {
         if let Some((n, done)) = f.next {
             ctx.q.push(done, Event::TxDone { dir, n });
         }
+        self.discard(ctx, dir);
     }
 
     /// A packet reached the far end of `dir`: it goes on to its next
@@ -659,6 +707,7 @@ mod tests {
             kind: TxKind::Data,
             offset,
             seg: Segment::default(),
+            ecn: Ecn::NotEct,
         }
     }
 

@@ -53,10 +53,15 @@ fn out_of_order_arq_gives_duplicate_acks_without_loss() {
     for (order, dupacks) in [("in-order", false), ("out-of-order", true)] {
         let r = arq(order);
         // the WLAN's data direction is direction 2
-        let dropped: u64 = ["dropped_queue", "dropped_random", "dropped_outage"]
-            .iter()
-            .map(|c| r.links.u64s(c).iter().sum::<u64>())
-            .sum();
+        let dropped: u64 = [
+            "dropped_queue",
+            "dropped_random",
+            "dropped_outage",
+            "dropped_aqm",
+        ]
+        .iter()
+        .map(|c| r.links.u64s(c).iter().sum::<u64>())
+        .sum();
         assert_eq!(dropped, 0, "{order}: nothing is lost");
         // about a quarter of the frames retried (0.2 / 0.8 per frame)
         let retries = counter(&r, "arq_retries", 2) as f64;

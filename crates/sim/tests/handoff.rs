@@ -37,10 +37,15 @@ fn mobiwac(old: (u64, u64), new: (u64, u64), handoff: &str) -> String {
 const MBB: &str = r#"kind = "make-before-break""#;
 
 fn drops(r: &Results) -> u64 {
-    ["dropped_queue", "dropped_random", "dropped_outage"]
-        .iter()
-        .map(|c| r.links.u64s(c).iter().sum::<u64>())
-        .sum()
+    [
+        "dropped_queue",
+        "dropped_random",
+        "dropped_outage",
+        "dropped_aqm",
+    ]
+    .iter()
+    .map(|c| r.links.u64s(c).iter().sum::<u64>())
+    .sum()
 }
 
 /// The packet log's rows of one event kind: (time, seq).
@@ -261,7 +266,7 @@ fn link_models_carry_the_handoffs_windows() {
         }
     );
     new.sync(ms(5_000));
-    assert_eq!(new.counters().dropped, [0, 0, 1]);
+    assert_eq!(new.counters().dropped, [0, 0, 1, 0]);
     assert_eq!(new.counters().delivered_packets, 1);
 }
 

@@ -92,6 +92,13 @@ pub struct TcpConfig {
     pub ca_per_ack: bool,
     /// When the receiver acknowledges (default `"rfc"`).
     pub receiver: ReceiverProfile,
+    /// Classic ECN (RFC 3168 section 6.1): the sender offers it on its SYN
+    /// (ECE and CWR set), the receiver accepts on its SYN-ACK (ECE set); once
+    /// both agreed, new data carries ECT(0), the receiver echoes a CE mark
+    /// with ECE until a segment with CWR arrives, and the sender reduces its
+    /// window once per window of data as for a loss, without a
+    /// retransmission (default false).
+    pub ecn: bool,
 }
 
 /// How the window comes down during a fast recovery with SACK
@@ -308,6 +315,7 @@ impl Default for TcpConfig {
             abc_limit_after_rto: 1,
             ca_per_ack: false,
             receiver: ReceiverProfile::Rfc,
+            ecn: false,
         }
     }
 }

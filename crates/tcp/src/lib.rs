@@ -56,7 +56,7 @@ pub use sender::{Sender, SenderSnapshot, SenderState, SenderStats};
 pub use seq::SeqNum;
 pub use time::{Duration, Instant, Rate};
 pub use units::ByteSize;
-pub use wire::{Flags, Segment};
+pub use wire::{Ecn, Flags, Segment};
 
 /// What kind of segment a [`Transmit`] carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,4 +83,9 @@ pub struct Transmit {
     pub kind: TxKind,
     /// Stream offset of its first byte (data), or the acknowledged offset (ACKs).
     pub offset: u64,
+    /// The ECN field of the IP header that carries it: ECT(0) on new data of
+    /// a connection that negotiated ECN (RFC 3168 section 6.1.2), Not-ECT on
+    /// everything else (SYNs, ACKs and retransmissions, sections 6.1.1,
+    /// 6.1.4 and 6.1.5).
+    pub ecn: Ecn,
 }

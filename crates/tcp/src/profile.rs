@@ -143,6 +143,7 @@ impl TcpProfile {
                 abc_limit_after_rto: 64,
                 ca_per_ack: false,
                 receiver: ReceiverProfile::Rfc,
+                ecn: false,
             },
         }
     }
@@ -215,6 +216,8 @@ pub(crate) struct TcpConfigSpec {
     ca_per_ack: Option<bool>,
     #[serde(default)]
     receiver: Option<ReceiverProfile>,
+    #[serde(default)]
+    ecn: Option<bool>,
 }
 
 /// `delayed_ack` as written (`false`, `true` or a duration), present.
@@ -257,7 +260,8 @@ impl From<TcpConfigSpec> for TcpConfig {
             hystart,
             abc_limit_after_rto,
             ca_per_ack,
-            receiver
+            receiver,
+            ecn
         );
         if let Some(v) = s.initial_ssthresh {
             c.initial_ssthresh = Some(v);

@@ -139,6 +139,16 @@ impl Harness {
 
     /// Delivers an ACK of stream offset `off` with SACK blocks `sacks` (offsets).
     pub fn ack(&mut self, off: u64, sacks: &[(u64, u64)]) {
+        self.ack_flags(off, sacks, Flags::ACK);
+    }
+
+    /// As [`Harness::ack`] with ECN-Echo set (RFC 3168 section 6.1.3).
+    pub fn ack_ece(&mut self, off: u64) {
+        self.ack_flags(off, &[], Flags::ACK.with(Flags::ECE));
+    }
+
+    /// As [`Harness::ack`] with the header flags `flags`.
+    pub fn ack_flags(&mut self, off: u64, sacks: &[(u64, u64)], flags: Flags) {
         let base = ISS + 1;
         let mut blocks = SackBlocks::default();
         for &(s, e) in sacks {
@@ -150,7 +160,7 @@ impl Harness {
         let seg = Segment {
             seq: IRS + 1,
             ack: SeqNum::from_offset(base, off),
-            flags: Flags::ACK,
+            flags,
             window: ACK_WINDOW,
             len: 0,
             options: Options {

@@ -1,6 +1,7 @@
 //! TCP segments as they travel on the wire: sequence and acknowledgment numbers,
 //! flags, the 16-bit window field, and the options wavelab uses (MSS, window
-//! scale, SACK-permitted, SACK blocks, timestamps).
+//! scale, SACK-permitted, SACK blocks, timestamps), and the IP header's ECN
+//! field ([`Ecn`]) that travels beside a segment.
 //!
 //! A [`Segment`] holds exactly what a TCP header holds, plus the payload length;
 //! the payload bytes themselves travel beside it (see [`crate::Sender::payload`]).
@@ -58,6 +59,63 @@ impl fmt::Display for Flags {
             }
         }
         Ok(())
+    }
+}
+
+/// The ECN field of an IP header (RFC 3168 section 5: two bits, ECT(1) is
+/// 01, ECT(0) 10, CE 11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-Capable Transport (00).
+    #[default]
+    NotEct = 0b00,
+    /// ECN-Capable Transport, codepoint 1 (01): the L4S identifier (RFC
+    /// 9331).
+    Ect1 = 0b01,
+    /// ECN-Capable Transport, codepoint 0 (10): classic ECN.
+    Ect0 = 0b10,
+    /// Congestion Experienced (11).
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// The codepoint of the two low bits of `bits`.
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The two bits.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+
+    /// True for ECT(0), ECT(1) and CE: a queue may signal congestion on the
+    /// packet by (re)setting CE instead of dropping it. A Not-ECT packet is
+    /// never marked: it is dropped (RFC 3168 section 5).
+    pub const fn is_capable(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
+
+    /// True for ECT(1) and CE, the packets DualPI2 classifies into its L4S
+    /// queue (RFC 9331 section 5.1).
+    pub const fn is_l4s(self) -> bool {
+        self.bits() & 1 == 1
+    }
+
+    /// The codepoint's name as tshark writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Ecn::NotEct => "not-ect",
+            Ecn::Ect1 => "ect1",
+            Ecn::Ect0 => "ect0",
+            Ecn::Ce => "ce",
+        }
     }
 }
 

@@ -52,6 +52,9 @@ COUNTERS = (
     "acks_sent",
     "duplicate_segments",
     "out_of_order_segments",
+    "ecn_echoes",
+    "ecn_reductions",
+    "ce_received",
 )
 """The per-flow counters: nullable integers (``UInt64``) in every run; a
 counter the driver cannot know (one the kernel does not keep, in an

@@ -58,6 +58,7 @@ mod loss;
 mod measured;
 mod outages;
 mod params;
+pub mod qdisc;
 mod stepped;
 mod timeline;
 mod trace;
@@ -90,11 +91,14 @@ pub enum DropCause {
     Random = 1,
     /// An outage window.
     Outage = 2,
+    /// A queue discipline's congestion signal ([`qdisc`]): an early or
+    /// head drop, not for a full buffer.
+    Aqm = 3,
 }
 
 impl DropCause {
     /// Names, indexed by the cause's code.
-    pub const NAMES: [&'static str; 3] = ["queue", "random", "outage"];
+    pub const NAMES: [&'static str; 4] = ["queue", "random", "outage", "aqm"];
 }
 
 /// Counters of one link direction.
@@ -111,7 +115,9 @@ pub struct LinkCounters {
     /// Bytes that reached the far end.
     pub delivered_bytes: u64,
     /// Drops, indexed by [`DropCause`].
-    pub dropped: [u64; 3],
+    pub dropped: [u64; 4],
+    /// Packets a queue discipline set CE on.
+    pub marked: u64,
     /// Largest number of packets waiting.
     pub max_queue_packets: u64,
     /// Largest number of bytes waiting.

@@ -11,6 +11,11 @@
 //! the caller applies them ([`Stepped::apply`]), so their instants need not
 //! be known in advance.
 //!
+//! With a queue discipline ([`Stepped::with_qdisc`]) the discipline holds the
+//! waiting packets: it decides at the entrance and at the head which packet
+//! is served next, which are dropped ([`Stepped::take_discarded`]) and which
+//! are marked CE ([`Finished::marked`]).
+//!
 //! With link-layer ARQ ([`Stepped::with_arq`]) a frame's attempts are drawn
 //! when its first attempt starts. In order, its retransmissions occupy the
 //! server (its serialisation ends after the last attempt); out of order, the
@@ -19,10 +24,12 @@
 
 use super::arq::{Arq, Attempts};
 use super::measured::Measured;
+use super::qdisc::{self, Ecn, Enqueued, Metrics, Qdisc, QdiscSpec, Queued};
 use super::trace::Opportunities;
 use super::{tx_time, DropCause, LinkCounters, LossModel, Outages, Settings};
 use crate::histogram::Histogram;
 use crate::link::{QueueLimit, ScheduleEntry};
+use crate::rng::Rng;
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant};
 
@@ -39,6 +46,46 @@ struct Held<T> {
     tx: Duration,
     /// When it was offered.
     at: Instant,
+}
+
+/// A packet held by a queue discipline: the packet, its ECN field and its
+/// flow's key.
+#[derive(Clone, Copy, Debug)]
+struct Aqm<T> {
+    held: Held<T>,
+    ecn: Ecn,
+    key: u64,
+    marked: bool,
+}
+
+impl<T> Queued for Aqm<T> {
+    fn size(&self) -> u32 {
+        self.held.size
+    }
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    fn set_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+        self.marked = true;
+    }
+    fn flow_key(&self) -> u64 {
+        self.key
+    }
+    fn enqueued(&self) -> Instant {
+        self.held.at
+    }
+}
+
+/// A direction's queue discipline and what it gave back.
+#[derive(Clone, Debug)]
+struct Discipline<T> {
+    qdisc: Qdisc<Aqm<T>>,
+    /// Packets it dropped, not yet taken by the caller.
+    discarded: Vec<(T, DropCause)>,
+    scratch: qdisc::Dropped<Aqm<T>>,
+    /// The packet in service was marked CE by it.
+    busy_marked: bool,
 }
 
 /// A packet in the pipe.
@@ -83,6 +130,9 @@ pub struct Finished<T> {
     pub next: Option<(u64, Instant)>,
     /// With ARQ: the retransmissions it took and its serialisation time.
     pub retries: Option<(u32, Duration)>,
+    /// The queue discipline set CE on it (the caller sets CE in its
+    /// packet's IP header).
+    pub marked: bool,
 }
 
 /// An arrival at the far end ([`Stepped::arrive`]).
@@ -118,6 +168,10 @@ pub struct Stepped<T> {
     measured: Option<Box<Measured>>,
     /// Packets may overtake each other in the pipe when the delay drops.
     reorder: bool,
+    /// A queue discipline other than drop-tail.
+    aqm: Option<Box<Discipline<T>>>,
+    /// Why the last refused packet was refused.
+    last_refusal: DropCause,
 }
 
 impl<T: Copy> Stepped<T> {
@@ -138,6 +192,52 @@ impl<T: Copy> Stepped<T> {
             waits: Histogram::default(),
             measured: None,
             reorder: false,
+            aqm: None,
+            last_refusal: DropCause::Queue,
+        }
+    }
+
+    /// The same direction with the queue discipline `spec` (drop-tail
+    /// changes nothing), drawing its random numbers from `rng`.
+    pub fn with_qdisc(mut self, spec: &QdiscSpec, rng: Rng) -> Self {
+        self.aqm = Qdisc::new(spec, rng).map(|qdisc| {
+            Box::new(Discipline {
+                qdisc,
+                discarded: Vec::new(),
+                scratch: Vec::new(),
+                busy_marked: false,
+            })
+        });
+        self
+    }
+
+    /// True if a queue discipline other than drop-tail runs it.
+    pub fn has_qdisc(&self) -> bool {
+        self.aqm.is_some()
+    }
+
+    /// The packets the queue discipline dropped since the last call, with
+    /// why (the caller drops them: they were not refused at the offer).
+    pub fn take_discarded(&mut self) -> impl Iterator<Item = (T, DropCause)> + '_ {
+        self.aqm
+            .as_mut()
+            .map(|a| a.discarded.drain(..))
+            .into_iter()
+            .flatten()
+    }
+
+    /// The queue discipline's variables' names ([`Metrics`]), empty for
+    /// drop-tail.
+    pub fn qdisc_metric_names(&self) -> &'static [&'static str] {
+        self.aqm.as_ref().map_or(&[], |a| a.qdisc.metric_names())
+    }
+
+    /// The queue discipline's variables at `now` (its periodic updates
+    /// brought up to `now` first), in the order of the names.
+    pub fn qdisc_metrics(&mut self, now: Instant, out: &mut [f64]) {
+        if let Some(a) = &mut self.aqm {
+            a.qdisc.advance(now);
+            a.qdisc.metrics(out);
         }
     }
 
@@ -205,6 +305,23 @@ impl<T: Copy> Stepped<T> {
     /// Offers packet `item` of `size` bytes at `now`; returns its admission
     /// number and what became of it.
     pub fn offer(&mut self, now: Instant, item: T, size: u32) -> (u64, Admitted) {
+        self.offer_ecn(now, item, size, Ecn::NotEct, 0)
+    }
+
+    /// [`Stepped::offer`] for a packet whose IP header carries `ecn`, of the
+    /// flow `key` ([`qdisc::flow_key`]): what a queue discipline reads. With
+    /// a discipline, [`Admitted::Refused`] means the buffer was full or the
+    /// discipline dropped the packet at the entrance
+    /// ([`Stepped::last_refusal`] says which); packets it drops later, this
+    /// one or others, come out of [`Stepped::take_discarded`].
+    pub fn offer_ecn(
+        &mut self,
+        now: Instant,
+        item: T,
+        size: u32,
+        ecn: Ecn,
+        key: u64,
+    ) -> (u64, Admitted) {
         let n = self.counters.arrived;
         self.counters.arrived += 1;
         let held = Held {
@@ -215,6 +332,9 @@ impl<T: Copy> Stepped<T> {
             tx: Duration::ZERO,
             at: now,
         };
+        if self.aqm.is_some() {
+            return (n, self.offer_aqm(now, held, ecn, key));
+        }
         if self.busy.is_none() {
             let done = self.serve(now, held);
             return (n, Admitted::Started { done });
@@ -233,6 +353,68 @@ impl<T: Copy> Stepped<T> {
         c.max_queue_packets = c.max_queue_packets.max(self.queue.len() as u64);
         c.max_queue_bytes = c.max_queue_bytes.max(self.queued_bytes);
         (n, Admitted::Queued)
+    }
+
+    /// The discipline's context now.
+    fn ctx(&self, now: Instant) -> qdisc::Ctx {
+        qdisc::Ctx {
+            now,
+            limit: self.settings.limit,
+            rate: self.settings.rate,
+        }
+    }
+
+    /// Offers `held` to the queue discipline.
+    fn offer_aqm(&mut self, now: Instant, held: Held<T>, ecn: Ecn, key: u64) -> Admitted {
+        let ctx = self.ctx(now);
+        let a = self.aqm.as_mut().expect("a discipline");
+        let p = Aqm {
+            held,
+            ecn,
+            key,
+            marked: false,
+        };
+        let mut admitted = match a.qdisc.enqueue(&ctx, p, &mut a.scratch) {
+            Enqueued::Taken => Admitted::Queued,
+            Enqueued::Refused(_, cause) => {
+                self.counters.dropped[cause as usize] += 1;
+                self.last_refusal = cause;
+                Admitted::Refused
+            }
+        };
+        if matches!(admitted, Admitted::Queued) && self.busy.is_none() {
+            // an idle server takes the head at once
+            if let Some(done) = self.next_from_qdisc(now) {
+                admitted = Admitted::Started { done };
+            }
+        }
+        self.settle();
+        admitted
+    }
+
+    /// Starts serving the discipline's next packet, if any; returns when its
+    /// serialisation ends.
+    fn next_from_qdisc(&mut self, now: Instant) -> Option<Instant> {
+        let ctx = self.ctx(now);
+        let a = self.aqm.as_mut().expect("a discipline");
+        let p = a.qdisc.dequeue(&ctx, &mut a.scratch)?;
+        a.busy_marked = p.marked;
+        Some(self.serve(now, p.held))
+    }
+
+    /// Hands the discipline's drops to the caller's list and brings the
+    /// counters up to date.
+    fn settle(&mut self) {
+        let Some(a) = &mut self.aqm else { return };
+        let c = &mut self.counters;
+        for (p, cause) in a.scratch.drain(..) {
+            c.dropped[cause as usize] += 1;
+            a.discarded.push((p.held.item, cause));
+        }
+        c.marked = a.qdisc.tally().marks;
+        let (packets, bytes) = a.qdisc.len();
+        c.max_queue_packets = c.max_queue_packets.max(packets);
+        c.max_queue_bytes = c.max_queue_bytes.max(bytes);
     }
 
     /// The packet in service ends its serialisation now.
@@ -294,10 +476,20 @@ impl<T: Copy> Stepped<T> {
                 },
             );
         }
-        let next = self.queue.pop_front().map(|h| {
-            self.queued_bytes -= h.size as u64;
-            (h.n, self.serve(now, h))
-        });
+        let marked = self.aqm.as_ref().is_some_and(|a| a.busy_marked);
+        let next = if self.aqm.is_some() {
+            let next = self.next_from_qdisc(now).map(|done| {
+                let (h, _) = self.busy.as_ref().expect("just started");
+                (h.n, done)
+            });
+            self.settle();
+            next
+        } else {
+            self.queue.pop_front().map(|h| {
+                self.queued_bytes -= h.size as u64;
+                (h.n, self.serve(now, h))
+            })
+        };
         let retries = self
             .arq
             .as_ref()
@@ -308,6 +500,7 @@ impl<T: Copy> Stepped<T> {
             arrival,
             next,
             retries,
+            marked,
         }
     }
 
@@ -376,7 +569,17 @@ impl<T: Copy> Stepped<T> {
 
     /// Packets and bytes waiting in the queue.
     pub fn queued(&self) -> (u64, u64) {
-        (self.queue.len() as u64, self.queued_bytes)
+        match &self.aqm {
+            Some(a) => a.qdisc.len(),
+            None => (self.queue.len() as u64, self.queued_bytes),
+        }
+    }
+
+    /// Why the last packet [`Admitted::Refused`] was refused: a full buffer
+    /// ([`DropCause::Queue`]) or the queue discipline's early drop
+    /// ([`DropCause::Aqm`]).
+    pub fn last_refusal(&self) -> DropCause {
+        self.last_refusal
     }
 }
 
@@ -530,5 +733,73 @@ mod tests {
             .1;
         let end = out.iter().map(|o| o.1).max().unwrap();
         assert!(end < in_order_end, "{end:?} vs {in_order_end:?}");
+    }
+
+    /// A direction with CoDel, fed ECT and Not-ECT packets at twice its
+    /// rate: the discipline's marks come out of `finish` (and only on ECT
+    /// packets), its drops out of `take_discarded` (only Not-ECT ones, and
+    /// counted as AQM drops), the full buffer's refusals at the offer; every
+    /// packet is accounted for once.
+    #[test]
+    fn a_queue_discipline_marks_and_drops_through_the_stepped_model() {
+        use crate::link::qdisc::{CodelSpec, Ecn, QdiscSpec};
+        let settings = Settings {
+            rate: Rate::from_mbps(12),
+            delay: ms(10),
+            limit: QueueLimit::Packets(200),
+        };
+        let loss = LossModel::new(LossSpec::None, Rng::derive(5, Stream::LinkLoss(0)));
+        let spec = QdiscSpec::Codel(CodelSpec::default());
+        let mut l: Stepped<u64> = Stepped::new(settings, loss, Outages::default())
+            .with_qdisc(&spec, Rng::derive(5, Stream::LinkQdisc(0)));
+        assert!(l.has_qdisc());
+        let ecn = |i: u64| if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
+        let n = 20_000u64;
+        let (mut done, mut refused, mut marked, mut discarded, mut sent) = (None, 0, 0, 0, 0);
+        let mut next = 0u64;
+        loop {
+            let offer = (next < n).then(|| Instant::ZERO + Duration::from_micros(500 * next));
+            let t = match (offer, done) {
+                (Some(a), Some(d)) => a.min(d),
+                (a, d) => match a.or(d) {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if done == Some(t) {
+                let f = l.finish(t);
+                sent += 1;
+                if f.marked {
+                    marked += 1;
+                    assert_eq!(ecn(f.item), Ecn::Ect0, "a Not-ECT packet marked");
+                }
+                if let Some((_, at)) = f.arrival {
+                    l.arrive(at);
+                }
+                done = f.next.map(|x| x.1);
+            } else {
+                let (_, a) = l.offer_ecn(t, next, 1500, ecn(next), 7);
+                match a {
+                    Admitted::Started { done: d } => done = Some(d),
+                    Admitted::Queued => {}
+                    Admitted::Refused => refused += 1,
+                }
+                next += 1;
+            }
+            for (item, cause) in l.take_discarded() {
+                assert_eq!(cause, DropCause::Aqm);
+                assert_eq!(ecn(item), Ecn::NotEct, "an ECT packet dropped");
+                discarded += 1;
+            }
+        }
+        assert!(
+            marked > 0 && discarded > 0,
+            "{marked} marks, {discarded} drops"
+        );
+        assert_eq!(sent + refused + discarded, n);
+        let c = l.counters();
+        assert_eq!(c.marked, marked);
+        assert_eq!(c.dropped[DropCause::Aqm as usize], discarded);
+        assert_eq!(c.dropped[DropCause::Queue as usize], refused);
     }
 }

@@ -5,6 +5,7 @@
 
 use super::preset;
 use super::{ArqSpec, LinkHandoverSpec, LossSpec, OutageProcessSpec, QueueLimit, ScheduleEntry};
+use crate::link::qdisc::QdiscSpec;
 use crate::link::DelayInterpolation;
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
@@ -24,9 +25,13 @@ pub struct LinkSpec {
     pub rate: Rate,
     /// One-way propagation delay of both directions.
     pub delay: Duration,
-    /// Queue limit at the entrance of each direction (default 1000pkt).
+    /// Queue limit at the entrance of each direction (default 1000pkt): the
+    /// buffer its queue discipline manages.
     #[serde(default)]
     pub queue: QueueLimit,
+    /// Queue discipline of both directions (default drop-tail).
+    #[serde(default, skip_serializing_if = "QdiscSpec::is_drop_tail")]
+    pub qdisc: QdiscSpec,
     /// Random loss of both directions (default none).
     #[serde(default)]
     pub loss: LossSpec,
@@ -68,6 +73,9 @@ pub struct DirectionSpec {
     pub delay: Option<Duration>,
     /// Queue limit of this direction.
     pub queue: Option<QueueLimit>,
+    /// Queue discipline of this direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscSpec>,
     /// Random loss of this direction.
     pub loss: Option<LossSpec>,
     /// Link-layer ARQ of this direction.

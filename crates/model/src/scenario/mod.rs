@@ -24,6 +24,9 @@ pub(crate) mod tests;
 mod validate;
 
 pub use crate::link::parse_queue;
+pub use crate::link::qdisc::{
+    CodelSpec, DualPi2Spec, FqCodelSpec, PieSpec, QdiscSpec, RedSpec, DISCIPLINES,
+};
 pub use crate::link::{
     ArqOrder, ArqSpec, BackoffSpec, DelayInterpolation, Direction, Distribution, LossSpec,
     OutageProcessSpec, QueueLimit, ReportWhen, ScheduleEntry, MAX_RETRIES,

@@ -10,7 +10,7 @@
 
 use super::{
     ArqSpec, BackoffSpec, DirectionSpec, LinkHandoverSpec, LinkSpec, LossSpec, OutageProcessSpec,
-    OutageSpec, QueueLimit, ScheduleEntry,
+    OutageSpec, QdiscSpec, QueueLimit, ScheduleEntry,
 };
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
@@ -94,6 +94,8 @@ pub(crate) struct LinkSpecWritten {
     #[serde(default)]
     queue: Option<QueueLimit>,
     #[serde(default)]
+    qdisc: QdiscSpec,
+    #[serde(default)]
     loss: Option<LossSpec>,
     #[serde(default)]
     forward: DirectionSpec,
@@ -126,6 +128,7 @@ impl TryFrom<LinkSpecWritten> for LinkSpec {
             rate: rate.ok_or_else(|| missing("rate"))?,
             delay: delay.ok_or_else(|| missing("delay"))?,
             queue: w.queue.or(preset.as_ref().map(|p| p.2)).unwrap_or_default(),
+            qdisc: w.qdisc,
             loss: w.loss.or(preset.as_ref().map(|p| p.3)).unwrap_or_default(),
             forward: w.forward,
             reverse: w.reverse,

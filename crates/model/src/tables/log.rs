@@ -151,15 +151,30 @@ impl PacketLog {
             },
         );
         t.push("link", ColumnData::I64(pick(&self.link, &order)));
-        let mut causes: Vec<String> = crate::link::DropCause::NAMES
+        // the labels of the drop causes before queue disciplines, then the
+        // empty label of a packet not dropped, then "aqm" only in a run
+        // that has such a drop: a drop-tail run's log (and its digest) is
+        // what it was before the disciplines existed
+        use crate::link::DropCause;
+        let mut causes: Vec<String> = DropCause::NAMES[..DropCause::Aqm as usize]
             .iter()
             .map(|s| s.to_string())
             .collect();
+        let none = causes.len() as u8;
         causes.push("".into());
+        let aqm = DropCause::Aqm as u8;
+        if order.iter().any(|&i| self.cause[i] == aqm) {
+            causes.push(DropCause::NAMES[aqm as usize].into());
+        }
+        let code = |c: u8| match c {
+            c if c == aqm => none + 1,
+            c if c < aqm => c,
+            _ => none,
+        };
         t.push(
             "cause",
             ColumnData::Category {
-                codes: order.iter().map(|&i| self.cause[i].min(3)).collect(),
+                codes: order.iter().map(|&i| code(self.cause[i])).collect(),
                 labels: causes,
             },
         );

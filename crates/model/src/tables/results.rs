@@ -66,14 +66,20 @@ impl Results {
     /// may change with the engine's internals). Equal digests mean the same
     /// simulated behaviour, bit for bit. Tables added after the first pins
     /// (handoffs, notifications) count only when they have rows, so that a
-    /// run without them keeps its digest.
+    /// run without them keeps its digest; so do the links' columns added
+    /// with the queue disciplines (`dropped_aqm`, `marked`), counted only
+    /// when one is not zero, so that a drop-tail run keeps its digest, and
+    /// the flows' ECN counters (`ecn_echoes`, `ecn_reductions`,
+    /// `ce_received`) likewise, so that a run without ECN keeps it.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
+        let links = without_zero_columns(&self.links, &["dropped_aqm", "marked"]);
+        let flows = without_zero_columns(&self.flows, &ECN_COUNTERS);
         for t in [
             &self.series,
             &self.queues,
-            &self.flows,
-            &self.links,
+            &flows,
+            &links,
             &self.packets,
             &self.handovers,
         ] {
@@ -86,6 +92,20 @@ impl Results {
         }
         h.0
     }
+}
+
+/// The flows table's ECN counters, added after the first pins.
+const ECN_COUNTERS: [&str; 3] = ["ecn_echoes", "ecn_reductions", "ce_received"];
+
+/// `table` without those of the columns `names` that hold only zeros (or
+/// nothing: a counter the driver cannot know).
+fn without_zero_columns(table: &Table, names: &[&str]) -> Table {
+    let mut t = table.clone();
+    t.columns.retain(|c| {
+        !names.contains(&c.name.as_str())
+            || !matches!(&c.data, ColumnData::U64(v) if v.iter().all(|&x| x == 0))
+    });
+    t
 }
 
 /// The table of [`Results::rtt_distribution`] from each flow's histogram,
@@ -149,11 +169,17 @@ pub struct FlowCounters {
     pub duplicate_segments: Option<u64>,
     /// Segments the receiver got out of order.
     pub out_of_order_segments: Option<u64>,
+    /// ACKs with ECN-Echo the sender received (RFC 3168).
+    pub ecn_echoes: Option<u64>,
+    /// Window reductions the sender made for ECN-Echo.
+    pub ecn_reductions: Option<u64>,
+    /// Data segments the receiver got marked CE.
+    pub ce_received: Option<u64>,
 }
 
 impl FlowCounters {
     /// The counters in the flows table's order, with their column names.
-    fn columns(&self) -> [(&'static str, Option<u64>); 17] {
+    fn columns(&self) -> [(&'static str, Option<u64>); 20] {
         [
             ("bytes_sent", self.bytes_sent),
             ("bytes_retransmitted", self.bytes_retransmitted),
@@ -172,6 +198,9 @@ impl FlowCounters {
             ("acks_sent", self.acks_sent),
             ("duplicate_segments", self.duplicate_segments),
             ("out_of_order_segments", self.out_of_order_segments),
+            ("ecn_echoes", self.ecn_echoes),
+            ("ecn_reductions", self.ecn_reductions),
+            ("ce_received", self.ce_received),
         ]
     }
 }
@@ -395,6 +424,8 @@ pub fn link_table(dirs: &[LinkDirectionRecord]) -> Table {
         "dropped_outage",
         c(|c| c.dropped[DropCause::Outage as usize]),
     );
+    t.push("dropped_aqm", c(|c| c.dropped[DropCause::Aqm as usize]));
+    t.push("marked", c(|c| c.marked));
     t.push("max_queue_packets", c(|c| c.max_queue_packets));
     t.push("max_queue_bytes", c(|c| c.max_queue_bytes));
     t.push("arq_attempts", c(|c| c.arq_attempts));

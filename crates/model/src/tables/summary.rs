@@ -40,7 +40,7 @@ const FLOWS: [Pick; 12] = [
     pick("completion_time"),
 ];
 
-const LINKS: [Pick; 8] = [
+const LINKS: [Pick; 10] = [
     pick("link"),
     pick("direction"),
     pick("sent_packets"),
@@ -48,6 +48,8 @@ const LINKS: [Pick; 8] = [
     pick("dropped_queue"),
     pick("dropped_random"),
     pick("dropped_outage"),
+    pick("dropped_aqm"),
+    pick("marked"),
     pick("max_queue_packets"),
 ];
 

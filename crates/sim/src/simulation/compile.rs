@@ -10,9 +10,11 @@ use crate::notices::Notices;
 use crate::recorder::Recorder;
 use crate::routes::{Dir, Network};
 use crate::simulation::{sync_period, Simulation};
+use wavelab_model::capture::{flow_ports, node_address};
 use wavelab_model::compile::{
     at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
 };
+use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
@@ -82,11 +84,12 @@ impl Simulation {
             .into_iter()
             .enumerate()
             .map(|(d, m)| {
-                // ARQ, Mahimahi traces and reordering run in the stepped
-                // model only
+                // ARQ, Mahimahi traces, reordering and queue disciplines
+                // other than drop-tail run in the stepped model only
                 if m.stepped_only() || reference || decided_live[d / 2] {
-                    let mut s =
-                        Stepped::new(m.settings, m.loss, m.outages).with_measured(m.measured);
+                    let mut s = Stepped::new(m.settings, m.loss, m.outages)
+                        .with_measured(m.measured)
+                        .with_qdisc(&m.qdisc, Rng::derive(sc.seed, Stream::LinkQdisc(d as u32)));
                     if let Some(arq) = m.arq {
                         s = s.with_arq(arq);
                     }
@@ -158,7 +161,8 @@ impl Simulation {
         }
         let series = Series::new(flows.iter().map(|f| f.sender.cc().metric_names()));
         let sync_every = sync_period(dirs.len());
-        let net = Network::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
+        let mut net = Network::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
+        net.set_flow_keys(flow_keys(&sc, &flows));
         let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
         let flow_count = flows.len();
         Ok(Simulation {
@@ -208,3 +212,32 @@ impl Simulation {
         Ok(())
     }
 }
+
+/// Each flow's key for flow-queueing disciplines, per side (data, ACKs):
+/// from the addresses and ports its packets carry in captures.
+fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
+    let nodes = sc.node_names();
+    let address = |name: &str| {
+        node_address(
+            nodes
+                .iter()
+                .position(|n| n == name)
+                .expect("flows connect nodes of the links"),
+        )
+    };
+    flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (a, b) = (address(&f.from), address(&f.to));
+            let (sport, dport) = flow_ports(i);
+            [
+                flow_key(a, b, sport, dport, TCP),
+                flow_key(b, a, dport, sport, TCP),
+            ]
+        })
+        .collect()
+}
+
+/// IP's protocol number of TCP.
+const TCP: u8 = 6;

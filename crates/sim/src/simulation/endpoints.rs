@@ -123,7 +123,7 @@ impl Simulation {
         let flow = &mut self.flows[f];
         let to_receiver = p.to_receiver;
         if to_receiver {
-            flow.receiver.handle_segment(now, &p.seg, None);
+            flow.receiver.handle_segment_ecn(now, &p.seg, None, p.ecn);
         } else {
             self.rec.capture(TapPoint::SenderIn, p);
             let samples = flow.sender.rtt().sample_count();
@@ -280,6 +280,7 @@ impl Simulation {
             kind: t.kind,
             offset: t.offset,
             seg: t.segment,
+            ecn: t.ecn,
         };
         if from_sender {
             self.rec.capture(TapPoint::SenderOut, &p);

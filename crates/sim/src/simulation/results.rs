@@ -80,6 +80,9 @@ impl Simulation {
                         acks_sent: Some(rx.acks_sent),
                         duplicate_segments: Some(rx.duplicate_segments),
                         out_of_order_segments: Some(rx.out_of_order_segments),
+                        ecn_echoes: Some(tx.ecn_echoes),
+                        ecn_reductions: Some(tx.ecn_reductions),
+                        ce_received: Some(rx.ce_received),
                     },
                     goodput: (f.started && active > 0.0)
                         .then(|| f.receiver.delivered() as f64 * 8.0 / active),

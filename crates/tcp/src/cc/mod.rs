@@ -56,7 +56,8 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs or SACKs seen, below the threshold.
     Disorder,
-    /// Window reduced for ECN (reserved).
+    /// Window reduced for an ECN-Echo (RFC 3168 section 6.1.2), until the
+    /// data sent before the reduction is acknowledged.
     Cwr,
     /// Fast recovery after a fast retransmit.
     Recovery,
@@ -185,7 +186,9 @@ pub enum CongestionKind {
         /// Hold ssthresh (the same segment timed out again, by default).
         repeated: bool,
     },
-    /// An ECN echo (reserved for later).
+    /// An ACK with ECN-Echo: a CE mark "treated just as a congestion loss"
+    /// (RFC 3168 section 6.1.2), with nothing to retransmit; at most once per
+    /// window of data.
     Ecn,
 }
 

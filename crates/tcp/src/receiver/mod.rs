@@ -27,7 +27,7 @@ use crate::ranges::RangeSet;
 use crate::sender::ts_clock;
 use crate::seq::SeqNum;
 use crate::time::Instant;
-use crate::wire::{Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
+use crate::wire::{Ecn, Flags, Options, SackBlock, SackBlocks, Segment, Timestamps};
 use crate::{Transmit, TxKind};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -71,6 +71,11 @@ pub struct ReceiverStats {
     /// RST segments that reset nothing (outside the window, challenged, or
     /// in LISTEN).
     pub resets_ignored: u64,
+    /// Data segments in the window that arrived marked CE, on a connection
+    /// that negotiated ECN.
+    pub ce_received: u64,
+    /// ACKs sent with ECN-Echo set.
+    pub ece_acks_sent: u64,
     /// When the FIN was received in order.
     pub finished_at: Option<Instant>,
 }
@@ -150,6 +155,12 @@ pub struct Receiver {
     synack_retransmitted: bool,
     /// Linux's ACK engine, with `tcp.receiver = "linux"`.
     linux: Option<linux_ack::LinuxAck>,
+    /// The SYN was an ECN-setup SYN and ECN is on: the SYN-ACK accepts it
+    /// (RFC 3168 section 6.1.1).
+    ecn_ok: bool,
+    /// A CE mark arrived since the last CWR: every ACK carries ECN-Echo
+    /// (RFC 3168 section 6.1.3).
+    ece: bool,
 
     bytes: Option<ByteStore>,
     stats: ReceiverStats,
@@ -186,6 +197,8 @@ impl Receiver {
             synack_sent: None,
             synack_retransmitted: false,
             linux: None,
+            ecn_ok: false,
+            ece: false,
             bytes: None,
             stats: ReceiverStats::default(),
         }
@@ -221,6 +234,10 @@ impl Receiver {
     /// Counters.
     pub fn stats(&self) -> &ReceiverStats {
         &self.stats
+    }
+    /// True if ECN was negotiated (RFC 3168 section 6.1.1).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn_ok
     }
     /// Payload bytes delivered in order.
     pub fn delivered(&self) -> u64 {
@@ -276,7 +293,13 @@ impl Receiver {
             segment: Segment {
                 seq: self.iss,
                 ack: self.irs + 1,
-                flags: Flags::SYN.with(Flags::ACK),
+                // an ECN-setup SYN-ACK: ECE set, CWR clear (RFC 3168
+                // section 6.1.1)
+                flags: if self.ecn_ok {
+                    Flags::SYN.with(Flags::ACK).with(Flags::ECE)
+                } else {
+                    Flags::SYN.with(Flags::ACK)
+                },
                 window: self.cfg.rcv_window.0.min(65_535) as u16,
                 len: 0,
                 options: Options {
@@ -292,6 +315,7 @@ impl Receiver {
             },
             kind: TxKind::SynAck,
             offset: 0,
+            ecn: Ecn::NotEct,
         }
     }
 
@@ -322,13 +346,18 @@ impl Receiver {
         self.unacked_bytes = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
+        let mut flags = Flags::ACK;
+        if self.ece {
+            flags = flags.with(Flags::ECE);
+            self.stats.ece_acks_sent += 1;
+        }
         let window = (self.window_bytes() >> self.rcv_wscale).min(65_535) as u16;
         self.advertised_edge = self.rcv_nxt + ((window as u64) << self.rcv_wscale);
         Transmit {
             segment: Segment {
                 seq: self.iss + 1,
                 ack: SeqNum::from_offset(base, self.rcv_nxt),
-                flags: Flags::ACK,
+                flags,
                 window,
                 len: 0,
                 options: Options {
@@ -342,12 +371,27 @@ impl Receiver {
             },
             kind: TxKind::Ack,
             offset: self.rcv_nxt,
+            // a pure ACK is Not-ECT (RFC 3168 section 6.1.4)
+            ecn: Ecn::NotEct,
         }
     }
 
     /// Processes a segment from the sender; `payload` holds its bytes when the
-    /// driver carries real data.
+    /// driver carries real data. Its IP header's ECN field is taken as
+    /// Not-ECT ([`Receiver::handle_segment_ecn`] gives it).
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment, payload: Option<&[u8]>) {
+        self.handle_segment_ecn(now, seg, payload, Ecn::NotEct);
+    }
+
+    /// [`Receiver::handle_segment`] for a segment whose IP header carried
+    /// the ECN field `ecn`.
+    pub fn handle_segment_ecn(
+        &mut self,
+        now: Instant,
+        seg: &Segment,
+        payload: Option<&[u8]>,
+        ecn: Ecn,
+    ) {
         self.stats.segments_received += 1;
         if seg.flags.contains(Flags::RST) {
             self.on_rst(now, seg);
@@ -380,6 +424,9 @@ impl Receiver {
         }
         let base = self.irs + 1;
         let off = seg.seq.to_offset(base, self.rcv_nxt);
+        if self.ecn_ok {
+            self.echo_ce(seg, off, ecn);
+        }
         if self.ts_ok {
             if let Some(ts) = seg.options.timestamps {
                 // RFC 7323 section 4.3: update TS.Recent from segments at or below
@@ -480,6 +527,9 @@ impl Receiver {
             let o = &seg.options;
             self.sack_ok = self.cfg.sack && o.sack_permitted;
             self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+            // an ECN-setup SYN has ECE and CWR set (RFC 3168 section 6.1.1)
+            self.ecn_ok =
+                self.cfg.ecn && seg.flags.contains(Flags::ECE) && seg.flags.contains(Flags::CWR);
             // The peer's data segments carry at most this much payload.
             self.mss = crate::sender::effective_mss(self.cfg.mss, o.mss, self.ts_ok);
             // RFC 7323: scale only if the SYN offered it; then answer with ours.
@@ -496,6 +546,21 @@ impl Receiver {
         }
         if fresh || retransmitted {
             self.synack_pending = true;
+        }
+    }
+
+    /// RFC 3168 section 6.1.3: CWR ends the echo, then a CE mark on a data
+    /// segment in the window starts it again (section 6.1.5: a mark outside
+    /// the window is ignored).
+    fn echo_ce(&mut self, seg: &Segment, off: u64, ecn: Ecn) {
+        if seg.flags.contains(Flags::CWR) {
+            self.ece = false;
+        }
+        let end = off + seg.len as u64;
+        let in_window = end > self.rcv_nxt && off < self.rcv_nxt + self.window_bytes();
+        if ecn == Ecn::Ce && seg.len > 0 && in_window {
+            self.stats.ce_received += 1;
+            self.ece = true;
         }
     }
 

@@ -386,3 +386,78 @@ fn nothing_is_received_beyond_the_fin() {
         (1500, ReceiverState::Finished)
     );
 }
+
+/// A receiver with `ecn` on after a SYN with `syn_flags` added (delayed
+/// ACKs off), and its SYN-ACK's flags.
+fn ecn_connected(ecn: bool, syn_flags: Flags) -> (Receiver, Flags) {
+    let mut rx = Receiver::new(
+        TcpConfig {
+            ecn,
+            delayed_ack: None,
+            ..cfg()
+        },
+        ISS,
+    );
+    let syn = Segment {
+        seq: IRS,
+        flags: Flags::SYN.with(syn_flags),
+        window: 65_535,
+        ..Segment::default()
+    };
+    rx.handle_segment(t(0), &syn, None);
+    let synack = rx.poll_transmit(t(0)).unwrap();
+    assert_eq!(synack.ecn, crate::Ecn::NotEct, "a SYN-ACK is never ECT");
+    (rx, synack.segment.flags)
+}
+
+/// RFC 3168 section 6.1.1: only an ECN-setup SYN (ECE and CWR) to a
+/// receiver with ECN on gets an ECN-setup SYN-ACK (ECE, no CWR).
+#[test]
+fn only_an_ecn_setup_syn_gets_an_ecn_setup_synack() {
+    let setup = Flags::ECE.with(Flags::CWR);
+    for (ecn, syn, agreed) in [
+        (true, setup, true),
+        (true, Flags::ECE, false),
+        (true, Flags(0), false),
+        (false, setup, false),
+    ] {
+        let (rx, flags) = ecn_connected(ecn, syn);
+        assert_eq!(rx.ecn_enabled(), agreed, "{ecn} {syn}");
+        assert_eq!(flags.contains(Flags::ECE), agreed, "{ecn} {syn}");
+        assert!(!flags.contains(Flags::CWR));
+    }
+}
+
+/// RFC 3168 section 6.1.3: a CE mark sets ECN-Echo on every ACK until a
+/// segment with CWR arrives; a CE on the CWR segment itself starts the echo
+/// again; a mark on a segment outside the window is ignored (section
+/// 6.1.5); ACKs are Not-ECT (section 6.1.4).
+#[test]
+fn a_ce_mark_is_echoed_until_cwr() {
+    use crate::Ecn;
+    let (mut rx, _) = ecn_connected(true, Flags::ECE.with(Flags::CWR));
+    let ece = |rx: &mut Receiver, seg: Segment, ecn: Ecn| {
+        rx.handle_segment_ecn(t(10), &seg, None, ecn);
+        let a = rx.poll_transmit(t(10)).unwrap();
+        assert_eq!(a.ecn, Ecn::NotEct);
+        a.segment.flags.contains(Flags::ECE)
+    };
+    let cwr = |mut s: Segment| {
+        s.flags = s.flags.with(Flags::CWR);
+        s
+    };
+    assert!(!ece(&mut rx, data(0, MSS, false), Ecn::Ect0));
+    assert!(ece(&mut rx, data(1000, MSS, false), Ecn::Ce));
+    assert!(ece(&mut rx, data(2000, MSS, false), Ecn::Ect0), "held");
+    assert!(!ece(&mut rx, cwr(data(3000, MSS, false)), Ecn::Ect0));
+    assert!(!ece(&mut rx, data(4000, MSS, false), Ecn::Ect0));
+    assert!(ece(&mut rx, cwr(data(5000, MSS, false)), Ecn::Ce));
+    assert!(!ece(&mut rx, cwr(data(6000, MSS, false)), Ecn::Ect0));
+    // an old segment (a duplicate) marked CE: outside the window
+    assert!(!ece(&mut rx, data(1000, MSS, false), Ecn::Ce));
+    assert_eq!(rx.stats().ce_received, 2);
+    assert_eq!(rx.stats().ece_acks_sent, 3);
+    // without ECN agreed a mark is not echoed
+    let (mut rx, _) = ecn_connected(true, Flags(0));
+    assert!(!ece(&mut rx, data(0, MSS, false), Ecn::Ce));
+}

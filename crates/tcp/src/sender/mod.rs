@@ -16,6 +16,7 @@
 //! receive window and every SYN (a retransmitted SYN-ACK too) get a
 //! challenge ACK.
 
+mod ecn;
 mod prr;
 mod rack;
 mod recovery;
@@ -37,7 +38,7 @@ use crate::rate::RateSampler;
 use crate::rtt::{Flight, RttEstimator};
 use crate::seq::SeqNum;
 use crate::time::{Duration, Instant, Rate};
-use crate::wire::{Flags, Options, Segment, Timestamps};
+use crate::wire::{Ecn, Flags, Options, Segment, Timestamps};
 use crate::{Transmit, TxKind};
 use scoreboard::{Scoreboard, SentSeg, FIN};
 
@@ -94,6 +95,11 @@ pub struct SenderStats {
     pub undos: u64,
     /// Timeouts F-RTO found spurious (RFC 5682 section 3, step 3b).
     pub spurious_rtos: u64,
+    /// ACKs received with ECN-Echo set, on a connection that negotiated ECN.
+    pub ecn_echoes: u64,
+    /// Window reductions made for ECN-Echo (at most one per window of data,
+    /// RFC 3168 section 6.1.2).
+    pub ecn_reductions: u64,
     /// When the connection became established.
     pub established_at: Option<Instant>,
     /// When the last byte (and the FIN) was acknowledged.
@@ -204,6 +210,15 @@ pub struct Sender {
     frto: bool,
     /// F-RTO step 2b: the transmissions after this ACK are new data.
     frto_new_data: bool,
+    /// Both SYNs agreed on ECN (RFC 3168 section 6.1.1).
+    ecn_ok: bool,
+    /// The window was reduced: the next new data segment carries CWR (RFC
+    /// 3168 section 6.1.2).
+    cwr_pending: bool,
+    /// `snd_nxt` at the last window reduction (ECN-Echo, fast retransmit or
+    /// timeout): an ECN-Echo counts only once `snd_una` is past it, so the
+    /// window is reduced once per window of data (RFC 3168 section 6.1.2).
+    reduced_until: Option<u64>,
 
     rto_deadline: Option<Instant>,
     /// Tail loss probe state, when `tcp.tlp` is on (boxed: most connections
@@ -269,6 +284,9 @@ impl Sender {
             retrans_stamp: None,
             frto: false,
             frto_new_data: false,
+            ecn_ok: false,
+            cwr_pending: false,
+            reduced_until: None,
             rto_deadline: None,
             tlp: cfg.tlp.then(Box::default),
             syn_pending: true,
@@ -528,6 +546,10 @@ impl Sender {
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok
     }
+    /// True if ECN was negotiated (RFC 3168 section 6.1.1).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn_ok
+    }
     /// Pipe: bytes believed in flight.
     pub fn in_flight(&self) -> u64 {
         self.sb.in_flight()
@@ -600,10 +622,16 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        // an ECN-setup SYN has ECE and CWR set (RFC 3168 section 6.1.1)
+        let flags = if self.cfg.ecn {
+            Flags::SYN.with(Flags::ECE).with(Flags::CWR)
+        } else {
+            Flags::SYN
+        };
         let seg = Segment {
             seq: self.iss,
             ack: SeqNum(0),
-            flags: Flags::SYN,
+            flags,
             window: self.cfg.rcv_window.0.min(65_535) as u16,
             len: 0,
             options: Options {
@@ -621,6 +649,7 @@ impl Sender {
             segment: seg,
             kind: TxKind::Syn,
             offset: 0,
+            ecn: Ecn::NotEct,
         }
     }
 
@@ -639,13 +668,25 @@ impl Sender {
             },
             kind: TxKind::Ack,
             offset: self.snd_nxt,
+            ecn: Ecn::NotEct,
         }
     }
 
-    fn data_segment(&self, now: Instant, seg: &SentSeg, kind: TxKind) -> Transmit {
+    fn data_segment(&mut self, now: Instant, seg: &SentSeg, kind: TxKind) -> Transmit {
         let mut flags = Flags::ACK;
         if seg.has(FIN) {
             flags = flags.with(Flags::FIN);
+        }
+        // RFC 3168 section 6.1.2: new data carries ECT(0), and the first new
+        // data segment after a reduction CWR; section 6.1.5: a
+        // retransmission carries neither
+        let mut ecn = Ecn::NotEct;
+        if self.ecn_ok && kind == TxKind::Data {
+            ecn = Ecn::Ect0;
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                flags = flags.with(Flags::CWR);
+            }
         }
         Transmit {
             segment: Segment {
@@ -661,6 +702,7 @@ impl Sender {
             },
             kind,
             offset: seg.start,
+            ecn,
         }
     }
 
@@ -931,6 +973,10 @@ impl Sender {
         if let Some(ts) = o.timestamps {
             self.ts_recent = ts.val;
         }
+        // an ECN-setup SYN-ACK has ECE set and CWR clear (RFC 3168 section
+        // 6.1.1); any other is the peer's refusal
+        self.ecn_ok =
+            self.cfg.ecn && seg.flags.contains(Flags::ECE) && !seg.flags.contains(Flags::CWR);
         self.mss = effective_mss(self.cfg.mss, o.mss, self.ts_ok);
         self.cc.set_mss(self.mss);
         // Window scaling applies only if both SYNs carried the option, and the

@@ -135,6 +135,13 @@ impl Sender {
             ecr,
         };
         let newly_lost = self.update_recovery(now, &news) + rack_lost;
+        // RFC 3168 section 6.1.2: an ECN-Echo ACK never grows the window,
+        // and reduces it once per window of data
+        let ece = self.ecn_ok && seg.flags.contains(Flags::ECE);
+        if ece {
+            self.stats.ecn_echoes += 1;
+            self.on_ecn_echo(now);
+        }
         if self.ca_state == CaState::Recovery {
             let (pipe, ssthresh, mss) = (self.sb.in_flight(), self.cc.ssthresh(), self.mss as u64);
             if let Some(p) = self.prr.as_mut() {
@@ -161,7 +168,7 @@ impl Sender {
             state: state_before,
             dupack,
             cwnd_limited: self.cwnd_limited,
-            window_reduced: self.stats.fast_retransmits != recoveries_before || tlp_repaired,
+            window_reduced: self.stats.fast_retransmits != recoveries_before || tlp_repaired || ece,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
         };
@@ -347,7 +354,10 @@ impl Sender {
                 self.dsack_undo(now);
             }
         }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+        if matches!(
+            self.ca_state,
+            CaState::Open | CaState::Disorder | CaState::Cwr
+        ) {
             if self.sack_ok {
                 newly_lost += self.sb.mark_lost_by_sack(sack_threshold, dupthresh);
             }
@@ -360,7 +370,11 @@ impl Sender {
             if loss && self.past_recovery_guard() && !self.sb.is_empty() {
                 newly_lost += self.enter_recovery(now);
             } else {
-                let s = if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
+                // an ECN-Echo's reduction lasts until the window of data sent
+                // before it is acknowledged
+                let s = if self.ca_state == CaState::Cwr && !self.reduction_acked() {
+                    CaState::Cwr
+                } else if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
                     CaState::Disorder
                 } else {
                     CaState::Open
@@ -582,8 +596,15 @@ impl Sender {
             in_flight: self.sb.in_flight(),
             mss: self.mss,
         };
-        self.cc.on_congestion(now, &ev);
-        self.init_undo(prior);
+        // a loss in the window an ECN-Echo already reduced is repaired
+        // without a second reduction (RFC 3168 section 6.1.2: once "in
+        // response to a series of dropped and/or CE packets from a single
+        // window of data")
+        if self.ca_state != CaState::Cwr {
+            self.cc.on_congestion(now, &ev);
+            self.init_undo(prior);
+            self.note_reduction();
+        }
         self.reset_tlp();
         self.recover = self.snd_nxt;
         let style = self.cc.recovery_style();
@@ -678,6 +699,7 @@ impl Sender {
         if !hold {
             self.init_undo(prior);
         }
+        self.note_reduction();
         self.prr = None;
         // F-RTO (RFC 5682 section 3.1 step 1, as `tcp_enter_loss`): after a
         // timeout outside a recovery, or a repeated one of the same segment

@@ -85,10 +85,10 @@ pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError>
     Ok(())
 }
 
-fn field_of(m: &str) -> &str {
+pub(super) fn field_of(m: &str) -> &str {
     m.split(':').next().unwrap_or("")
 }
-fn rest_of(m: &str) -> String {
+pub(super) fn rest_of(m: &str) -> String {
     m.split_once(": ")
         .map_or(m.to_string(), |(_, r)| r.to_string())
 }

@@ -5,8 +5,8 @@
 use super::check_before_end;
 use crate::link::MAX_OUTAGE_CYCLES;
 use crate::scenario::{
-    link_name, ArqSpec, LossSpec, OutageProcessSpec, QueueLimit, Scenario, ScenarioError,
-    MAX_RETRIES,
+    link_name, ArqSpec, LossSpec, OutageProcessSpec, QdiscSpec, QueueLimit, Scenario,
+    ScenarioError, MAX_RETRIES,
 };
 use std::collections::BTreeMap;
 use wavelab_tcp::{Duration, Rate};
@@ -36,8 +36,12 @@ pub(super) fn check(sc: &Scenario) -> Result<(), ScenarioError> {
             ));
         }
         check_settings(&p, Some(l.rate), Some(&l.loss), Some(l.queue))?;
+        check_qdisc(&format!("{p}.qdisc"), &l.qdisc)?;
         for (dname, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
             check_settings(&format!("{p}.{dname}"), d.rate, d.loss.as_ref(), d.queue)?;
+            if let Some(q) = &d.qdisc {
+                check_qdisc(&format!("{p}.{dname}.qdisc"), q)?;
+            }
         }
         for (k, s) in l.schedule.iter().enumerate() {
             let sp = format!("{p}.schedule[{k}]");
@@ -93,6 +97,13 @@ pub(super) fn check_settings(
         check_queue(&format!("{path}.queue"), q)?;
     }
     Ok(())
+}
+
+/// Checks a queue discipline's parameters; the error names the parameter.
+fn check_qdisc(path: &str, q: &QdiscSpec) -> Result<(), ScenarioError> {
+    use super::flows::{field_of, rest_of};
+    q.validate()
+        .map_err(|m| ScenarioError::at(format!("{path}.{}", field_of(&m)), rest_of(&m)))
 }
 
 fn check_rate(path: &str, r: Rate) -> Result<(), ScenarioError> {
