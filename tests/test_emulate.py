@@ -407,9 +407,12 @@ def emulate_cli(
 
 
 def its_namespaces(p: subprocess.Popen[str]) -> set[str]:
-    """The namespaces the emulating process holds, once it has made them."""
+    """The namespaces the emulating process holds, once it has made them
+    (however long a loaded machine takes to start it: the 120 s only keep a
+    hung emulator from hanging the suite)."""
     mine = os.readlink("/proc/self/ns/net")
-    for _ in range(100):
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.1)
         found = set()
         for task in Path(f"/proc/{p.pid}/task").glob("*"):
@@ -425,7 +428,7 @@ def its_namespaces(p: subprocess.Popen[str]) -> set[str]:
         found.discard(mine)
         if len(found) >= 2:
             return found
-    raise AssertionError("the emulation made no namespaces")
+    raise AssertionError(f"the emulation made no namespaces (exit code {p.poll()})")
 
 
 @pytest.mark.parametrize("how", ["exit", "ctrl-c", "sigterm", "kill-9", "panic"])
