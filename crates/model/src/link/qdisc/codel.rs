@@ -334,10 +334,7 @@ mod tests {
             Instant::ZERO,
             gap,
         ));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         b.drain(&mut q);
         let marked = b.sent.iter().filter(|(p, _)| p.ecn == Ecn::Ce).count();
         assert!(marked > 10, "{marked} marks");
@@ -374,10 +371,7 @@ mod tests {
             Instant::ZERO,
             ms(30),
         ));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         b.drain(&mut q);
         assert!(b.dropped.is_empty(), "{} drops", b.dropped.len());
         assert_eq!(q.tally().sojourn, ms(12));

@@ -376,10 +376,7 @@ mod tests {
         let gap = Duration::from_micros(1000);
         let mut arrivals = paced(0, 1, 5000, 1500, Ecn::Ect0, Instant::ZERO, gap);
         arrivals.extend(paced(100_000, 2, 5000, 1500, Ecn::Ect1, Instant::ZERO, gap));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         let sent: Vec<u64> = b.sent.iter().take(4000).map(|s| s.0.flow).collect();
         let share = sent.iter().filter(|&&f| f == 2).count() as f64 / sent.len() as f64;
         assert!((share - 0.9).abs() < 0.005, "L share {share}");

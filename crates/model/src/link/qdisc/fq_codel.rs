@@ -281,10 +281,7 @@ mod tests {
             Instant::ZERO + Duration::from_micros(333),
             Duration::from_millis(20),
         ));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         b.drain(&mut q);
         let waits = |flow: u64| -> Vec<f64> {
             b.sent
@@ -324,10 +321,7 @@ mod tests {
             Instant::ZERO,
             Duration::ZERO,
         ));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         b.drain(&mut q);
         let first: Vec<&(Pkt, Instant)> = b.sent.iter().take(4000).collect();
         let bytes = |flow| -> u64 {

@@ -350,6 +350,15 @@ pub(crate) mod testing {
             }
         }
 
+        /// Offers `arrivals` (several flows' packets) in the order of
+        /// their arrival instants, ties by id.
+        pub fn offer_merged(&mut self, q: &mut Qdisc<Pkt>, mut arrivals: Vec<Pkt>) {
+            arrivals.sort_by_key(|p| (p.at, p.id));
+            for p in arrivals {
+                self.offer(q, p);
+            }
+        }
+
         /// Runs until the queue is empty.
         pub fn drain(&mut self, q: &mut Qdisc<Pkt>) {
             while self.busy_until != Instant::MAX {

@@ -241,10 +241,7 @@ mod tests {
             Instant::ZERO,
             gap,
         ));
-        arrivals.sort_by_key(|p| (p.at, p.id));
-        for p in arrivals {
-            b.offer(&mut q, p);
-        }
+        b.offer_merged(&mut q, arrivals);
         b.drain(&mut q);
         assert!(b.dropped.iter().all(|d| d.0.flow == 2));
         let marks = b.sent.iter().filter(|s| s.0.ecn == Ecn::Ce).count();
