@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,11 @@ def wavelab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         cwd=cwd,
         timeout=300,
     )
+
+
+def as_from_a_terminal() -> None:
+    """``preexec_fn`` for a command a test interrupts as Ctrl-C would: SIGINT
+    at its default. A process inherits an ignored SIGINT (bash starts a
+    background job ``cmd &`` so, and Python then keeps it ignored), and a
+    suite started that way would see the command run on through Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

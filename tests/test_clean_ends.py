@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL
+from conftest import SMALL, as_from_a_terminal
 from conftest import wavelab as wavelab_cli
 from test_one_writer import EMULATED, GATED_CC, wait_for
 from test_outputs import fill, small_tmpfs, snapshot
@@ -80,8 +80,7 @@ def test_sigterm_stops_a_run_with_a_python_congestion_control(tmp_path: Path) ->
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            # as from a terminal: SIGINT is not ignored
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=as_from_a_terminal,
         )
         wait_for(ready, proc)  # inside the class's first on_ack
         proc.send_signal(sig)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import wavelab
+from conftest import as_from_a_terminal, wavelab
 from wavelab import cli
 from wavelab._util.folder_lock import this_process
 from wavelab.sweep import load_sweep, store
@@ -213,6 +213,7 @@ def test_ctrl_c_and_sigterm_stop_at_once_keep_the_finished_runs_and_resume(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     index = out / "index.jsonl"
     deadline = time.monotonic() + 120
