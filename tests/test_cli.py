@@ -34,6 +34,19 @@ def test_help_lists_every_command() -> None:
         assert c in out.stdout
 
 
+def test_every_command_names_a_function_that_exists() -> None:
+    # the parser imports a command's module only when it runs
+    import importlib
+
+    from wavelab.cli import parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    named = {sub.get_default("func").__name__ for sub in commands.values()}
+    assert named == set(parser._COMMAND_MODULES)
+    for name, module in parser._COMMAND_MODULES.items():
+        assert callable(getattr(importlib.import_module(f"wavelab.cli.{module}"), name)), name
+
+
 def test_run_writes_results_and_plots(small_file: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     res = wavelab("run", str(small_file), "--out", str(out_dir), "--quiet")

@@ -3,20 +3,45 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 
 from wavelab._native import __version__
-from wavelab.cli.run_commands import (
-    cmd_algorithms,
-    cmd_compare,
-    cmd_demo,
-    cmd_emulate,
-    cmd_run,
-    cmd_scenarios,
-    cmd_validate,
-)
-from wavelab.cli.study_commands import cmd_plot, cmd_report, cmd_reproduce, cmd_sweep
-from wavelab.cli.tool_commands import cmd_bench, cmd_bpf
 from wavelab.plot.figure_files import FIGURE_FORMATS
+
+Command = Callable[[argparse.Namespace], int]
+"""What a command runs with its parsed arguments; its exit code."""
+
+_COMMAND_MODULES = {
+    "cmd_algorithms": "run_commands",
+    "cmd_compare": "run_commands",
+    "cmd_demo": "run_commands",
+    "cmd_emulate": "run_commands",
+    "cmd_run": "run_commands",
+    "cmd_scenarios": "run_commands",
+    "cmd_validate": "run_commands",
+    "cmd_plot": "study_commands",
+    "cmd_report": "study_commands",
+    "cmd_reproduce": "study_commands",
+    "cmd_sweep": "study_commands",
+    "cmd_bench": "tool_commands",
+    "cmd_bpf": "tool_commands",
+}
+"""Which module of :mod:`wavelab.cli` holds each command's function."""
+
+
+def command(name: str) -> Command:
+    """The command function ``name``, imported when it runs: the modules of
+    the commands import pandas and pyarrow (0.6 s), which ``--help``, a
+    mistyped option and the commands that read no table do not need."""
+    module = f"wavelab.cli.{_COMMAND_MODULES[name]}"
+
+    def run(args: argparse.Namespace) -> int:
+        func: Command = getattr(importlib.import_module(module), name)
+        return func(args)
+
+    run.__name__ = run.__qualname__ = name
+    return run
 
 
 def _figure_options(p: argparse.ArgumentParser) -> None:
@@ -81,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="first run this Python file, which registers congestion controls written "
         "in Python (docs/custom-cc.md; repeatable)",
     )
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=command("cmd_run"))
 
     em = sub.add_parser(
         "emulate",
@@ -121,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="kill what earlier runs left behind (see docs/emulation.md) and exit",
     )
-    em.set_defaults(func=cmd_emulate)
+    em.set_defaults(func=command("cmd_emulate"))
 
     cmp = sub.add_parser(
         "compare", help="put a simulation and an emulation of one scenario side by side"
@@ -129,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("simulation", help="results directory of `wavelab run`")
     cmp.add_argument("emulation", help="results directory of `wavelab emulate`")
     cmp.add_argument("--out", help="where to write the comparison (default EMULATION/compare)")
-    cmp.set_defaults(func=cmd_compare)
+    cmp.set_defaults(func=command("cmd_compare"))
 
     sw = sub.add_parser(
         "sweep", help="run every point of a sweep file; store each run, write a table"
@@ -162,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("--list", action="store_true", help="print the points and exit")
     sw.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    sw.set_defaults(func=cmd_sweep)
+    sw.set_defaults(func=command("cmd_sweep"))
 
     rep = sub.add_parser(
         "report", help="write a self-contained HTML report of a sweep, run or reproduction"
@@ -175,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=200,
         help="embed the time series of at most this many runs (default 200)",
     )
-    rep.set_defaults(func=cmd_report)
+    rep.set_defaults(func=command("cmd_report"))
 
     d = sub.add_parser("demo", help="run the built-in demo scenario and write its plots")
     d.add_argument("--out", default="demo-results", help="output directory (default demo-results)")
@@ -187,11 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write even if --out holds other results (wavelab's files there are removed first)",
     )
-    d.set_defaults(func=cmd_demo)
+    d.set_defaults(func=command("cmd_demo"))
 
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("scenarios", nargs="+", help="scenario files")
-    v.set_defaults(func=cmd_validate)
+    v.set_defaults(func=command("cmd_validate"))
 
     pl = sub.add_parser(
         "plot",
@@ -208,14 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
     _figure_options(pl)
     pl.add_argument("--start", type=float, help="plot from this simulated time (s)")
     pl.add_argument("--end", type=float, help="plot up to this simulated time (s)")
-    pl.set_defaults(func=cmd_plot)
+    pl.set_defaults(func=command("cmd_plot"))
 
     sc = sub.add_parser("scenarios", help="list the built-in scenarios, or print one")
     sc.add_argument("name", nargs="?", help="print this scenario's TOML")
-    sc.set_defaults(func=cmd_scenarios)
+    sc.set_defaults(func=command("cmd_scenarios"))
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
-    a.set_defaults(func=cmd_algorithms)
+    a.set_defaults(func=command("cmd_algorithms"))
 
     rp = sub.add_parser("reproduce", help="reproduce a published experiment (list: --list)")
     rp.add_argument("experiment", nargs="?", help="experiment name, e.g. wave-page")
@@ -242,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds to wait for the scheduler and a first worker (default 10)",
     )
-    rp.set_defaults(func=cmd_reproduce)
+    rp.set_defaults(func=command("cmd_reproduce"))
 
     b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
     b.add_argument("--case", action="append", help="run only this case (repeatable)")
@@ -258,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
         "simulated time; write DIR/scaling.csv and DIR/scaling.png",
     )
     b.add_argument("--quick", action="store_true", help="with --scaling: small grids only")
-    b.set_defaults(func=cmd_bench)
+    b.set_defaults(func=command("cmd_bench"))
 
     bp = sub.add_parser(
         "bpf",
@@ -270,5 +295,5 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bp.add_argument("action", choices=["load", "unload", "status", "check", "build"])
     bp.add_argument("options", nargs=argparse.REMAINDER, help="passed to wavelab-bpf")
-    bp.set_defaults(func=cmd_bpf)
+    bp.set_defaults(func=command("cmd_bpf"))
     return p
