@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -62,7 +63,9 @@ OVERHEAD_CASES = ("dcnet-newreno", "cubic-100-1g")
 
 def python_overhead(repeat: int = 3) -> list[LayerFigures]:
     """Each of :data:`OVERHEAD_CASES` through ``wavelab.run`` against the
-    engine alone, in this (warm) process; the fastest of ``repeat`` each."""
+    engine alone, in this (warm) process, in ``repeat`` interleaved rounds
+    (engine, then ``wavelab.run``, in turn): the medians of both, and the
+    median and range of the per-round share spent outside the engine."""
     from wavelab.results.tables import TABLES
     from wavelab.runner.simulate import run
     from wavelab.scenario.loading import Scenario, from_dict
@@ -76,20 +79,21 @@ def python_overhead(repeat: int = 3) -> list[LayerFigures]:
     for case in OVERHEAD_CASES:
         sc = from_dict(CASES[case][1]())
         run_and_read(sc)  # warm: imports, first-call costs
-        engine = float("inf")
-        total = float("inf")
+        engines, totals = [], []
         for _ in range(repeat):
-            engine = min(engine, run_engine(sc.to_json())[0])
+            engines.append(run_engine(sc.to_json())[0])
             t0 = time.perf_counter()
             run_and_read(sc)
-            total = min(total, time.perf_counter() - t0)
+            totals.append(time.perf_counter() - t0)
+        share = Rounds([1.0 - e / w for e, w in zip(engines, totals, strict=True)])
         out.append(
             LayerFigures(
                 "python-overhead",
                 1,
-                total,
-                engine,
-                f"{case}: wavelab.run (100 steps, every DataFrame read) vs engine",
+                statistics.median(totals),
+                statistics.median(engines),
+                f"{case}: wavelab.run (100 steps, every DataFrame read) vs engine; "
+                f"outside per round {share.text(percent=True)}",
             )
         )
     return out
@@ -138,50 +142,72 @@ def sweep(n: int = 1000, jobs: int | None = None) -> LayerFigures:
 
 
 @dataclass
-class CustomCcFigures:
-    """What ``custom-cc`` measured: the fastest wall time of each version."""
+class Rounds:
+    """One figure measured in each of several interleaved rounds."""
 
-    rust_s: float
-    python_s: float
+    values: list[float]
+
+    def text(self, percent: bool = False) -> str:
+        """``median M (range A-B, N rounds)``."""
+        k, unit = (100.0, " %") if percent else (1.0, "")
+        lo, mid, hi = min(self.values), statistics.median(self.values), max(self.values)
+        n = len(self.values)
+        return f"median {k * mid:.2f}{unit} (range {k * lo:.2f}-{k * hi:.2f}{unit}, {n} rounds)"
+
+
+@dataclass
+class CustomCcFigures:
+    """What ``custom-cc`` measured: each version's wall time per round, the
+    two run in turn in every round."""
+
+    rust_s: list[float]
+    python_s: list[float]
     calls: int
     simulated_s: float
 
     def lines(self) -> str:
-        """The figures as text."""
-        extra = self.python_s - self.rust_s
+        """The figures as text: the medians, and the per-round ratio."""
+        rust = statistics.median(self.rust_s)
+        python = statistics.median(self.python_s)
+        ratio = Rounds([p / r for p, r in zip(self.python_s, self.rust_s, strict=True)])
+        extra = Rounds(
+            [(p - r) / self.calls * 1e6 for p, r in zip(self.python_s, self.rust_s, strict=True)]
+        )
         return "\n".join(
             [
                 f"custom-cc: TCP Vegas, one flow, {self.simulated_s:g} simulated s, "
                 f"{self.calls:,} ACKs and congestion events (at most one call each)",
-                f"  Rust   (vegas):    {self.rust_s:.3f} s wall",
-                f"  Python (py-vegas): {self.python_s:.3f} s wall, "
-                f"{self.python_s / self.rust_s:.1f}x; "
-                f"{extra / self.calls * 1e6:.2f} us more per ACK",
+                f"  Rust   (vegas):    {rust:.3f} s wall (median)",
+                f"  Python (py-vegas): {python:.3f} s wall (median)",
+                f"  Python / Rust per round: {ratio.text()}",
+                f"  extra us per ACK per round: {extra.text()}",
             ]
         )
 
 
 def custom_cc(repeat: int = 3) -> CustomCcFigures:
     """Runs the dumbbell (``newreno`` built-in, 60 s, no packet log) with the
-    Rust Vegas and with the Python one, ``repeat`` times each, in this
-    process; the fastest of each."""
+    Rust Vegas and with the Python one in ``repeat`` rounds, in this process
+    (a Python algorithm lives in the process that registered it): each round
+    runs both, the one that goes first alternating from round to round."""
     import wavelab.examples.vegas  # noqa: F401 - registers "py-vegas"
     from wavelab.runner.simulate import run
     from wavelab.scenario.builtin import builtin_scenario
 
     base = builtin_scenario("newreno").with_changes({"flows[0].log_packets": False})
-    best: dict[str, float] = {}
+    walls: dict[str, list[float]] = {"vegas": [], "py-vegas": []}
     calls = 0
-    for cc in ("vegas", "py-vegas"):
-        sc = base.with_changes({"flows[0].cc": cc})
-        for _ in range(repeat):
-            res = run(sc)
+    simulated = 0.0
+    for k in range(repeat):
+        for cc in ("vegas", "py-vegas") if k % 2 == 0 else ("py-vegas", "vegas"):
+            res = run(base.with_changes({"flows[0].cc": cc}))
             if not res.complete:
                 raise RuntimeError(f"{cc}: {res.run.get('stopped')}")
-            best[cc] = min(best.get(cc, float("inf")), res.run["wall_seconds"])
-        f = res.flows.iloc[0]
-        calls = int(f["acks_received"]) + int(f["fast_retransmits"]) + int(f["rto_expiries"])
-    return CustomCcFigures(best["vegas"], best["py-vegas"], calls, float(res.run["simulated"]))
+            walls[cc].append(float(res.run["wall_seconds"]))
+            f = res.flows.iloc[0]
+            calls = int(f["acks_received"]) + int(f["fast_retransmits"]) + int(f["rto_expiries"])
+            simulated = float(res.run["simulated"])
+    return CustomCcFigures(walls["vegas"], walls["py-vegas"], calls, simulated)
 
 
 @dataclass

@@ -271,7 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="measure simulator speed and memory (prints figures)")
     b.add_argument("--case", action="append", help="run only this case (repeatable)")
-    b.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    b.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs (or interleaved rounds) per case; the median and range are shown",
+    )
     b.add_argument(
         "--sweep-runs", type=int, default=1000, help="runs in the sweep case (default 1000)"
     )

@@ -54,12 +54,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise WavelabError(f"--repeat {args.repeat} must be at least 1")
     rows = []
+    ranges = []
     for case in [c for c in cases if c in CASES]:
         print(f"running {case}: {CASES[case][0]} ...", file=sys.stderr)
-        best = min((run_case(case) for _ in range(args.repeat)), key=lambda f: f.wall_s)
-        rows.append(best)
+        runs = sorted((run_case(case) for _ in range(args.repeat)), key=lambda f: f.wall_s)
+        rows.append(runs[(len(runs) - 1) // 2])  # the median run (the lower of two)
+        ranges.append(f"{case} {runs[0].wall_s:.4f}-{runs[-1].wall_s:.4f}")
     if rows:
         print(format_table(rows))
+        print(
+            f"(each case's median run of {args.repeat}, each in a fresh process; "
+            f"wall s ranges: {', '.join(ranges)})"
+        )
     layer = []
     if "python-overhead" in cases:
         print(f"running python-overhead: {PYTHON_CASES['python-overhead']} ...", file=sys.stderr)
