@@ -16,7 +16,7 @@ from wavelab.emulator import bpf
 from wavelab.errors import WavelabError
 
 # The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
-# test process shares: scripts/test.sh runs these alone, in one process.
+# test process shares: scripts/test.sh runs these in one process of their own.
 pytestmark = pytest.mark.kernel_state
 
 

@@ -29,7 +29,7 @@ from wavelab.runner import run as simulate
 from wavelab.scenario import builtin_scenario
 
 # The BPF TCP Wave is loaded into (and unloaded from) the kernel, which every
-# test process shares: scripts/test.sh runs these alone, in one process.
+# test process shares: scripts/test.sh runs these in one process of their own.
 pytestmark = pytest.mark.kernel_state
 
 
