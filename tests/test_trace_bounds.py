@@ -92,6 +92,24 @@ def test_a_timestamp_beyond_the_clock_is_refused_by_validate_and_run(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("kind", ["proc", "malformed", "beyond the clock"])
+def test_the_emulator_reads_traces_within_the_same_bounds(tmp_path: Path, kind: str) -> None:
+    # the emulator builds its links from the same model: a bad trace is the
+    # same one-line error before anything is set up (no root needed for it)
+    trace = tmp_path / "t.trace"
+    path = "/proc/self/environ"
+    if kind != "proc":
+        trace.write_text("0\n" + ("ten\n" if kind == "malformed" else "1000000000001\n"))
+        path = str(trace)
+    p = scenario(tmp_path, path)
+    checked = validate(p)
+    assert checked.returncode == 1 and checked.stderr.startswith("error: "), checked.stderr
+    out = tmp_path / "emulated"
+    res = wavelab_cli("emulate", str(p), "--out", str(out))
+    assert res.returncode == 2 and res.stderr == checked.stderr
+    assert not out.exists()
+
+
 def test_the_longest_trace_period_runs_and_carries_what_it_says(tmp_path: Path) -> None:
     # two opportunities a period of 10^9 s: two packets in the whole run
     trace = tmp_path / "two.trace"
