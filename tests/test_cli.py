@@ -136,10 +136,12 @@ def test_bench_prints_figures() -> None:
     )
     assert res.returncode == 0, res.stderr
     engine, layer = res.stdout.strip().split("\n\n")
-    header, row = engine.splitlines()
+    header, row, note = engine.splitlines()
     assert "hops/s" in header and "peak RSS MB" in header
     assert row.split()[0] == "dcnet-newreno"
     assert row.split()[1] == "360", "the speed issue's 360 s case"
+    assert note.startswith("(each case's median run of 1, each in a fresh process; ")
+    assert f"dcnet-newreno {row.split()[2]}-{row.split()[2]})" in note, "one run: no range"
     header, row = layer.splitlines()
     assert "runs/s" in header and "outside engine" in header
     assert row.split()[:2] == ["sweep", "20"]
