@@ -21,11 +21,12 @@ def in_notebook() -> bool:
 def progress_bar(**kwargs: Any) -> Any:
     """A ``tqdm.auto`` bar with ``kwargs``, shown on a terminal and in a
     notebook, not in a log file (the caller's ``disable`` wins)."""
-    from tqdm import TqdmExperimentalWarning
+    from tqdm import TqdmWarning
 
     with warnings.catch_warnings():
-        # (tqdm warns that its notebook bar is experimental)
-        warnings.simplefilter("ignore", TqdmExperimentalWarning)
+        # tqdm warns that its notebook bar is experimental, or, without
+        # ipywidgets, that it draws text bars instead (which show)
+        warnings.simplefilter("ignore", TqdmWarning)
         from tqdm.auto import tqdm
 
         kwargs.setdefault("disable", False if in_notebook() else None)
