@@ -1,15 +1,15 @@
 """A run's results in a few words (its ``__repr__``) and as the first
-columns of its summary (its ``_repr_html_`` in a notebook)."""
+columns of its summary (its ``_repr_html_`` in a notebook).
+
+The functions take a Results (typed ``Any``: wavelab.results.frames imports this
+module, and the import graph has no cycles, not even for type checking)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wavelab._util.views import counted, html_table, html_title
-
-if TYPE_CHECKING:
-    from wavelab.results.frames import Results
 
 SHOWN = (
     "flow",
@@ -29,7 +29,7 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _what(res: Results) -> str:
+def _what(res: Any) -> str:
     """``complete, 2 flows, 40 s simulated``."""
     state = "complete" if res.complete else "partial"
     seconds = res.run.get("simulated")
@@ -38,12 +38,12 @@ def _what(res: Results) -> str:
     return f"{state}, {counted(len(res.flows), 'flow')}{took}"
 
 
-def results_text(res: Results) -> str:
+def results_text(res: Any) -> str:
     """``Results('demo', complete, 2 flows, 40 s simulated)``."""
     return f"Results({res.scenario.name!r}, {_what(res)})"
 
 
-def results_html(res: Results) -> str:
+def results_html(res: Any) -> str:
     """The run's name and state, then one row per flow of its summary."""
     summary = res.summary()
     columns = [c for c in SHOWN if c in summary]

@@ -1,16 +1,16 @@
 """A scenario in a few words (its ``__repr__``) and as two small tables, its
-links and its flows (its ``_repr_html_`` in a notebook)."""
+links and its flows (its ``_repr_html_`` in a notebook).
+
+The functions take a Scenario (typed ``Any``: wavelab.scenario.loading imports this
+module, and the import graph has no cycles, not even for type checking)."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wavelab._util.views import counted, html_table, html_title, listed
-
-if TYPE_CHECKING:
-    from wavelab.scenario.loading import Scenario
 
 
 def _algorithm(flow: Mapping[str, Any]) -> str:
@@ -18,7 +18,7 @@ def _algorithm(flow: Mapping[str, Any]) -> str:
     return str(cc.get("algorithm", "?")) if isinstance(cc, Mapping) else str(cc)
 
 
-def _flows(sc: Scenario) -> int:
+def _flows(sc: Any) -> int:
     """Flows the scenario starts (a flow entry with ``count = N`` is N)."""
     return sum(int(f.get("count") or 1) for f in sc.normalized.get("flows", []))
 
@@ -46,7 +46,7 @@ def _loss(link: Mapping[str, Any]) -> str:
     return f"{model} p={p}" if p is not None else model
 
 
-def scenario_text(sc: Scenario) -> str:
+def scenario_text(sc: Any) -> str:
     """``Scenario('demo', 40s, 3 links, 2 flows of newreno, from demo.toml)``."""
     algorithms = list(dict.fromkeys(_algorithm(f) for f in sc.normalized.get("flows", [])))
     where = f", from {sc.source}" if sc.source else ""
@@ -58,7 +58,7 @@ def scenario_text(sc: Scenario) -> str:
     )
 
 
-def scenario_html(sc: Scenario) -> str:
+def scenario_html(sc: Any) -> str:
     """The scenario's name and description, then its links and flows."""
     n = sc.normalized
     what = f"{n.get('duration')} simulated, seed {n.get('seed')}"
