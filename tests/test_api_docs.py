@@ -1,7 +1,8 @@
 """The API reference (docs/api/, Sphinx autodoc) builds from the docstrings
 with every reference to wavelab's own objects resolved (``-n -W``: a
 docstring naming a function, class or attribute that does not exist fails
-here), and it covers every public module of the library."""
+here), and it covers every public module of the library. The build is
+marked slow (``python -m pytest -m slow tests/test_api_docs.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT
 
@@ -41,6 +44,7 @@ def test_every_public_module_is_in_the_reference() -> None:
     assert listed - public_modules() == set(), "these modules are gone"
 
 
+@pytest.mark.slow  # 10.5 s of CPU alone; 16-51 s on a machine at load 6-10
 def test_the_api_reference_builds_with_every_reference_resolved(tmp_path: Path) -> None:
     # the dummy builder reads, resolves and checks everything but writes no
     # HTML (`sphinx-build -b html docs/api OUT` writes the pages)
