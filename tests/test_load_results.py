@@ -16,6 +16,7 @@ import pytest
 
 import wavelab
 from conftest import ROOT, TINY_SWEEP
+from conftest import wavelab as wavelab_cli
 from wavelab.errors import WavelabError
 from wavelab.sweep import SweepError, from_sweep_dict, load_sweep
 from wavelab.sweep.backends import LocalPool
@@ -317,3 +318,20 @@ def test_a_table_column_of_a_parameters_name_is_suffixed(store: Path, tmp_path: 
     assert list(series.columns) == ["point", "time", "seed", "run", "time_series", "cwnd"]
     assert set(series["time"].astype(str)) == {"reno", "cubic"}
     assert series["time_series"].min() >= 0.0
+
+
+def test_sweep_list_names_the_parameters_as_the_loaded_results_do(store: Path) -> None:
+    res = wavelab_cli("sweep", str(store.parent / "tiny.toml"), "--list")
+    assert res.returncode == 0, res.stderr
+    header = res.stdout.splitlines()[0].split()
+    assert (
+        header
+        == ["point", *wavelab.load_results(store).params, "run"]
+        == [
+            "point",
+            "cc",
+            "seed",
+            "run",
+        ]
+    )
+    assert "\nparameters: cc = flows[0].cc\n" in res.stdout

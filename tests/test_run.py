@@ -150,4 +150,4 @@ def test_frames_are_built_when_first_read_and_travel_as_buffers(small_toml: str)
     copy = pickle.loads(light)
     for name in TABLES:
         pd.testing.assert_frame_equal(getattr(copy, name), getattr(built, name))
-    assert repr(copy).endswith("complete, 1 flows)")
+    assert repr(copy) == "Results('small', complete, 1 flow, 3 s simulated)"

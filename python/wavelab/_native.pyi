@@ -83,6 +83,10 @@ def column_unit(table: str, column: str) -> str | None:
     """The unit of a column of a run's table (``"s"``, ``"B"``,
     ``"bit/s"``), or None: what the Parquet files carry in field metadata."""
 
+def live_simulations() -> int:
+    """How many simulations have their state allocated in this process
+    (made and not yet freed, whichever thread dropped them)."""
+
 Column = tuple[str, str, Any, list[str] | None, bytes | None]
 
 class Simulation:

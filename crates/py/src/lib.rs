@@ -7,6 +7,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use wavelab_sim::{ColumnData, Scenario, Table};
 use wavelab_tcp::Instant;
 
@@ -106,10 +108,24 @@ fn seconds_to_instant(t: f64) -> PyResult<Instant> {
     ))
 }
 
+/// Simulations whose state is allocated in this process (see
+/// [`live_simulations`]).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
 /// A simulation run driven from Python in steps (for progress bars).
-#[pyclass(module = "wavelab._native", unsendable)]
+///
+/// Any thread may drop it and free its state. A Dask worker's profiler, for
+/// one, holds the frames of the task threads it samples, so the last
+/// reference to a simulation a task made may go on the worker's event-loop
+/// thread; a class marked `unsendable` is not freed there (PyO3 skips the
+/// destructor and reports a `RuntimeError`), and each such run leaked its
+/// whole state. The engine is `Send`; the mutex makes the class `Sync` as
+/// PyO3 requires, and is taken without contention (Python calls come one at
+/// a time, and the methods that change the simulation reach it through
+/// `&mut self` without locking).
+#[pyclass(module = "wavelab._native")]
 struct Simulation {
-    inner: wavelab_sim::Simulation,
+    inner: Mutex<wavelab_sim::Simulation>,
     /// A flow runs a Python algorithm: keep the interpreter while running.
     python: bool,
     /// Why a Python algorithm stopped the run.
@@ -142,29 +158,25 @@ impl Simulation {
             inner.set_interrupt_check(pycc::interrupted);
         }
         let failure = pycc::take_failure();
-        Ok(Simulation {
-            inner,
-            python,
-            failure,
-        })
+        Ok(Simulation::wrap(inner, python, failure))
     }
 
     /// Simulated seconds reached.
     #[getter]
     fn now(&self) -> f64 {
-        self.inner.now().as_secs_f64()
+        self.sim().now().as_secs_f64()
     }
 
     /// Simulated seconds at which the run ends.
     #[getter]
     fn end(&self) -> f64 {
-        self.inner.end().as_secs_f64()
+        self.sim().end().as_secs_f64()
     }
 
     /// True once the run reached its end.
     #[getter]
     fn done(&self) -> bool {
-        self.inner.is_done()
+        self.sim().is_done()
     }
 
     /// Why the run stopped before the scenario's end (its packet log reached
@@ -173,13 +185,13 @@ impl Simulation {
     fn stopped(&self) -> Option<String> {
         self.failure
             .clone()
-            .or_else(|| self.inner.stopped().map(str::to_string))
+            .or_else(|| self.sim().stopped().map(str::to_string))
     }
 
     /// Lowers the packet log's row limit (for tests: the real one takes
     /// millions of packets to reach).
     fn _set_log_limit(&mut self, rows: usize) {
-        self.inner.set_log_limit(rows);
+        self.sim_mut().set_log_limit(rows);
     }
 
     /// Runs every event up to `t` seconds (capped at the end), without the
@@ -194,8 +206,9 @@ impl Simulation {
         if self.failure.is_some() {
             return Ok(());
         }
-        let inner = &mut self.inner;
-        if self.python {
+        let python = self.python;
+        let inner = self.sim_mut();
+        if python {
             inner.run_until(until);
             self.failure = pycc::take_failure();
             if pycc::take_interrupt() {
@@ -218,7 +231,7 @@ impl Simulation {
         if self.failure.is_some() {
             return Ok(());
         }
-        let inner = &mut self.inner;
+        let inner = self.sim_mut();
         py.detach(|| inner.run_until(until));
         Ok(())
     }
@@ -228,7 +241,8 @@ impl Simulation {
     /// flow whose congestion control cannot be copied (a Python one).
     fn fork(&self) -> PyResult<Simulation> {
         if self.python {
-            let f = self.inner.scenario().flows.iter();
+            let sim = self.sim();
+            let f = sim.scenario().flows.iter();
             let names: Vec<&str> = f
                 .filter(|f| pycc::is_python(f.cc.name()))
                 .map(|f| f.cc.name())
@@ -239,12 +253,8 @@ impl Simulation {
                 names.join("\", \"")
             )));
         }
-        let inner = self.inner.fork().map_err(PyValueError::new_err)?;
-        Ok(Simulation {
-            inner,
-            python: false,
-            failure: self.failure.clone(),
-        })
+        let inner = self.sim().fork().map_err(PyValueError::new_err)?;
+        Ok(Simulation::wrap(inner, false, self.failure.clone()))
     }
 
     /// Moves the scenario's handoff `index` to `nanos` nanoseconds (both its
@@ -252,7 +262,7 @@ impl Simulation {
     /// `wavelab_sim::Simulation::set_handoff_at`). Raises `ValueError`
     /// saying why a move cannot be made.
     fn set_handoff_at(&mut self, index: usize, nanos: u64) -> PyResult<()> {
-        self.inner
+        self.sim_mut()
             .set_handoff_at(index, wavelab_tcp::Duration::from_nanos(nanos))
             .map_err(PyValueError::new_err)
     }
@@ -264,7 +274,7 @@ impl Simulation {
     fn add_capture(&mut self, target: &str, path: &str) -> PyResult<()> {
         let file = std::fs::File::create(path).map_err(|e| os_error(&e, path))?;
         let out = std::io::BufWriter::with_capacity(1 << 20, file);
-        self.inner
+        self.sim_mut()
             .add_capture(target, Box::new(out))
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
@@ -273,12 +283,12 @@ impl Simulation {
     /// were added: `target`, `packets`, `bytes`, or `target`, `errno`,
     /// `error` for a capture a write error (a full disk) stopped.
     fn finish_captures<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        capture_results(py, self.inner.finish_captures())
+        capture_results(py, self.sim_mut().finish_captures())
     }
 
     /// Figures about the run: simulated seconds, events, packet hops, peak packets.
     fn run_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.inner.results().run;
+        let r = self.sim().results().run;
         let d = PyDict::new(py);
         d.set_item("simulated", r.simulated.as_secs_f64())?;
         d.set_item("events", r.events)?;
@@ -298,8 +308,45 @@ impl Simulation {
     /// `bytes` (`kind` is the numpy dtype); strings are lists; categories are
     /// `uint8` codes with their labels.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        results_to_py(py, &self.inner.results())
+        results_to_py(py, &self.sim().results())
     }
+}
+
+impl Simulation {
+    fn wrap(inner: wavelab_sim::Simulation, python: bool, failure: Option<String>) -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Simulation {
+            inner: Mutex::new(inner),
+            python,
+            failure,
+        }
+    }
+
+    /// The engine, for reading (a panic in an earlier call leaves the
+    /// mutex poisoned; the engine is read all the same, as it was before
+    /// the mutex).
+    fn sim(&self) -> MutexGuard<'_, wavelab_sim::Simulation> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The engine, for changing (no lock: `&mut self` is exclusive).
+    fn sim_mut(&mut self) -> &mut wavelab_sim::Simulation {
+        self.inner.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Simulation {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How many simulations have their state allocated in this process: made
+/// and not yet freed, whichever thread dropped them (a check that runs on
+/// a cluster's workers leak nothing).
+#[pyfunction]
+fn live_simulations() -> usize {
+    LIVE.load(Ordering::Relaxed)
 }
 
 /// A run's tables as a dict of [`table_to_py`] tables by name.
@@ -456,6 +503,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(mahimahi_trace, m)?)?;
     m.add_function(wrap_pyfunction!(column_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(live_simulations, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // a hash of the simulator's sources and the compiler (build.rs)

@@ -9,6 +9,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -17,6 +18,9 @@ from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import figure_dpi, figure_format
 from wavelab.results.frames import Results
+
+if TYPE_CHECKING:
+    from wavelab.sweep.grid import Sweep
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -43,17 +47,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """``wavelab sweep``."""
     from wavelab.sweep.backends import DaskCluster, LocalPool
     from wavelab.sweep.grid import load_sweep
-    from wavelab.sweep.plan import plan_sweep
     from wavelab.sweep.runner import run_sweep, summary_line
 
     sweep = load_sweep(args.sweep)
     if args.list:
-        plan = plan_sweep(sweep)
-        table = pd.DataFrame([{"point": p.index, **p.params, "run": p.key} for p in plan.points])
-        with pd.option_context("display.width", 200, "display.max_rows", 10_000):
-            print(table.to_string(index=False))
-        extra = f" (+{plan.baselines} baselines)" if plan.baselines else ""
-        print(f"\n{len(plan.points)} points{extra}, {len(plan.runs)} distinct runs")
+        _list_points(sweep)
         return 0
     if not args.out:
         raise WavelabError("--out DIR is required: where the runs and the table go")
@@ -90,6 +88,31 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _list_points(sweep: Sweep) -> None:
+    """``wavelab sweep --list``: the points, each parameter under the short
+    name :func:`wavelab.load_results` gives its column (``[sweep.names]``,
+    else the path's last field where no other parameter ends so), then
+    which path each short name stands for."""
+    from wavelab.sweep.names import column_names
+    from wavelab.sweep.plan import plan_sweep
+
+    plan = plan_sweep(sweep)
+    columns = column_names(sweep.param_names, sweep.names)
+    table = pd.DataFrame(
+        [
+            {"point": p.index, **{columns[k]: v for k, v in p.params.items()}, "run": p.key}
+            for p in plan.points
+        ]
+    )
+    with pd.option_context("display.width", 200, "display.max_rows", 10_000):
+        print(table.to_string(index=False))
+    short = [f"{name} = {path}" for path, name in columns.items() if name != path]
+    if short:
+        print("\nparameters: " + ", ".join(short))
+    extra = f" (+{plan.baselines} baselines)" if plan.baselines else ""
+    print(f"\n{len(plan.points)} points{extra}, {len(plan.runs)} distinct runs")
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -165,14 +165,10 @@ def emulate(
         emu = start(scenario, captures, realtime, spin, lateness_bound, logs)
         end = emu.end
         if progress is True:
-            from tqdm import tqdm
+            from wavelab._util.progress_bars import progress_bar
 
-            bar = tqdm(
-                total=round(end, 1),
-                unit="s",
-                desc=f"{scenario.name} (wall clock)",
-                leave=False,
-                disable=None,
+            bar = progress_bar(
+                total=round(end, 1), unit="s", desc=f"{scenario.name} (wall clock)", leave=False
             )
 
             def callback(now: float, total: float) -> None:
@@ -212,9 +208,9 @@ def emulate_many(
     total = sum(for_emulation(sc).duration for sc in scenarios.values())
     bar = None
     if progress:
-        from tqdm import tqdm
+        from wavelab._util.progress_bars import progress_bar
 
-        bar = tqdm(total=round(total), unit="s", desc="emulated", disable=None)
+        bar = progress_bar(total=round(total), unit="s", desc="emulated")
     done_seconds = 0.0
     try:
         while pending or running:

@@ -26,6 +26,7 @@ from wavelab.results.tables import (
     table_to_frame,
     with_units,
 )
+from wavelab.results.view import results_html, results_text
 from wavelab.scenario.loading import Scenario, stored_scenario
 
 
@@ -214,8 +215,11 @@ class Results:
         return self.run.get("mode") == "emulation"
 
     def __repr__(self) -> str:
-        state = "complete" if self.complete else "partial"
-        return f"Results({self.scenario.name!r}, {state}, {len(self.flows)} flows)"
+        return results_text(self)
+
+    def _repr_html_(self) -> str:
+        """Its summary's first columns, one row per flow (a notebook's view)."""
+        return results_html(self)
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first, and the run's

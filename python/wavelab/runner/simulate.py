@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from wavelab import _native
+from wavelab._util.progress_bars import progress_bar
 from wavelab.errors import ScenarioFileError, WavelabError, check_type
 from wavelab.results.frames import Results
 from wavelab.runner.captures import add_captures, check_captures
@@ -68,10 +69,8 @@ def run(
     callback: Progress | None
     bar = None
     if progress is True:
-        from tqdm import tqdm
-
-        # disable=None: no bar when stderr is not a terminal (logs, CI)
-        bar = tqdm(total=round(end, 3), unit="sim s", desc=scenario.name, leave=False, disable=None)
+        # on a terminal or in a notebook; not in a log (CI)
+        bar = progress_bar(total=round(end, 3), unit="sim s", desc=scenario.name, leave=False)
 
         def callback(now: float, total: float) -> None:
             assert bar is not None

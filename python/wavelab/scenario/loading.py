@@ -26,6 +26,7 @@ from wavelab.errors import (
 from wavelab.scenario.field_paths import set_path
 from wavelab.scenario.toml_text import MAX_TOML_BYTES, first_problem, parse_toml
 from wavelab.scenario.traces import resolve_traces, trace_paths
+from wavelab.scenario.view import scenario_html, scenario_text
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,13 @@ class Scenario:
     def to_json(self) -> str:
         """The normalised scenario as JSON (what the simulator receives)."""
         return self._json or json.dumps(self.normalized)
+
+    def __repr__(self) -> str:
+        return scenario_text(self)
+
+    def _repr_html_(self) -> str:
+        """Its links and flows as two small tables (a notebook's view)."""
+        return scenario_html(self)
 
     def with_changes(self, changes: Mapping[str, Any]) -> Scenario:
         """A copy with fields replaced, addressed by path (``"flows[0].cc"``,

@@ -48,6 +48,7 @@ from wavelab.scenario.field_paths import PathError, parse_path, set_path
 from wavelab.scenario.loading import Scenario, from_dict
 from wavelab.scenario.toml_text import MAX_TOML_BYTES, parse_toml
 from wavelab.sweep.names import NAMES, parse_names
+from wavelab.sweep.view import sweep_html, sweep_text
 
 MAX_POINTS = 1_000_000
 """The largest sweep accepted (a bigger one is almost always a typo in a range)."""
@@ -224,6 +225,13 @@ class Sweep:
     def name(self) -> str:
         """The base scenario's name."""
         return self.base.name
+
+    def __repr__(self) -> str:
+        return sweep_text(self)
+
+    def _repr_html_(self) -> str:
+        """Its axes under their short names (a notebook's view)."""
+        return sweep_html(self)
 
     @property
     def size(self) -> int:

@@ -1,8 +1,8 @@
 """Progress of a sweep: runs done / total, rate and ETA.
 
-On a terminal, a tqdm bar; otherwise (a log file, a batch job) one line every
-:data:`LOG_EVERY` seconds and at the end, so long sweeps leave a readable
-trace instead of carriage-return noise.
+On a terminal or in a Jupyter notebook, a tqdm bar; otherwise (a log file,
+a batch job) one line every :data:`LOG_EVERY` seconds and at the end, so
+long sweeps leave a readable trace instead of carriage-return noise.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import time
 from typing import TextIO
+
+from wavelab._util.progress_bars import in_notebook, progress_bar
 
 LOG_EVERY = 30.0
 """Seconds between progress lines when stderr is not a terminal."""
@@ -42,11 +44,15 @@ class Progress:
         self.last_line = self.start
         self.bar = None
         self.enabled = enabled and total > initial
-        if self.enabled and self.stream.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=total, initial=initial, unit="run", desc=desc, file=self.stream, smoothing=0.1
+        if self.enabled and (self.stream.isatty() or in_notebook()):
+            self.bar = progress_bar(
+                total=total,
+                initial=initial,
+                unit="run",
+                desc=desc,
+                file=self.stream,
+                smoothing=0.1,
+                disable=False,
             )
 
     def rate(self) -> float:
