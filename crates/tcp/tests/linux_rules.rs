@@ -1,15 +1,19 @@
 //! Exchange tests for the loss-recovery rules Linux runs and the RFCs
 //! describe: PRR's sending schedule (RFC 6937 section 3.1), the ssthresh
 //! bases, F-RTO's two-ACK decision (RFC 5682 section 3.1), the undo of a
-//! reduction whose every retransmission came back as a DSACK (RFC 3708), and
-//! Linux's quick-ACK receiver.
+//! reduction whose every retransmission came back as a DSACK (RFC 3708),
+//! Linux's quick-ACK receiver, Linux's timers after a tail loss probe, and
+//! BBR's window allowance as Linux sizes it.
 
-use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis};
+use wavelab_tcp::cc::bbr::Mode;
+use wavelab_tcp::config::{
+    BbrQuantum, ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis,
+};
 use wavelab_tcp::profile::TcpProfile;
 use wavelab_tcp::testing::{ms, Harness, ISS};
 use wavelab_tcp::wire::{Flags, Options, Segment};
 use wavelab_tcp::{
-    CaState, CongestionControl, Duration, Instant, Receiver, SeqNum, TcpConfig, TxKind,
+    CaState, Cc, CongestionControl, Duration, Instant, Receiver, SeqNum, TcpConfig, TxKind,
 };
 
 const MSS: u64 = 1000;
@@ -491,5 +495,67 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             Some(pto + h.tx.rtt().rto()),
             "{rearm:?}"
         );
+    }
+}
+
+/// BBR's window and PROBE_RTT on a 2 Mbit/s, 60 ms path with no other
+/// traffic, by `tcp.bbr_quantum`. Without an allowance (the default) PROBE_BW
+/// keeps at most its bandwidth-delay product in flight after each 0.75
+/// phase, the queue empties, and every such round trip measures RTprop
+/// again to the nanosecond, so the estimate never ages and PROBE_RTT never
+/// comes. Linux's `bbr_quantization_budget` (`"linux"`, the linux profile)
+/// adds 3 x 2 segments (rounded up to an even count, 2 more in the probing
+/// phase) to every in-flight target: the window in PROBE_BW is that much
+/// above 2 x BDP, the queue never empties, no RTT sample matches RTprop,
+/// and PROBE_RTT comes 10 s after the last one ended, as the kernel's does
+/// (here at 10.23 and 20.90 s; at 10.1 s and then after 20.4 s in the
+/// emulated DCNET handover runs).
+#[test]
+fn linux_bbr_quantum_keeps_a_queue_and_probes_rtt_every_ten_seconds() {
+    for quantum in [BbrQuantum::None, BbrQuantum::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            bbr_quantum: quantum,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "bbr");
+        let far = ms(1_000_000);
+        let mut path = Path::new(250_000, Duration::from_millis(30), (far, far));
+        let mut probe_rtt = Vec::new();
+        let mut extra = std::collections::BTreeSet::new();
+        let mut in_probe_rtt = false;
+        run(&mut h, &mut path, 25_000, |now, h| {
+            let Cc::Bbr(b) = h.tx.cc() else {
+                unreachable!()
+            };
+            let now_in = b.mode() == Mode::ProbeRtt;
+            if now_in && !in_probe_rtt {
+                probe_rtt.push(now.as_secs_f64());
+            }
+            in_probe_rtt = now_in;
+            // the window above cwnd_gain x BDP (in whole segments) in
+            // PROBE_BW's cruising phases
+            if b.mode() == Mode::ProbeBw && b.cycle_index().is_some_and(|i| i >= 2) {
+                let bdp = b.bdp().unwrap() as f64 * b.cwnd_gain();
+                let segments = (bdp / MSS as f64).ceil() as u64;
+                extra.insert(b.cwnd() as i64 / MSS as i64 - segments as i64);
+            }
+        });
+        match quantum {
+            BbrQuantum::None => {
+                assert!(probe_rtt.is_empty(), "{probe_rtt:?}");
+                assert!(extra.iter().all(|&e| e <= 0), "{extra:?}");
+            }
+            BbrQuantum::Linux => {
+                assert_eq!(probe_rtt.len(), 2, "{probe_rtt:?}");
+                assert!((10.0..10.5).contains(&probe_rtt[0]), "{probe_rtt:?}");
+                // 10 s after the estimate taken at the end of the first:
+                // the flight drained to 4 segments, 200 ms and a round trip
+                let gap = probe_rtt[1] - probe_rtt[0];
+                assert!((10.2..11.0).contains(&gap), "{probe_rtt:?}");
+                // 3 x 2 segments, plus one where rounding up to even adds it
+                assert!(extra.iter().all(|&e| e == 6 || e == 7), "{extra:?}");
+            }
+        }
     }
 }
