@@ -10,10 +10,11 @@ use wavelab_tcp::config::{
     BbrQuantum, ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis,
 };
 use wavelab_tcp::profile::TcpProfile;
-use wavelab_tcp::testing::{ms, Harness, ISS};
+use wavelab_tcp::testing::{ms, synack, Harness, ISS, SYNACK_WINDOW};
 use wavelab_tcp::wire::{Flags, Options, Segment};
 use wavelab_tcp::{
-    CaState, Cc, CongestionControl, Duration, Instant, Receiver, SeqNum, TcpConfig, TxKind,
+    CaState, Cc, CcConfig, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum,
+    TcpConfig, TxKind,
 };
 
 const MSS: u64 = 1000;
@@ -494,6 +495,140 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             h.tx.poll_timeout(),
             Some(pto + h.tx.rtt().rto()),
             "{rearm:?}"
+        );
+    }
+}
+
+/// The retransmission timer after a tail loss probe when the RTO is below 2
+/// SRTT (Linux's RTO is SRTT + a variance term of at least `TCP_RTO_MIN`,
+/// below 2 SRTT once SRTT is long and steady), by `tcp.rto_rearm`. Rounds
+/// of 600 ms, each flight acknowledged at once, bring the RTO below 2 SRTT
+/// (after 18 rounds: SRTT 555 ms, RTO 1.06 s); the next flight (sent at `t0`) is then lost
+/// but for its first segment, whose ACK comes late. The flights stay below
+/// the peer's window, so the probe is a new segment.
+///
+/// * The PTO is capped by the RTO in both rules (RFC 8985 section 7.2: the
+///   RTO restarted by the ACK at `t0`; Linux: the oldest segment's send
+///   time, `t0`, + RTO): it fires at `t0` + RTO and sends the probe.
+/// * After the probe the RTO runs from the probe's instant in both (RFC 8985
+///   section 7.3; Linux's `tcp_send_loss_probe` clears `icsk_pending` before
+///   `tcp_rearm_rto`), not from the 2 SRTT of a PTO re-armed by the
+///   transmission of the probe's new segment, which would come later here.
+/// * The late ACK of the first segment (its RTT sample raises the RTO),
+///   with the probe still outstanding, re-arms the PTO; when it fires no second probe may go out (one
+///   outstanding probe). RFC 8985 section 7.3 then restarts the RTO from
+///   now, a full RTO more; Linux (`tcp_send_loss_probe`'s "at most one
+///   outstanding TLP" branch, `tcp_rearm_rto` with the PTO still pending)
+///   arms it at the oldest outstanding segment's send time + RTO, long past,
+///   so one tick (1 ms) later. Either way the timeout then resends that
+///   segment.
+#[test]
+fn the_rto_after_a_probe_follows_each_rearm_rule_below_two_srtt() {
+    for rearm in [RtoRearm::Rfc8985, RtoRearm::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            timestamps: false,
+            rto_rearm: rearm,
+            ..TcpProfile::Linux.config()
+        };
+        // congestion avoidance from 20 segments: the flights stay below the
+        // peer's window, so that the probe is new data
+        let cc = CcConfig::named("reno").unwrap().build(
+            c.mss,
+            c.initial_cwnd,
+            Some(20 * MSS),
+            c.abc_limit,
+        );
+        let mut tx = Sender::new(c, cc, ISS);
+        tx.write_unlimited();
+        assert_eq!(tx.poll_transmit(ms(0)).unwrap().kind, TxKind::Syn);
+        tx.handle_segment(
+            ms(100),
+            &synack(Some(MSS as u16), Some(1), true, SYNACK_WINDOW),
+        );
+        let mut h = Harness { tx, now: ms(100) };
+        // (offset, send time in ms) of every segment, in order
+        let mut log: Vec<(u64, u64)> = Vec::new();
+        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
+            for (off, _) in h.sent() {
+                log.push((off, t));
+            }
+            log.last().map(|&(off, _)| off + MSS)
+        }
+        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        let mut t0 = 100;
+        for _ in 0..40 {
+            t0 += 600;
+            h.at(t0);
+            h.ack(nxt, &[]);
+            nxt = send(&mut h, &mut log, t0).unwrap_or(nxt);
+            let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+            if rto < srtt * 2 {
+                break;
+            }
+        }
+        let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+        assert!(
+            rto < srtt * 2,
+            "{rearm:?}: RTO {rto} not below 2 SRTT {srtt}"
+        );
+        let first = log.iter().find(|e| e.1 == t0).unwrap().0;
+
+        // the PTO, capped by the RTO from t0, sends the probe
+        let pto = h.tx.poll_timeout().unwrap();
+        assert_eq!(pto, ms(t0) + rto, "{rearm:?}");
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert_eq!(
+            h.sent(),
+            vec![(nxt, false)],
+            "{rearm:?}: the probe, new data"
+        );
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(h.tx.poll_timeout(), Some(pto + rto), "{rearm:?}");
+        assert!(
+            rto < srtt * 2 + Duration::from_millis(2),
+            "the cases differ"
+        );
+
+        // the first segment's ACK, late; the probe is still outstanding
+        let late = pto + Duration::from_millis(100);
+        h.now = late;
+        h.ack(first + MSS, &[]);
+        let released = !h.sent().is_empty();
+        // (the late ACK's RTT sample raised the RTO)
+        let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+        let head_deadline = ms(t0) + rto;
+        let pto = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => late + (srtt * 2).min(rto),
+            // after new data, capped by the head's RTO only while it is ahead
+            RtoRearm::Linux if released && head_deadline <= late => {
+                late + srtt * 2 + Duration::from_millis(2)
+            }
+            RtoRearm::Linux if released => {
+                (late + srtt * 2 + Duration::from_millis(2)).min(head_deadline)
+            }
+            RtoRearm::Linux => (late + srtt * 2 + Duration::from_millis(2)).min(late + rto),
+        };
+        assert_eq!(pto, want, "{rearm:?} (data released: {released})");
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert!(h.sent().is_empty(), "{rearm:?}: no second probe");
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(h.tx.stats().rto_expiries, 0);
+        let rto_at = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => pto + rto,
+            RtoRearm::Linux => pto + Duration::from_millis(1),
+        };
+        assert_eq!(rto_at, want, "{rearm:?}");
+        h.now = rto_at;
+        h.tx.handle_timeout(rto_at);
+        assert_eq!(h.tx.stats().rto_expiries, 1, "{rearm:?}");
+        assert!(
+            h.sent().contains(&(first + MSS, true)),
+            "{rearm:?}: the timeout resends the oldest outstanding segment"
         );
     }
 }
