@@ -503,9 +503,9 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
 /// SRTT (Linux's RTO is SRTT + a variance term of at least `TCP_RTO_MIN`,
 /// below 2 SRTT once SRTT is long and steady), by `tcp.rto_rearm`. Rounds
 /// of 600 ms, each flight acknowledged at once, bring the RTO below 2 SRTT
-/// (after 18 rounds: SRTT 555 ms, RTO 1.06 s); the next flight (sent at `t0`) is then lost
-/// but for its first segment, whose ACK comes late. The flights stay below
-/// the peer's window, so the probe is a new segment.
+/// (after 18 rounds: SRTT 555 ms, RTO 1.06 s); the next flight (sent at
+/// `t0`) is then lost but for its first segment, whose ACK comes late. The
+/// flights stay below the peer's window, so the probe is a new segment.
 ///
 /// * The PTO is capped by the RTO in both rules (RFC 8985 section 7.2: the
 ///   RTO restarted by the ACK at `t0`; Linux: the oldest segment's send
