@@ -248,7 +248,8 @@ def repeats(scs: Mapping[str, Scenario], repeat: int) -> dict[str, Scenario]:
     }
 
 
-def main(argv: list[str]) -> int:
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[Cell]]:
+    """The command line and the cells it chooses."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="emulated runs per scenario")
     ap.add_argument("--jobs", type=int, default=1, help="emulations at once")
@@ -264,7 +265,11 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     hts = (2.0,) if args.quick else tuple(args.ht or study.HTS)
     directions = ("L1L2",) if args.quick else tuple(args.direction or study.DIRECTIONS)
-    cells = [Cell(cc, d, ht) for cc in args.cc for d in directions for ht in hts]
+    return args, [Cell(cc, d, ht) for cc in args.cc for d in directions for ht in hts]
+
+
+def main(argv: list[str]) -> int:
+    args, cells = parse(argv)
     scs = scenarios(cells, args.at, args.after)
     runs = repeats(scs, args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)
