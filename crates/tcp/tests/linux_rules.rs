@@ -426,6 +426,15 @@ fn bbr_keeps_its_pacing_rate_through_a_spurious_timeout() {
     }
 }
 
+/// Drains what the sender transmits at `t` (ms) into `log` as (offset, send
+/// time); the end of the last segment logged, if any.
+fn log_sent(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
+    for (off, _) in h.sent() {
+        log.push((off, t));
+    }
+    log.last().map(|&(off, _)| off + MSS)
+}
+
 /// The tail loss probe's timer after a transmission, by `tcp.rto_rearm`.
 /// Eight round trips of 400 ms, each flight acknowledged at once, settle
 /// SRTT at about 400 ms (and the RTO below 2 SRTT). The ACKs of the ninth
@@ -451,18 +460,12 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
         let mut h = Harness::new(c, "reno");
         // (offset, send time) of every segment, in order
         let mut log: Vec<(u64, u64)> = Vec::new();
-        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
-            for (off, _) in h.sent() {
-                log.push((off, t));
-            }
-            log.last().map(|&(off, _)| off + MSS)
-        }
-        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        let mut nxt = log_sent(&mut h, &mut log, 100).unwrap();
         for round in 1..=8 {
             let t = 100 + 400 * round;
             h.at(t);
             h.ack(nxt, &[]);
-            nxt = send(&mut h, &mut log, t).unwrap_or(nxt);
+            nxt = log_sent(&mut h, &mut log, t).unwrap_or(nxt);
         }
         // the ninth flight, sent at 3.3 s
         let mut una = log.iter().find(|e| e.1 == 3300).unwrap().0;
@@ -471,7 +474,7 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             h.at(t);
             una += MSS;
             h.ack(una, &[]);
-            send(&mut h, &mut log, t);
+            log_sent(&mut h, &mut log, t);
         }
         let head_sent = ms(log.iter().find(|e| e.0 == una).unwrap().1);
         assert_eq!(head_sent, ms(3300), "{rearm:?}");
@@ -549,19 +552,13 @@ fn the_rto_after_a_probe_follows_each_rearm_rule_below_two_srtt() {
         let mut h = Harness { tx, now: ms(100) };
         // (offset, send time in ms) of every segment, in order
         let mut log: Vec<(u64, u64)> = Vec::new();
-        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
-            for (off, _) in h.sent() {
-                log.push((off, t));
-            }
-            log.last().map(|&(off, _)| off + MSS)
-        }
-        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        let mut nxt = log_sent(&mut h, &mut log, 100).unwrap();
         let mut t0 = 100;
         for _ in 0..40 {
             t0 += 600;
             h.at(t0);
             h.ack(nxt, &[]);
-            nxt = send(&mut h, &mut log, t0).unwrap_or(nxt);
+            nxt = log_sent(&mut h, &mut log, t0).unwrap_or(nxt);
             let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
             if rto < srtt * 2 {
                 break;
