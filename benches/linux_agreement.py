@@ -5,6 +5,7 @@ emulates 24 runs of 80 s per pass: 32 min one at a time, 16 min with
 
     sudo python benches/linux_agreement.py [--repeat 3] [--jobs 1] [--out DIR]
     sudo python benches/linux_agreement.py --quick      # HT = 2 s, L1 -> L2 only
+    sudo python benches/linux_agreement.py --cc bbr --direction L1L2 --ht 0.5 2 --repeat 3
 
 For the kernel's ``reno``, ``cubic`` and ``bbr``, both directions of the
 handover (L1 = 2 Mbit/s / 30 ms <-> L2 = 8 Mbit/s / 240 ms, 100-packet
@@ -247,7 +248,8 @@ def repeats(scs: Mapping[str, Scenario], repeat: int) -> dict[str, Scenario]:
     }
 
 
-def main(argv: list[str]) -> int:
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[Cell]]:
+    """The command line and the cells it chooses."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="emulated runs per scenario")
     ap.add_argument("--jobs", type=int, default=1, help="emulations at once")
@@ -255,11 +257,19 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--after", type=float, default=60.0, help="seconds run after it")
     ap.add_argument("--quick", action="store_true", help="HT = 2 s, L1 -> L2 only")
     ap.add_argument("--cc", nargs="*", default=list(CCS), help="kernel algorithms")
+    ap.add_argument(
+        "--direction", nargs="*", choices=study.DIRECTIONS, help="handover directions (all)"
+    )
+    ap.add_argument("--ht", nargs="*", type=float, help="outages in seconds (all)")
     ap.add_argument("--out", type=Path, default=Path("linux-agreement"))
     args = ap.parse_args(argv)
-    hts = (2.0,) if args.quick else study.HTS
-    directions = ("L1L2",) if args.quick else study.DIRECTIONS
-    cells = [Cell(cc, d, ht) for cc in args.cc for d in directions for ht in hts]
+    hts = (2.0,) if args.quick else tuple(args.ht or study.HTS)
+    directions = ("L1L2",) if args.quick else tuple(args.direction or study.DIRECTIONS)
+    return args, [Cell(cc, d, ht) for cc in args.cc for d in directions for ht in hts]
+
+
+def main(argv: list[str]) -> int:
+    args, cells = parse(argv)
     scs = scenarios(cells, args.at, args.after)
     runs = repeats(scs, args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)

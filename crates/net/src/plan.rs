@@ -628,6 +628,7 @@ impl Plan {
             "abc_limit_after_rto",
             "ca_per_ack",
             "receiver",
+            "bbr_quantum",
         ] {
             note(
                 notes,

@@ -92,6 +92,9 @@ pub struct TcpConfig {
     pub ca_per_ack: bool,
     /// When the receiver acknowledges (default `"rfc"`).
     pub receiver: ReceiverProfile,
+    /// BBR's allowance above its bandwidth-delay product for the window and
+    /// the gain cycle's in-flight targets (default `"none"`).
+    pub bbr_quantum: BbrQuantum,
     /// Classic ECN (RFC 3168 section 6.1): the sender offers it on its SYN
     /// (ECE and CWR set), the receiver accepts on its SYN-ACK (ECE set); once
     /// both agreed, new data carries ECT(0), the receiver echoes a CE mark
@@ -157,6 +160,27 @@ pub enum Hystart {
     /// whole minimum RTT, the delay threshold min RTT clamped to 4-1000 ms,
     /// a round judged on its first eight samples.
     Ns3,
+}
+
+/// What BBR adds to a bandwidth-delay product when it sizes its window and
+/// judges its gain cycle's in-flight targets (`tcp.bbr_quantum`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BbrQuantum {
+    /// Nothing: gain x BtlBw x RTprop. The draft's `BBRInflight` adds three
+    /// send quanta, which stand for TSO bursts; wavelab sends single
+    /// segments and leaves them out.
+    #[default]
+    None,
+    /// Linux 6.18's `bbr_quantization_budget` (net/ipv4/tcp_bbr.c), applied
+    /// by `bbr_inflight` and `bbr_set_cwnd`: the product rounded up to whole
+    /// segments, plus three times `bbr_tso_segs_goal` (the segments of 1/1024
+    /// s at the pacing rate, at least 2 at or above 1.2 Mbit/s and 1 below),
+    /// rounded up to an even count, plus 2 segments in PROBE_BW's probing
+    /// phase. On a slow path the budget keeps a standing queue of about six
+    /// segments in PROBE_BW, so that PROBE_BW's RTT samples do not refresh
+    /// the min RTT and PROBE_RTT comes every 10 s.
+    Linux,
 }
 
 /// How the receiver acknowledges data (`tcp.receiver`).
@@ -315,6 +339,7 @@ impl Default for TcpConfig {
             abc_limit_after_rto: 1,
             ca_per_ack: false,
             receiver: ReceiverProfile::Rfc,
+            bbr_quantum: BbrQuantum::None,
             ecn: false,
         }
     }

@@ -46,8 +46,8 @@ pub mod wire;
 
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
 pub use config::{
-    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoRearm,
-    RtoSsthresh, SsthreshBasis, TcpConfig,
+    BbrQuantum, Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction,
+    RtoRearm, RtoSsthresh, SsthreshBasis, TcpConfig,
 };
 pub use profile::TcpProfile;
 pub use receiver::{Receiver, ReceiverState, ReceiverStats};

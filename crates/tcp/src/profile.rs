@@ -9,8 +9,8 @@
 //! same fields written out are one run.
 
 use crate::config::{
-    Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction, RtoRearm,
-    RtoSsthresh, SsthreshBasis, TcpConfig,
+    BbrQuantum, Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction,
+    RtoRearm, RtoSsthresh, SsthreshBasis, TcpConfig,
 };
 use crate::rtt::RtoFlavour;
 use crate::time::Duration;
@@ -65,7 +65,9 @@ impl TcpProfile {
     /// * no slow-start limit after a timeout either (`tcp_slow_start`);
     /// * Linux's receiver: quick ACKs at the start and after idle, the
     ///   adaptive ACK timer between `TCP_ATO_MIN` (40 ms) and
-    ///   `TCP_DELACK_MAX` (200 ms).
+    ///   `TCP_DELACK_MAX` (200 ms);
+    /// * BBR's window and in-flight targets with Linux's quantization budget
+    ///   (`bbr_quantum = "linux"`, `bbr_quantization_budget`).
     ///
     /// For ns-3.44 (the attributes' defaults in `tcp-socket.cc`,
     /// `tcp-socket-base.cc`, `tcp-l4-protocol.cc`, `tcp-cubic.cc`):
@@ -112,6 +114,7 @@ impl TcpProfile {
                 abc_limit_after_rto: 64,
                 ca_per_ack: false,
                 receiver: ReceiverProfile::Linux,
+                bbr_quantum: BbrQuantum::Linux,
                 ..TcpConfig::default()
             },
             TcpProfile::Ns3 => TcpConfig {
@@ -143,6 +146,7 @@ impl TcpProfile {
                 abc_limit_after_rto: 64,
                 ca_per_ack: false,
                 receiver: ReceiverProfile::Rfc,
+                bbr_quantum: BbrQuantum::None,
                 ecn: false,
             },
         }
@@ -217,6 +221,8 @@ pub(crate) struct TcpConfigSpec {
     #[serde(default)]
     receiver: Option<ReceiverProfile>,
     #[serde(default)]
+    bbr_quantum: Option<BbrQuantum>,
+    #[serde(default)]
     ecn: Option<bool>,
 }
 
@@ -261,6 +267,7 @@ impl From<TcpConfigSpec> for TcpConfig {
             abc_limit_after_rto,
             ca_per_ack,
             receiver,
+            bbr_quantum,
             ecn
         );
         if let Some(v) = s.initial_ssthresh {

@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use std::collections::BinaryHeap;
 use wavelab_tcp::cc::{CaState, HandoffNotice, HandoffStyle, Notification, PathInfo};
-use wavelab_tcp::config::{Hystart, ReceiverProfile, RecoveryReduction, SsthreshBasis};
+use wavelab_tcp::config::{BbrQuantum, Hystart, ReceiverProfile, RecoveryReduction, SsthreshBasis};
 use wavelab_tcp::{
     ByteSize, CcConfig, CongestionControl, Duration, Instant, LostRetransmissions, Receiver,
     RtoFlavour, RtoRearm, RtoSsthresh, Sender, SeqNum, TcpConfig, TxKind,
@@ -319,6 +319,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 Just(RtoSsthresh::Ns3)
             ],
             prop_oneof![Just(RtoRearm::Rfc8985), Just(RtoRearm::Linux)],
+            prop_oneof![Just(BbrQuantum::None), Just(BbrQuantum::Linux)],
         ),
         (
             prop_oneof![
@@ -354,7 +355,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                 dupthresh,
                 delack,
                 lost_rtx,
-                (tlp, rto, rto_ss, rearm),
+                (tlp, rto, rto_ss, rearm, quantum),
                 (reduction, basis, frto, undo, hystart, receiver, ca_per_ack, abc_rto),
             )| {
                 TcpConfig {
@@ -385,6 +386,7 @@ fn config_strategy() -> impl Strategy<Value = TcpConfig> {
                     // RACK-TLP's probe where it applies
                     tlp: tlp && sack && lost_rtx == LostRetransmissions::Rack,
                     rto_rearm: rearm,
+                    bbr_quantum: quantum,
                     rto,
                     rto_ssthresh: rto_ss,
                     min_rto: Duration::from_millis(200),

@@ -1,15 +1,20 @@
 //! Exchange tests for the loss-recovery rules Linux runs and the RFCs
 //! describe: PRR's sending schedule (RFC 6937 section 3.1), the ssthresh
 //! bases, F-RTO's two-ACK decision (RFC 5682 section 3.1), the undo of a
-//! reduction whose every retransmission came back as a DSACK (RFC 3708), and
-//! Linux's quick-ACK receiver.
+//! reduction whose every retransmission came back as a DSACK (RFC 3708),
+//! Linux's quick-ACK receiver, Linux's timers after a tail loss probe, and
+//! BBR's window allowance as Linux sizes it.
 
-use wavelab_tcp::config::{ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis};
+use wavelab_tcp::cc::bbr::Mode;
+use wavelab_tcp::config::{
+    BbrQuantum, ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis,
+};
 use wavelab_tcp::profile::TcpProfile;
-use wavelab_tcp::testing::{ms, Harness, ISS};
+use wavelab_tcp::testing::{ms, synack, Harness, ISS, SYNACK_WINDOW};
 use wavelab_tcp::wire::{Flags, Options, Segment};
 use wavelab_tcp::{
-    CaState, CongestionControl, Duration, Instant, Receiver, SeqNum, TcpConfig, TxKind,
+    CaState, Cc, CcConfig, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum,
+    TcpConfig, TxKind,
 };
 
 const MSS: u64 = 1000;
@@ -421,6 +426,15 @@ fn bbr_keeps_its_pacing_rate_through_a_spurious_timeout() {
     }
 }
 
+/// Drains what the sender transmits at `t` (ms) into `log` as (offset, send
+/// time); the end of the last segment logged, if any.
+fn log_sent(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
+    for (off, _) in h.sent() {
+        log.push((off, t));
+    }
+    log.last().map(|&(off, _)| off + MSS)
+}
+
 /// The tail loss probe's timer after a transmission, by `tcp.rto_rearm`.
 /// Eight round trips of 400 ms, each flight acknowledged at once, settle
 /// SRTT at about 400 ms (and the RTO below 2 SRTT). The ACKs of the ninth
@@ -446,18 +460,12 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
         let mut h = Harness::new(c, "reno");
         // (offset, send time) of every segment, in order
         let mut log: Vec<(u64, u64)> = Vec::new();
-        fn send(h: &mut Harness, log: &mut Vec<(u64, u64)>, t: u64) -> Option<u64> {
-            for (off, _) in h.sent() {
-                log.push((off, t));
-            }
-            log.last().map(|&(off, _)| off + MSS)
-        }
-        let mut nxt = send(&mut h, &mut log, 100).unwrap();
+        let mut nxt = log_sent(&mut h, &mut log, 100).unwrap();
         for round in 1..=8 {
             let t = 100 + 400 * round;
             h.at(t);
             h.ack(nxt, &[]);
-            nxt = send(&mut h, &mut log, t).unwrap_or(nxt);
+            nxt = log_sent(&mut h, &mut log, t).unwrap_or(nxt);
         }
         // the ninth flight, sent at 3.3 s
         let mut una = log.iter().find(|e| e.1 == 3300).unwrap().0;
@@ -466,7 +474,7 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             h.at(t);
             una += MSS;
             h.ack(una, &[]);
-            send(&mut h, &mut log, t);
+            log_sent(&mut h, &mut log, t);
         }
         let head_sent = ms(log.iter().find(|e| e.0 == una).unwrap().1);
         assert_eq!(head_sent, ms(3300), "{rearm:?}");
@@ -491,5 +499,195 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             Some(pto + h.tx.rtt().rto()),
             "{rearm:?}"
         );
+    }
+}
+
+/// The retransmission timer after a tail loss probe when the RTO is below 2
+/// SRTT (Linux's RTO is SRTT + a variance term of at least `TCP_RTO_MIN`,
+/// below 2 SRTT once SRTT is long and steady), by `tcp.rto_rearm`. Rounds
+/// of 600 ms, each flight acknowledged at once, bring the RTO below 2 SRTT
+/// (after 18 rounds: SRTT 555 ms, RTO 1.06 s); the next flight (sent at
+/// `t0`) is then lost but for its first segment, whose ACK comes late. The
+/// flights stay below the peer's window, so the probe is a new segment.
+///
+/// * The PTO is capped by the RTO in both rules (RFC 8985 section 7.2: the
+///   RTO restarted by the ACK at `t0`; Linux: the oldest segment's send
+///   time, `t0`, + RTO): it fires at `t0` + RTO and sends the probe.
+/// * After the probe the RTO runs from the probe's instant in both (RFC 8985
+///   section 7.3; Linux's `tcp_send_loss_probe` clears `icsk_pending` before
+///   `tcp_rearm_rto`), not from the 2 SRTT of a PTO re-armed by the
+///   transmission of the probe's new segment, which would come later here.
+/// * The late ACK of the first segment (its RTT sample raises the RTO),
+///   with the probe still outstanding, re-arms the PTO; when it fires no second probe may go out (one
+///   outstanding probe). RFC 8985 section 7.3 then restarts the RTO from
+///   now, a full RTO more; Linux (`tcp_send_loss_probe`'s "at most one
+///   outstanding TLP" branch, `tcp_rearm_rto` with the PTO still pending)
+///   arms it at the oldest outstanding segment's send time + RTO, long past,
+///   so one tick (1 ms) later. Either way the timeout then resends that
+///   segment.
+#[test]
+fn the_rto_after_a_probe_follows_each_rearm_rule_below_two_srtt() {
+    for rearm in [RtoRearm::Rfc8985, RtoRearm::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            timestamps: false,
+            rto_rearm: rearm,
+            ..TcpProfile::Linux.config()
+        };
+        // congestion avoidance from 20 segments: the flights stay below the
+        // peer's window, so that the probe is new data
+        let cc = CcConfig::named("reno").unwrap().build(
+            c.mss,
+            c.initial_cwnd,
+            Some(20 * MSS),
+            c.abc_limit,
+        );
+        let mut tx = Sender::new(c, cc, ISS);
+        tx.write_unlimited();
+        assert_eq!(tx.poll_transmit(ms(0)).unwrap().kind, TxKind::Syn);
+        tx.handle_segment(
+            ms(100),
+            &synack(Some(MSS as u16), Some(1), true, SYNACK_WINDOW),
+        );
+        let mut h = Harness { tx, now: ms(100) };
+        // (offset, send time in ms) of every segment, in order
+        let mut log: Vec<(u64, u64)> = Vec::new();
+        let mut nxt = log_sent(&mut h, &mut log, 100).unwrap();
+        let mut t0 = 100;
+        for _ in 0..40 {
+            t0 += 600;
+            h.at(t0);
+            h.ack(nxt, &[]);
+            nxt = log_sent(&mut h, &mut log, t0).unwrap_or(nxt);
+            let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+            if rto < srtt * 2 {
+                break;
+            }
+        }
+        let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+        assert!(
+            rto < srtt * 2,
+            "{rearm:?}: RTO {rto} not below 2 SRTT {srtt}"
+        );
+        let first = log.iter().find(|e| e.1 == t0).unwrap().0;
+
+        // the PTO, capped by the RTO from t0, sends the probe
+        let pto = h.tx.poll_timeout().unwrap();
+        assert_eq!(pto, ms(t0) + rto, "{rearm:?}");
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert_eq!(
+            h.sent(),
+            vec![(nxt, false)],
+            "{rearm:?}: the probe, new data"
+        );
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(h.tx.poll_timeout(), Some(pto + rto), "{rearm:?}");
+        assert!(
+            rto < srtt * 2 + Duration::from_millis(2),
+            "the cases differ"
+        );
+
+        // the first segment's ACK, late; the probe is still outstanding
+        let late = pto + Duration::from_millis(100);
+        h.now = late;
+        h.ack(first + MSS, &[]);
+        let released = !h.sent().is_empty();
+        // (the late ACK's RTT sample raised the RTO)
+        let (srtt, rto) = (h.tx.rtt().srtt().unwrap(), h.tx.rtt().rto());
+        let head_deadline = ms(t0) + rto;
+        let pto = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => late + (srtt * 2).min(rto),
+            // after new data, capped by the head's RTO only while it is ahead
+            RtoRearm::Linux if released && head_deadline <= late => {
+                late + srtt * 2 + Duration::from_millis(2)
+            }
+            RtoRearm::Linux if released => {
+                (late + srtt * 2 + Duration::from_millis(2)).min(head_deadline)
+            }
+            RtoRearm::Linux => (late + srtt * 2 + Duration::from_millis(2)).min(late + rto),
+        };
+        assert_eq!(pto, want, "{rearm:?} (data released: {released})");
+        h.now = pto;
+        h.tx.handle_timeout(pto);
+        assert!(h.sent().is_empty(), "{rearm:?}: no second probe");
+        assert_eq!(h.tx.stats().loss_probes, 1);
+        assert_eq!(h.tx.stats().rto_expiries, 0);
+        let rto_at = h.tx.poll_timeout().unwrap();
+        let want = match rearm {
+            RtoRearm::Rfc8985 => pto + rto,
+            RtoRearm::Linux => pto + Duration::from_millis(1),
+        };
+        assert_eq!(rto_at, want, "{rearm:?}");
+        h.now = rto_at;
+        h.tx.handle_timeout(rto_at);
+        assert_eq!(h.tx.stats().rto_expiries, 1, "{rearm:?}");
+        assert!(
+            h.sent().contains(&(first + MSS, true)),
+            "{rearm:?}: the timeout resends the oldest outstanding segment"
+        );
+    }
+}
+
+/// BBR's window and PROBE_RTT on a 2 Mbit/s, 60 ms path with no other
+/// traffic, by `tcp.bbr_quantum`. Without an allowance (the default) PROBE_BW
+/// keeps at most its bandwidth-delay product in flight after each 0.75
+/// phase, the queue empties, and every such round trip measures RTprop
+/// again to the nanosecond, so the estimate never ages and PROBE_RTT never
+/// comes. Linux's `bbr_quantization_budget` (`"linux"`, the linux profile)
+/// adds 3 x 2 segments (rounded up to an even count, 2 more in the probing
+/// phase) to every in-flight target: the window in PROBE_BW is that much
+/// above 2 x BDP, the queue never empties, no RTT sample matches RTprop,
+/// and PROBE_RTT comes 10 s after the last one ended, as the kernel's does
+/// (here at 10.23 and 20.90 s; at 10.1 s and then after 20.4 s in the
+/// emulated DCNET handover runs).
+#[test]
+fn linux_bbr_quantum_keeps_a_queue_and_probes_rtt_every_ten_seconds() {
+    for quantum in [BbrQuantum::None, BbrQuantum::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            bbr_quantum: quantum,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "bbr");
+        let far = ms(1_000_000);
+        let mut path = Path::new(250_000, Duration::from_millis(30), (far, far));
+        let mut probe_rtt = Vec::new();
+        let mut extra = std::collections::BTreeSet::new();
+        let mut in_probe_rtt = false;
+        run(&mut h, &mut path, 25_000, |now, h| {
+            let Cc::Bbr(b) = h.tx.cc() else {
+                unreachable!()
+            };
+            let now_in = b.mode() == Mode::ProbeRtt;
+            if now_in && !in_probe_rtt {
+                probe_rtt.push(now.as_secs_f64());
+            }
+            in_probe_rtt = now_in;
+            // the window above cwnd_gain x BDP (in whole segments) in
+            // PROBE_BW's cruising phases
+            if b.mode() == Mode::ProbeBw && b.cycle_index().is_some_and(|i| i >= 2) {
+                let bdp = b.bdp().unwrap() as f64 * b.cwnd_gain();
+                let segments = (bdp / MSS as f64).ceil() as u64;
+                extra.insert(b.cwnd() as i64 / MSS as i64 - segments as i64);
+            }
+        });
+        match quantum {
+            BbrQuantum::None => {
+                assert!(probe_rtt.is_empty(), "{probe_rtt:?}");
+                assert!(extra.iter().all(|&e| e <= 0), "{extra:?}");
+            }
+            BbrQuantum::Linux => {
+                assert_eq!(probe_rtt.len(), 2, "{probe_rtt:?}");
+                assert!((10.0..10.5).contains(&probe_rtt[0]), "{probe_rtt:?}");
+                // 10 s after the estimate taken at the end of the first:
+                // the flight drained to 4 segments, 200 ms and a round trip
+                let gap = probe_rtt[1] - probe_rtt[0];
+                assert!((10.2..11.0).contains(&gap), "{probe_rtt:?}");
+                // 3 x 2 segments, plus one where rounding up to even adds it
+                assert!(extra.iter().all(|&e| e == 6 || e == 7), "{extra:?}");
+            }
+        }
     }
 }

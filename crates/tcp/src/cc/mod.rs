@@ -239,6 +239,8 @@ pub struct WindowOptions {
     pub ca_per_ack: bool,
     /// The hybrid slow start CUBIC uses unless its parameters choose one.
     pub hystart: crate::config::Hystart,
+    /// BBR's allowance above its bandwidth-delay product.
+    pub bbr_quantum: crate::config::BbrQuantum,
 }
 
 impl Default for WindowOptions {
@@ -253,6 +255,7 @@ impl From<&crate::TcpConfig> for WindowOptions {
             abc_limit_after_rto: c.abc_limit_after_rto,
             ca_per_ack: c.ca_per_ack,
             hystart: c.hystart,
+            bbr_quantum: c.bbr_quantum,
         }
     }
 }

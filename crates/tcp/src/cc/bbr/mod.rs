@@ -78,7 +78,11 @@
 //! * **cwnd = `cwnd_gain` × BDP** with no send-quantum allowance (the draft's
 //!   `3 × send_quantum`): wavelab has no TSO and sends single segments; the
 //!   floor is 4 segments. The send quantum itself is omitted for the same
-//!   reason.
+//!   reason. `tcp.bbr_quantum = "linux"` (the linux profile) adds Linux's
+//!   `bbr_quantization_budget` to every in-flight target instead (see
+//!   [`crate::BbrQuantum`]): on a 2 Mbit/s path it is six segments, a
+//!   standing queue in PROBE_BW that keeps PROBE_BW's RTT samples above
+//!   RTprop, so that PROBE_RTT comes every 10 s as in Linux.
 //! * **Header overhead**: the pacing rate is `pacing_gain` × BtlBw as the
 //!   draft says, and BtlBw is measured in payload bytes (the sampler counts
 //!   delivered payload: 10 Mbit/s of 1500-byte packets is 9.73 Mbit/s),
@@ -109,7 +113,7 @@ pub use state::{Mode, PROBE_BW_GAINS};
 
 use super::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, SenderRequest, SentInfo,
-    UndoEvent, WindowStart,
+    UndoEvent, WindowOptions, WindowStart,
 };
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
@@ -221,6 +225,11 @@ impl CongestionControl for Bbr {
     }
     fn pacing_rate(&self) -> Option<Rate> {
         Some(self.m.pacing_rate)
+    }
+
+    /// `tcp.bbr_quantum`: the allowance above the bandwidth-delay product.
+    fn set_options(&mut self, options: &WindowOptions) {
+        self.m.quantum = options.bbr_quantum;
     }
 
     fn set_mss(&mut self, mss: u32) {

@@ -5,6 +5,7 @@
 use super::filters::{MaxBwFilter, MinRttFilter};
 use super::params::BbrParams;
 use crate::cc::{CaState, WindowStart};
+use crate::config::BbrQuantum;
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
 
@@ -49,6 +50,8 @@ pub(super) struct Machine {
     pub(super) mss: u64,
     /// Initial window in segments.
     pub(super) initial_cwnd: u64,
+    /// The allowance above a bandwidth-delay product (`tcp.bbr_quantum`).
+    pub(super) quantum: BbrQuantum,
 
     // ----- the model
     /// BBR.BtlBw samples, bit/s of payload.
@@ -120,6 +123,7 @@ impl Machine {
             p: p.clone(),
             mss,
             initial_cwnd,
+            quantum: BbrQuantum::None,
             bw: MaxBwFilter::new(p.bw_window_rounds),
             rtprop: MinRttFilter::new(p.min_rtt_window),
             rtprop_expired: false,
@@ -171,13 +175,49 @@ impl Machine {
     }
 
     /// Draft `BBRInflight(gain)`: `gain` × BDP in bytes, the initial window
-    /// while the model is empty. The send-quantum allowance (`3 ×
-    /// send_quantum`) is omitted: wavelab sends single segments, no TSO.
+    /// while the model is empty. The draft's send-quantum allowance (`3 ×
+    /// send_quantum`) is omitted by default: wavelab sends single segments,
+    /// no TSO. With `tcp.bbr_quantum = "linux"` it is Linux's
+    /// `bbr_inflight` instead: the product in whole segments (rounded up, as
+    /// `bbr_bdp`) with [`Machine::quantization_budget`].
     pub(super) fn inflight(&self, gain: f64) -> u64 {
-        match self.bdp() {
-            Some(bdp) => (bdp as f64 * gain) as u64,
-            None => self.initial_cwnd * self.mss,
+        match (self.bdp(), self.quantum) {
+            (Some(bdp), BbrQuantum::None) => (bdp as f64 * gain) as u64,
+            (Some(bdp), BbrQuantum::Linux) => {
+                let segments = (bdp as f64 * gain / self.mss as f64).ceil() as u64;
+                self.quantization_budget(segments) * self.mss
+            }
+            (None, _) => self.initial_cwnd * self.mss,
         }
+    }
+
+    /// Linux's `bbr_quantization_budget` (net/ipv4/tcp_bbr.c, 6.18), in
+    /// segments: three times `bbr_tso_segs_goal` more, rounded up to an even
+    /// count ("reduce delayed ACKs"), and 2 more in PROBE_BW's probing phase
+    /// ("ensure gain cycling gets inflight above BDP even for small BDPs").
+    fn quantization_budget(&self, segments: u64) -> u64 {
+        let mut cwnd = segments + 3 * self.tso_segs_goal();
+        cwnd += cwnd % 2;
+        if self.mode == Mode::ProbeBw && self.cycle_index == 0 {
+            cwnd += 2;
+        }
+        cwnd
+    }
+
+    /// Linux's `bbr_tso_segs_goal`: the whole segments of 1/1024 s at the
+    /// pacing rate (`sk_pacing_shift` = 10), at least `bbr_min_tso_segs` (1
+    /// below a pacing rate of 1.2 Mbit/s, `bbr_min_tso_rate`, else 2), at
+    /// most 127. Linux also caps the bytes at the GSO size (about 64 KB),
+    /// which binds only above about 530 Mbit/s of pacing with segments over
+    /// 516 bytes; that cap is left out.
+    fn tso_segs_goal(&self) -> u64 {
+        let bytes_per_sec = self.pacing_rate.as_bps() / 8;
+        let min_segs = if self.pacing_rate.as_bps() < 1_200_000 {
+            1
+        } else {
+            2
+        };
+        ((bytes_per_sec >> 10) / self.mss).clamp(min_segs, 127)
     }
 
     /// Draft `BBRUpdateModelAndState`; `rtt` is the sample's RTT (none when
