@@ -225,6 +225,8 @@ def test_the_report_is_usable_on_a_phone_in_the_algorithms_colours(
             "document.getElementById('plot-rate')._fullLayout.legend.orientation"
         )
         assert legend == "h"
+        # no mode bar over the titles (zoom by touch)
+        assert browser.evaluate("document.querySelectorAll('.modebar-container').length") == 0
         # the runs' flows in their algorithm's colour and line style, as in the PNGs
         traces = browser.evaluate(
             "document.getElementById('plot-rate').data.filter(t => t.name.endsWith(' goodput'))"

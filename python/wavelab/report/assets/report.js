@@ -6,7 +6,10 @@
   var D = JSON.parse(document.getElementById("report-data").textContent);
   var app = document.getElementById("app");
   var PAGE = 25; // table rows per page
-  var CONFIG = { responsive: true, displaylogo: false };
+  /* a phone's screen: narrower margins, legends below, no mode bar (it
+     would cover the titles; zoom by touch) */
+  var NARROW = window.matchMedia("(max-width: 600px)").matches;
+  var CONFIG = { responsive: true, displaylogo: false, displayModeBar: NARROW ? false : "hover" };
   var plotted = 0;
 
   function el(tag, attrs) {
@@ -130,7 +133,6 @@
      wavelab.plot.style, the same the PNGs are drawn with. */
   var SPEC = D.spec;
   var FIG = SPEC.figures, TR = SPEC.traces, COLORS = SPEC.palette;
-  var NARROW = window.matchMedia("(max-width: 600px)").matches;
 
   /* The colour and marker of group g (the i-th) of a plot coloured by
      parameter param: its algorithm's when param chooses the algorithm. */
@@ -159,7 +161,7 @@
 
   function layout(title, ytitle, run, extra) {
     var l = {
-      title: { text: title, font: { size: 14 } }, height: NARROW ? 420 : 360,
+      title: { text: title, font: { size: 14 }, x: 0.01, xanchor: "left" }, height: NARROW ? 420 : 360,
       margin: NARROW ? { l: 44, r: 8, t: 36, b: 150 } : { l: 60, r: 20, t: 36, b: 96 },
       xaxis: { title: { text: FIG.rate.x }, zeroline: false },
       yaxis: { title: { text: ytitle }, rangemode: "tozero" },
