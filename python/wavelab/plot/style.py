@@ -41,8 +41,10 @@ OKABE_ITO = {
     "blue": "#0072B2",
     "vermillion": "#D55E00",
     "reddish purple": "#CC79A7",
+    "grey": "#999999",
 }
-"""The eight colours of Okabe and Ito's palette, by their names."""
+"""The eight colours of Okabe and Ito's palette, by their names, and the
+grey that R's ``palette.colors("Okabe-Ito")`` adds as a ninth."""
 
 PALETTE = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "orange", "reddish purple",
                                   "sky blue", "black", "yellow")]  # fmt: skip
@@ -76,6 +78,7 @@ _MARKERS = {
     "*": "star",
     "h": "hexagon",
     "<": "triangle-left",
+    "p": "pentagon",
 }
 
 ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
@@ -87,13 +90,17 @@ ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
         ("newreno", "orange", "D"),
         ("reno", "reddish purple", "v"),
         ("westwood", "sky blue", "P"),
-        ("tahoe", "black", "X"),
+        ("tahoe", "grey", "X"),
         ("etcpv0", "yellow", "*"),
-        ("etcpv1", "yellow", "h"),
+        ("etcpv1", "black", "h"),
+        ("vegas", "reddish purple", "<"),
+        ("wsc-tcp", "black", "p"),
     )
 }
-"""The built-in algorithms' colours and markers (also what the emulator's
-kernel algorithms of the same names get)."""
+"""The built-in algorithms' colours and markers: a marker each, and a colour
+each for the first nine (also what the emulator's kernel algorithms of the
+same names get); Vegas shares Reno's colour and WSC-TCP ETCPv1's, each with
+a marker of its own."""
 
 _ALIASES = {"westwood+": "westwood"}
 
