@@ -144,7 +144,7 @@ def plot_throughput_delay(
     ax.set_xlabel(f"{delay.removesuffix('_ms').replace('_', ' ')} {spec['x']}")
     ax.set_ylabel(spec["y"])
     how = "mean over seeds, 95 % CI" if seeds is not None and len(seeds) else "one point per run"
-    ax.set_title(f"{name}: {spec['title']} ({how})")
+    ax.set_title(f"{name}: {spec['title']}\n({how})")  # two lines: one column is narrow
     if colour_by:
         ax.legend()
     if own:
