@@ -91,9 +91,14 @@ class Browser:
         ]
         for domain in ("Runtime", "Log", "Network", "Page"):
             self.call(f"{domain}.enable", session=True)
+        self.viewport(width, height)
+
+    def viewport(self, width: int, height: int, mobile: bool = False) -> None:
+        """Sizes the page's viewport (a phone's with ``mobile``: the page's
+        ``<meta name="viewport">`` applies); takes effect for the next page."""
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
             session=True,
         )
 

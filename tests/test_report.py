@@ -5,6 +5,7 @@ console errors, and shows its plots with data; a click selects another run."""
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +62,13 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def sweep_report(sweep_dir: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The sweep's report, written once by `wavelab report`, and that command."""
+    res = wavelab("report", str(sweep_dir))
+    return sweep_dir / "report.html", res
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     binary = require_tool("chromium", "chromium-browser", "google-chrome")
     with Browser(binary, width=1400, height=1000) as b:
@@ -90,17 +98,21 @@ def assert_clean(b: Browser, html: Path) -> None:
 
 
 def test_sweep_report_loads_offline_and_shows_its_plots(
-    sweep_dir: Path, browser: Browser, tmp_path: Path
+    sweep_dir: Path,
+    sweep_report: tuple[Path, subprocess.CompletedProcess[str]],
+    browser: Browser,
+    tmp_path: Path,
 ) -> None:
-    res = wavelab("report", str(sweep_dir))
+    html, res = sweep_report
     assert res.returncode == 0, res.stderr
-    html = sweep_dir / "report.html"
     assert res.stdout.startswith(f"wrote {html} (")
     text = html.read_text()
     # nothing is loaded from elsewhere
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=|<img[^>]+src=\"http", text)
     open_report(browser, html)
     assert_clean(browser, html)
+    # on a wide screen, plotly's mode bar (zoom, pan, export) on each plot
+    assert browser.evaluate("document.querySelectorAll('.modebar-btn').length") > 0
     points = plot_points(browser)
     for plot in (
         "plot-rate", "plot-window", "plot-rtt", "plot-sequence", "plot-rtt-cdf", "plot-scatter",
@@ -182,6 +194,61 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     shot = tmp_path / "report.png"
     browser.screenshot(shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_the_report_is_usable_on_a_phone_in_the_algorithms_colours(
+    sweep_dir: Path, sweep_report: tuple[Path, subprocess.CompletedProcess[str]], browser: Browser
+) -> None:
+    from wavelab.plot.style import ALGORITHM_STYLES, flow_styles
+
+    html, res = sweep_report
+    assert res.returncode == 0, res.stderr
+    browser.viewport(400, 800, mobile=True)
+    try:
+        open_report(browser, html)
+        assert_clean(browser, html)
+        fit = browser.evaluate(
+            "(() => ({ page: document.documentElement.scrollWidth,"
+            " inner: window.innerWidth,"
+            " plots: Array.from(document.querySelectorAll('.js-plotly-plot'))"
+            ".map(g => [g.id, g.getBoundingClientRect().left, g.getBoundingClientRect().right]),"
+            " controls: Array.from(document.querySelectorAll('select, input, .table-wrap'))"
+            ".map(e => e.getBoundingClientRect().right) }))()"
+        )
+        # nothing wider than the screen: no sideways scrolling of the page
+        assert fit["inner"] == 400 and fit["page"] <= 400, fit
+        assert len(fit["plots"]) == 7
+        for name, left, right in fit["plots"]:
+            assert left >= 0 and right <= 400 and right - left > 300, (name, left, right)
+        assert max(fit["controls"]) <= 400, fit["controls"]
+        # every plot still has its data, legends below the plot area
+        assert all(sum(p) > 0 for p in plot_points(browser).values())
+        legend = browser.evaluate(
+            "document.getElementById('plot-rate')._fullLayout.legend.orientation"
+        )
+        assert legend == "h"
+        # no mode bar over the titles (zoom by touch)
+        assert browser.evaluate("document.querySelectorAll('.modebar-btn').length") == 0
+        # the runs' flows in their algorithm's colour and line style, as in the PNGs
+        traces = browser.evaluate(
+            "document.getElementById('plot-rate').data.filter(t => t.name.endsWith(' goodput'))"
+            ".map(t => [t.line.color, t.line.dash])"
+        )
+        run = browser.evaluate("document.body.getAttribute('data-plotted-run')")
+        cc = pd.read_parquet(sweep_dir / "runs.parquet").set_index("run").loc[run, "flows[0].cc"]
+        want = flow_styles([cc, cc])
+        assert traces == [[s.color, s.dash] for s in want]
+        # the throughput-delay plot coloured by algorithm: each one's colour and marker
+        td = browser.evaluate(
+            "document.getElementById('plot-throughput-delay').data"
+            ".map(t => [t.name, t.marker.color, t.marker.symbol])"
+        )
+        for name, colour, symbol in td:
+            algorithm = name.split("=")[1].split(" ")[0]
+            st = ALGORITHM_STYLES[algorithm]
+            assert (colour, symbol) == (st.color, st.symbol), name
+    finally:
+        browser.viewport(1400, 1000)
 
 
 def test_run_and_reproduction_reports(tmp_path: Path, browser: Browser, small_file: Path) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_hex
 
 from conftest import LOSSY, wavelab
 from wavelab.analysis import jain_over_time
 from wavelab.errors import WavelabError
+from wavelab.plot.style import ALGORITHM_STYLES
 from wavelab.plot.throughput_delay import plot_throughput_delay
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -39,6 +42,17 @@ def test_throughput_delay_per_run_and_per_point_with_intervals(tmp_path: Path) -
     assert res.returncode == 0 and (other / "throughput-delay.png").read_bytes()[:8] == PNG
     bad = wavelab("plot", "seeds", "--delay", "nonsense_ms", cwd=tmp_path)
     assert bad.returncode == 2 and "has no nonsense_ms column" in bad.stderr
+    # drawn into a given axes, each algorithm in its colour and marker
+    fig, ax = plt.subplots()
+    assert plot_throughput_delay(tmp_path / "seeds", ax=ax) is fig
+    drawn = {
+        str(c.get_label()).split("=")[1]: (to_hex(c.lines[0].get_color()), c.lines[0].get_marker())
+        for c in ax.containers
+    }
+    plt.close(fig)
+    for cc in ("newreno", "cubic"):
+        st = ALGORITHM_STYLES[cc]
+        assert drawn[cc] == (st.color.lower(), st.marker), drawn
 
 
 def test_a_directory_without_a_sweep_table_is_an_error(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable
 
 from wavelab._native import __version__
-from wavelab.plot.figure_files import FIGURE_FORMATS
+from wavelab.plot.figure_files import FIGURE_FORMATS, STYLE_NAMES
 
 Command = Callable[[argparse.Namespace], int]
 """What a command runs with its parsed arguments; its exit code."""
@@ -53,6 +53,13 @@ def _figure_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dpi", type=int, default=110, help="the plots' resolution in dots per inch (default 110)"
+    )
+    p.add_argument(
+        "--style",
+        default="wavelab",
+        choices=STYLE_NAMES,
+        help="the plots' look: wavelab (10 in wide, for a screen; the default) or paper "
+        "(3.5 in wide with 8 pt text, for a one-column figure)",
     )
 
 

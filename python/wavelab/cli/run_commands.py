@@ -133,7 +133,7 @@ def _run_and_write(
     pcap: Sequence[str] = (),
     force: bool = False,
     runner: Runner = _simulate,
-    figures: tuple[str, int] = ("png", 110),
+    figures: tuple[str, int, str] = ("png", 110, "wavelab"),
 ) -> Results:
     """Runs ``sc`` and writes its results into ``out``, holding the folder's
     lock from the check to the last file (another writer is refused, and
@@ -143,8 +143,8 @@ def _run_and_write(
     written, and come back if they cannot be (a full disk), so the folder
     holds the old results or the new ones, never a mix. Every file appears
     whole or not at all (written under a temporary name, renamed when
-    complete). ``figures`` is the plots' format and resolution (``--format``,
-    ``--dpi``)."""
+    complete). ``figures`` is the plots' format, resolution and style (``--format``,
+    ``--dpi``, ``--style``)."""
     figure_format(figures[0])  # both checked before the run, not after it
     check_dpi(figures[1])
     with folder_lock(out):
@@ -159,7 +159,7 @@ def _run_and_write_locked(
     pcap: Sequence[str],
     force: bool,
     runner: Runner,
-    figures: tuple[str, int],
+    figures: tuple[str, int, str],
 ) -> Results:
     others = foreign_files(out, sc.normalized, force)
 
@@ -194,7 +194,9 @@ def _run_and_write_locked(
                 if plots:
                     from wavelab.plot.run_plots import plot_all
 
-                    files += plot_all(res, out, fmt=figures[0], dpi=figures[1])
+                    files += plot_all(
+                        res, out, fmt=figures[0], dpi=figures[1], style_name=figures[2]
+                    )
         except OSError as e:
             if others:
                 kept = "the results that were there are kept as they were"
@@ -337,7 +339,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         args.pcap,
         force=args.force,
         runner=runner,
-        figures=(args.format, args.dpi),
+        figures=(args.format, args.dpi, args.style),
     )
     if sim is not None and res.complete:
         sim_res = _run_and_write(sim, out / "simulation", False, True, force=args.force)
@@ -404,7 +406,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.quiet,
         args.pcap,
         force=args.force,
-        figures=(args.format, args.dpi),
+        figures=(args.format, args.dpi, args.style),
     )
     return 0 if res.complete else INTERRUPTED
 
@@ -417,7 +419,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sc = demo_scenario()
     out = Path(args.out)
     res = _run_and_write(
-        sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi)
+        sc, out, True, args.quiet, force=args.force, figures=(args.format, args.dpi, args.style)
     )
     return 0 if res.complete else INTERRUPTED
 

@@ -152,12 +152,14 @@ def _plot(args: argparse.Namespace, d: Path) -> int:
 
     if (d / "runs.parquet").exists() and not (d / "run.json").exists():
         # a sweep: its throughput-delay plot
+        from wavelab.plot.style import style
         from wavelab.plot.throughput_delay import plot_throughput_delay
 
         out = (Path(args.out) if args.out else d) / f"throughput-delay.{figure_format(args.format)}"
         out.parent.mkdir(parents=True, exist_ok=True)
-        with figure_dpi(args.dpi):
-            print(plot_throughput_delay(d, out, delay=args.delay))
+        with figure_dpi(args.dpi), style(args.style):
+            plot_throughput_delay(d, out, delay=args.delay)
+        print(out)
         return 0
     if not (d / "run.json").exists():
         raise WavelabError(f"{d}: no results here (expected run.json written by `wavelab run`)")
@@ -167,7 +169,12 @@ def _plot(args: argparse.Namespace, d: Path) -> int:
         if window[0] >= window[1]:
             raise WavelabError(f"--start {window[0]:g} is not before --end {window[1]:g}")
     files = plot_all(
-        Results.read_parquet(d), Path(args.out) if args.out else d, window, args.format, args.dpi
+        Results.read_parquet(d),
+        Path(args.out) if args.out else d,
+        window,
+        args.format,
+        args.dpi,
+        args.style,
     )
     for f in files:
         print(f)

@@ -1,5 +1,6 @@
 """How figures are written: their format (``--format``), their resolution
-(``--dpi``), and atomically, like every other file wavelab writes."""
+(``--dpi``), the names of their styles (``--style``), and atomically, like
+every other file wavelab writes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from wavelab.errors import WavelabError
 FIGURE_FORMATS = ("png", "pdf", "svg")
 """The formats plots are written in (``--format``): PNG for a screen, PDF and
 SVG (vector) for papers."""
+
+STYLE_NAMES = ("wavelab", "paper")
+"""The matplotlib styles figures are drawn in (``--style``): ``wavelab`` for
+a screen, ``paper`` for a one-column figure (:mod:`wavelab.plot.style`)."""
 
 _DPI: ContextVar[int] = ContextVar("wavelab_figure_dpi", default=110)
 

@@ -6,8 +6,10 @@ axis inverted so that better is up and to the right. One point per run, or,
 when the sweep varies the seed, one point per parameter point at the mean
 over its seeds with its 95 % confidence intervals as error bars in both
 directions (``seeds.parquet``, :mod:`wavelab.analysis.seeds`). Points are
-coloured by the first varied parameter and, up to 16 points, labelled with
-the others (one path per axis: the paths of an axis vary together). The
+coloured by the first varied parameter (when it is an algorithm, each takes
+its colour and marker of :mod:`wavelab.plot.style`) and, up to 16 points,
+labelled with the others (one path per axis: the paths of an axis vary
+together). The
 delay is ``rtt_p95_ms`` (every RTT sample of every flow); ``delay`` picks
 another column, e.g. ``queue_delay_p95_ms`` (the bottleneck's queue alone).
 """
@@ -23,9 +25,13 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import save_figure
+from wavelab.plot.spec import FIGURES, is_algorithm_path
+from wavelab.plot.style import PALETTE, algorithm_style
 
 GOODPUT = "goodput_mbps"
 MAX_LABELS = 16
@@ -65,11 +71,16 @@ def _points(
 
 
 def plot_throughput_delay(
-    directory: str | Path, path: str | Path | None = None, delay: str = "rtt_p95_ms"
-) -> Path:
+    directory: str | Path,
+    path: str | Path | None = None,
+    delay: str = "rtt_p95_ms",
+    *,
+    ax: Axes | None = None,
+) -> Figure:
     """Draws the throughput-delay plot of the sweep in ``directory`` (its
-    ``runs.parquet``, and ``seeds.parquet`` if there) into ``path`` (default
-    ``directory/throughput-delay.png``); returns the file."""
+    ``runs.parquet``, and ``seeds.parquet`` if there) into ``ax`` (or a
+    figure of its own) and writes it to ``path`` if given; returns the
+    figure."""
     d = Path(directory)
     try:
         runs = pd.read_parquet(d / "runs.parquet")
@@ -93,39 +104,56 @@ def plot_throughput_delay(
         raise WavelabError(f"{d}: no finished run to plot")
     colour_by = shown[0] if shown else None
     rest = shown[1:]
-    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    own = ax is None
+    if ax is None:
+        # three quarters of the style's width, or all of a narrow (paper) one
+        width = float(plt.rcParams["figure.figsize"][0])
+        width = width * 0.75 if width > 5 else width
+        fig, ax = plt.subplots(figsize=(width, width * 0.73))
+    else:
+        parent = ax.get_figure()
+        assert isinstance(parent, Figure)
+        fig = parent
     groups = pts.groupby(colour_by, sort=False) if colour_by else [("runs", pts)]
-    for key, g in groups:
+    by_algorithm = colour_by is not None and is_algorithm_path(colour_by)
+    for i, (key, g) in enumerate(groups):
         has_err = g["xerr"].notna().any()
+        if by_algorithm:
+            st = algorithm_style(str(key))
+            colour, marker = st.color, st.marker
+        else:
+            colour, marker = PALETTE[i % len(PALETTE)], "o"
         ax.errorbar(
             g["x"],
             g["y"],
             xerr=g["xerr"].astype(float) if has_err else None,
             yerr=g["yerr"].astype(float) if has_err else None,
-            fmt="o",
+            fmt=marker,
+            color=colour,
             capsize=3,
-            ms=6,
-            label=f"{colour_by}={key}" if colour_by else None,
+            label=f"{colour_by}={key!s}" if colour_by else None,
         )
         if rest and len(pts) <= MAX_LABELS:
             for _, row in g.iterrows():
                 ax.annotate(
-                    _label(row, rest), (row["x"], row["y"]), fontsize=7,
+                    _label(row, rest), (row["x"], row["y"]), fontsize="x-small",
                     xytext=(4, 4), textcoords="offset points",
                 )  # fmt: skip
     ax.invert_xaxis()
-    ax.set_xlabel(f"{delay.removesuffix('_ms').replace('_', ' ')} (ms, better to the right)")
-    ax.set_ylabel("goodput (Mbit/s, sum over the flows)")
+    spec = FIGURES["throughput-delay"]
+    ax.set_xlabel(f"{delay.removesuffix('_ms').replace('_', ' ')} {spec['x']}")
+    ax.set_ylabel(spec["y"])
     how = "mean over seeds, 95 % CI" if seeds is not None and len(seeds) else "one point per run"
-    ax.set_title(f"{name}: throughput vs delay ({how})", fontsize=10)
-    ax.grid(alpha=0.3)
+    ax.set_title(f"{name}: {spec['title']}\n({how})")  # two lines: one column is narrow
     if colour_by:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path) if path else d / "throughput-delay.png"
-    save_figure(fig, out)
-    plt.close(fig)
-    return out
+        ax.legend()
+    if own:
+        fig.tight_layout()
+    if path is not None:
+        save_figure(fig, Path(path))
+        if own:
+            plt.close(fig)
+    return fig
 
 
 __all__ = ["plot_throughput_delay"]

@@ -43,6 +43,7 @@ import pandas as pd
 from wavelab._native import __version__
 from wavelab._util.files import write_atomically
 from wavelab.errors import WavelabError
+from wavelab.plot.spec import is_algorithm_path, report_spec
 from wavelab.report.time_series import run_data, table_data
 from wavelab.sweep.runs_table import SEEDS, typed_params
 
@@ -226,12 +227,19 @@ def _script_json(data: Any) -> str:
 def render(page: _Page) -> str:
     """The HTML text of a page."""
     runs = page.data.get("runs", {})
+    algorithms = {f["algorithm"] for r in runs.values() for f in r["flows"]}
+    sweep = page.data.get("sweep")
+    if sweep is not None:  # a sweep's algorithm parameters, whose runs may not be embedded
+        cols = [i for i, c in enumerate(sweep["columns"]) if is_algorithm_path(c)]
+        algorithms |= {str(row[i]) for row in sweep["rows"] for i in cols if row[i] is not None}
     payload = {
         "kind": page.kind,
         "title": page.title,
         "subtitle": page.subtitle,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
         "version": __version__,
+        # the figures' titles, labels, colours and markers: those of the PNGs
+        "spec": report_spec(sorted(algorithms)),
         **page.data,
         "runs": {k: {"label": r["label"], "packed": pack_run(r)} for k, r in runs.items()},
     }

@@ -1,7 +1,9 @@
 """A run's data for the report page, from its directory (``wavelab run`` or
 a store's ``runs/KEY``), and a DataFrame in the page's table format.
 
-The time series of a run, per flow: goodput and sending rate averaged over
+The time series of a run, per flow, with the flow's colour, marker and line
+style (its algorithm's, :func:`wavelab.plot.style.flow_styles`, as in the
+PNGs): goodput and sending rate averaged over
 :data:`wavelab.analysis.rates.RATE_WINDOW` by the function ``rate.png`` uses
 (:func:`wavelab.analysis.rates.goodput_and_send_rate`), with the bottleneck's capacity as it
 changed and every window when a link was down shaded; congestion
@@ -30,6 +32,7 @@ import pandas as pd
 from wavelab.analysis.capacity import bottleneck_direction, direction_capacity, outages
 from wavelab.analysis.rates import RATE_WINDOW, goodput_and_send_rate, rate_ceiling
 from wavelab.analysis.rtt import rtt_cdf
+from wavelab.plot.style import flow_styles
 
 MAX_POINTS = 1500
 """Most points per trace."""
@@ -103,6 +106,7 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
     distribution = table("rtt_distribution")
     out_flows = []
     all_rates: list[pd.DataFrame] = []
+    styles = flow_styles([str(a) for a in flows["algorithm"]])
     for f, row in enumerate(flows.itertuples(index=False)):
         s = series[series["flow"] == f].sort_values("time")
         seg = mss[f] if f < len(mss) else 1460.0
@@ -116,6 +120,10 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
         flow: dict[str, Any] = {
             "name": str(row.name),
             "algorithm": str(row.algorithm),
+            # the flow's colour, marker and line style, as in the PNGs
+            "color": styles[f].color,
+            "symbol": styles[f].symbol,
+            "dash": styles[f].dash,
             "t": _clean(t[keep], 4),
             "goodput": _clean(goodput[keep], 4),
             "send_rate": _clean(send_rate[keep], 4),

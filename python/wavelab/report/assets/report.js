@@ -6,7 +6,10 @@
   var D = JSON.parse(document.getElementById("report-data").textContent);
   var app = document.getElementById("app");
   var PAGE = 25; // table rows per page
-  var CONFIG = { responsive: true, displaylogo: false };
+  /* a phone's screen: narrower margins, legends below, no mode bar (it
+     would cover the titles; zoom by touch) */
+  var NARROW = window.matchMedia("(max-width: 600px)").matches;
+  var CONFIG = { responsive: true, displaylogo: false, displayModeBar: NARROW ? false : "hover" };
   var plotted = 0;
 
   function el(tag, attrs) {
@@ -126,13 +129,23 @@
 
   /* ----- time series of one run ------------------------------------------------ */
 
-  var COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-    "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+  /* Titles, labels, colours and markers: wavelab.plot.spec and
+     wavelab.plot.style, the same the PNGs are drawn with. */
+  var SPEC = D.spec;
+  var FIG = SPEC.figures, TR = SPEC.traces, COLORS = SPEC.palette;
 
-  function line(flow, i, y, name, extra) {
+  /* The colour and marker of group g (the i-th) of a plot coloured by
+     parameter param: its algorithm's when param chooses the algorithm. */
+  function groupStyle(param, g, i) {
+    var a = /(^|\.)cc$/.test(param || "") ? SPEC.algorithms[g] : null;
+    return a ? { color: a.color, symbol: a.symbol } : { color: COLORS[i % COLORS.length], symbol: "circle" };
+  }
+
+  function line(flow, i, y, key, extra) {
+    var name = TR[key];
     var t = {
       type: "scatter", mode: "lines", x: flow.t, y: flow[y], name: flow.name + " " + name,
-      legendgroup: flow.name, line: { color: COLORS[i % COLORS.length], width: 1.4 },
+      legendgroup: flow.name, line: { color: flow.color, width: 1.4, dash: flow.dash },
       hovertemplate: "%{x:.3f} s: %{y}<extra>" + flow.name + " " + name + "</extra>"
     };
     Object.keys(extra || {}).forEach(function (k) { t[k] = extra[k]; });
@@ -142,15 +155,15 @@
   function shapes(run) {
     return (run.events || []).map(function (e) {
       return { type: "rect", xref: "x", yref: "paper", x0: e.start, x1: e.end, y0: 0, y1: 1,
-        fillcolor: "rgba(120,120,120,0.18)", line: { width: 0 }, layer: "below" };
+        fillcolor: SPEC.outage, opacity: 0.2, line: { width: 0 }, layer: "below" };
     });
   }
 
   function layout(title, ytitle, run, extra) {
     var l = {
-      title: { text: title, font: { size: 14 } }, height: 360,
-      margin: { l: 60, r: 20, t: 36, b: 96 },
-      xaxis: { title: { text: "time (s)" }, zeroline: false },
+      title: { text: title, font: { size: 14 }, x: 0.01, xanchor: "left" }, height: NARROW ? 420 : 360,
+      margin: NARROW ? { l: 44, r: 8, t: 36, b: 150 } : { l: 60, r: 20, t: 36, b: 96 },
+      xaxis: { title: { text: FIG.rate.x }, zeroline: false },
       yaxis: { title: { text: ytitle }, rangemode: "tozero" },
       legend: { orientation: "h", x: 0, y: -0.3, yanchor: "top", font: { size: 11 } },
       shapes: shapes(run), hovermode: "closest"
@@ -164,49 +177,49 @@
     var y2 = false;
     run.flows.forEach(function (f, i) {
       rate.push(line(f, i, "goodput", "goodput"));
-      rate.push(line(f, i, "send_rate", "sending rate", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dot" } }));
+      rate.push(line(f, i, "send_rate", "send_rate", { line: { color: f.color, width: 1, dash: "dot" } }));
       if (f.burst) {
-        win.push(line(f, i, "burst", "burst (segments)", { mode: "lines+markers", marker: { size: 3 } }));
+        win.push(line(f, i, "burst", "burst", { mode: "lines+markers", marker: { size: 3, symbol: f.symbol } }));
       }
       if (f.tx_time) {
         y2 = true;
-        win.push(line(f, i, "tx_time", "TxTime (ms)", { yaxis: "y2", line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+        win.push(line(f, i, "tx_time", "tx_time", { yaxis: "y2", line: { color: f.color, width: 1, dash: "dash" } }));
       }
       if (f.cwnd.some(function (v) { return v !== null; })) {
         win.push(line(f, i, "cwnd", "cwnd"));
-        win.push(line(f, i, "ssthresh", "ssthresh", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+        win.push(line(f, i, "ssthresh", "ssthresh", { line: { color: f.color, width: 1, dash: "dash" } }));
       }
       rtt.push(line(f, i, "srtt", "srtt"));
-      rtt.push(line(f, i, "rtt", "RTT sample", { mode: "markers", marker: { size: 3, color: COLORS[i % COLORS.length] } }));
-      rtt.push(line(f, i, "rto", "RTO", { visible: "legendonly", line: { color: COLORS[i % COLORS.length], width: 1, dash: "dot" } }));
+      rtt.push(line(f, i, "rtt", "rtt", { mode: "markers", marker: { size: 3, color: f.color, symbol: f.symbol } }));
+      rtt.push(line(f, i, "rto", "rto", { visible: "legendonly", line: { color: f.color, width: 1, dash: "dot" } }));
       if (f.rtt_cdf) {
-        cdf.push({ type: "scatter", mode: "lines", x: f.rtt_cdf_ms, y: f.rtt_cdf, name: f.name, line: { shape: "hv", color: COLORS[i % COLORS.length], width: 1.4 },
+        cdf.push({ type: "scatter", mode: "lines", x: f.rtt_cdf_ms, y: f.rtt_cdf, name: f.name, line: { shape: "hv", color: f.color, width: 1.4, dash: f.dash },
           hovertemplate: "%{y:.3f} of the samples below %{x} ms<extra>" + f.name + "</extra>" });
       }
-      seq.push(line(f, i, "seq_sent", "highest sent"));
-      seq.push(line(f, i, "seq_acked", "acknowledged", { line: { color: COLORS[i % COLORS.length], width: 1, dash: "dash" } }));
+      seq.push(line(f, i, "seq_sent", "seq_sent"));
+      seq.push(line(f, i, "seq_acked", "seq_acked", { line: { color: SPEC.grey, width: 1, dash: "dash" } }));
       if (f.rtx_t && f.rtx_t.length) {
-        seq.push({ type: "scatter", mode: "markers", x: f.rtx_t, y: f.rtx_seq, name: f.name + " retransmitted",
-          legendgroup: f.name, marker: { symbol: "circle-open", size: 6, color: COLORS[i % COLORS.length] },
+        seq.push({ type: "scatter", mode: "markers", x: f.rtx_t, y: f.rtx_seq, name: f.name + " " + TR.rtx,
+          legendgroup: f.name, marker: { symbol: "circle-open", size: 6, color: SPEC.total },
           hovertemplate: "%{x:.4f} s: segment %{y}<extra>retransmission</extra>" });
       }
     });
-    var winExtra = y2 ? { yaxis2: { title: { text: "TxTime (ms)" }, overlaying: "y", side: "right", rangemode: "tozero" },
-      margin: { l: 60, r: 60, t: 36, b: 96 } } : {};
+    var winExtra = y2 ? { yaxis2: { title: { text: TR.tx_time }, overlaying: "y", side: "right", rangemode: "tozero" },
+      margin: NARROW ? { l: 44, r: 44, t: 36, b: 150 } : { l: 60, r: 60, t: 36, b: 96 } } : {};
     if (run.capacity) {
-      rate.push({ type: "scatter", mode: "lines", x: run.capacity.t, y: run.capacity.y, name: "capacity (" + run.capacity.name + ")",
-        line: { color: "#7f7f7f", width: 1.2, dash: "dash" }, hovertemplate: "%{x:.3f} s: %{y} Mbit/s<extra>capacity</extra>" });
+      rate.push({ type: "scatter", mode: "lines", x: run.capacity.t, y: run.capacity.y, name: TR.capacity + " (" + run.capacity.name + ")",
+        line: { color: SPEC.grey, width: 1.2, dash: "dash" }, hovertemplate: "%{x:.3f} s: %{y} Mbit/s<extra>" + TR.capacity + "</extra>" });
     }
-    var rateExtra = run.rate_ceiling ? { yaxis: { title: { text: "Mbit/s" }, range: [0, run.rate_ceiling] } } : {};
-    var rateTitle = "Rate" + (run.rate_window ? " (averaged over " + run.rate_window + " s)" : "") +
-      (run.rate_ceiling ? "; off scale above " + run.rate_ceiling + " Mbit/s" : "");
+    var rateExtra = run.rate_ceiling ? { yaxis: { title: { text: FIG.rate.y }, range: [0, run.rate_ceiling] } } : {};
+    var rateTitle = FIG.rate.title + (run.rate_window ? " (averaged over " + run.rate_window + " s)" : "") +
+      (run.rate_ceiling ? "; " + TR.off_scale + " above " + run.rate_ceiling + " Mbit/s" : "");
     return [
-      { id: "rate", data: rate, layout: layout(rateTitle, "Mbit/s", run, rateExtra) },
-      { id: "window", data: win, layout: layout("Congestion window / burst", "segments", run, winExtra) },
-      { id: "rtt", data: rtt, layout: layout("RTT", "ms", run) },
-      { id: "sequence", data: seq, layout: layout("Sequence numbers", "segment", run) },
-      { id: "rtt-cdf", data: cdf, layout: layout("RTT of every sample (CDF)", "fraction of samples", { events: [] },
-        { xaxis: { title: { text: "RTT (ms)" }, zeroline: false }, yaxis: { title: { text: "fraction of samples" }, range: [0, 1.02] } }) }
+      { id: "rate", data: rate, layout: layout(rateTitle, FIG.rate.y, run, rateExtra) },
+      { id: "window", data: win, layout: layout(FIG.window.title, FIG.window.y, run, winExtra) },
+      { id: "rtt", data: rtt, layout: layout(FIG.rtt.title, FIG.rtt.y, run) },
+      { id: "sequence", data: seq, layout: layout(FIG.sequence.title, FIG.sequence.y, run) },
+      { id: "rtt-cdf", data: cdf, layout: layout(FIG["rtt-cdf"].title, FIG["rtt-cdf"].y, { events: [] },
+        { xaxis: { title: { text: FIG["rtt-cdf"].x }, zeroline: false }, yaxis: { title: { text: FIG["rtt-cdf"].y }, range: [0, 1.02] } }) }
     ];
   }
 
@@ -379,7 +392,7 @@
       var names = Object.keys(groups);
       var traces = names.map(function (g, i) {
         return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
-          customdata: groups[g].key, marker: { size: 8, color: COLORS[i % COLORS.length], opacity: sw.seeds ? 0.35 : 0.8 },
+          customdata: groups[g].key, marker: { size: 8, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: sw.seeds ? 0.35 : 0.8 },
           hovertemplate: "%{x}: %{y}<br>run %{customdata}<extra></extra>" };
       });
       /* the seeds' mean and 95 % interval per parameter point, as error bars */
@@ -399,12 +412,13 @@
         Object.keys(means).forEach(function (g) {
           var i = names.indexOf(g), m = means[g];
           traces.push({ type: "scatter", mode: "markers", name: (cs.value ? cs.value + "=" + g : "") + " mean, 95 % CI",
-            x: m.x, y: m.y, customdata: m.n, marker: { size: 10, symbol: "diamond", color: COLORS[(i < 0 ? 0 : i) % COLORS.length] },
+            x: m.x, y: m.y, customdata: m.n, marker: { size: 11, symbol: groupStyle(cs.value, g, i < 0 ? 0 : i).symbol, color: groupStyle(cs.value, g, i < 0 ? 0 : i).color },
             error_y: { type: "data", symmetric: false, array: m.up, arrayminus: m.down, thickness: 1.5, width: 6 },
             hovertemplate: "%{x}: mean %{y} over %{customdata} seeds<extra>95 % CI</extra>" });
         });
       }
-      Plotly.react(div, traces, { height: 360, margin: { l: 60, r: 20, t: 20, b: 50 },
+      Plotly.react(div, traces, { height: 360, margin: NARROW ? { l: 44, r: 8, t: 20, b: 50 } : { l: 60, r: 20, t: 20, b: 50 },
+        legend: NARROW ? { orientation: "h", x: 0, y: -0.25, yanchor: "top" } : {},
         xaxis: { title: { text: xs.value } }, yaxis: { title: { text: ys.value } }, hovermode: "closest" }, CONFIG);
     }
     [xs, ys, cs].forEach(function (sel) { sel.addEventListener("change", scatter); });
@@ -437,7 +451,7 @@
     p.appendChild(el("div", { cls: "controls" }, el("label", { text: "delay" }), ds, el("label", { text: "colour" }), cs));
     p.appendChild(div);
     p.appendChild(el("p", { cls: "note", text: "The delay axis is reversed, as Pantheon draws it: better is up and to the right." +
-      (sw.seeds ? " Diamonds: each parameter point's mean over its seeds with its 95 % confidence intervals; dots: single runs." : "") }));
+      (sw.seeds ? " Large opaque markers: each parameter point's mean over its seeds with its 95 % confidence intervals; faint markers: single runs." : "") }));
     function draw() {
       var runCol = sw.columns.indexOf("run"), st = sw.columns.indexOf("status");
       var xi = sw.columns.indexOf(ds.value), yi = sw.columns.indexOf(G), ci = sw.columns.indexOf(cs.value);
@@ -450,7 +464,7 @@
       });
       var traces = order.map(function (g, i) {
         return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
-          customdata: groups[g].key, marker: { size: 7, color: COLORS[i % COLORS.length], opacity: sw.seeds ? 0.35 : 0.85 },
+          customdata: groups[g].key, marker: { size: 7, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: sw.seeds ? 0.35 : 0.85 },
           hovertemplate: "%{x} ms, %{y} Mbit/s<br>run %{customdata}<extra></extra>" };
       });
       var sd = sw.seeds;
@@ -480,13 +494,14 @@
         Object.keys(means).forEach(function (g) {
           var i = order.indexOf(g), m = means[g];
           traces.push({ type: "scatter", mode: "markers", name: (cs.value ? cs.value + "=" + g + " " : "") + "mean, 95 % CI",
-            x: m.x, y: m.y, customdata: m.n, marker: { size: 10, symbol: "diamond", color: COLORS[(i < 0 ? 0 : i) % COLORS.length] },
+            x: m.x, y: m.y, customdata: m.n, marker: { size: 11, symbol: groupStyle(cs.value, g, i < 0 ? 0 : i).symbol, color: groupStyle(cs.value, g, i < 0 ? 0 : i).color },
             error_x: { type: "data", symmetric: false, array: m.xu, arrayminus: m.xd, thickness: 1.2, width: 4 },
             error_y: { type: "data", symmetric: false, array: m.yu, arrayminus: m.yd, thickness: 1.2, width: 4 },
             hovertemplate: "%{x} ms, %{y} Mbit/s: mean over %{customdata} seeds<extra>95 % CI</extra>" });
         });
       }
-      Plotly.react(div, traces, { height: 420, margin: { l: 60, r: 20, t: 20, b: 50 },
+      Plotly.react(div, traces, { height: 420, margin: NARROW ? { l: 44, r: 8, t: 20, b: 50 } : { l: 60, r: 20, t: 20, b: 50 },
+        legend: NARROW ? { orientation: "h", x: 0, y: -0.25, yanchor: "top" } : {},
         xaxis: { title: { text: ds.value + " (reversed)" }, autorange: "reversed" },
         yaxis: { title: { text: "goodput (Mbit/s)" }, rangemode: "tozero" }, hovermode: "closest" }, CONFIG);
     }
