@@ -283,6 +283,20 @@ impl Receiver {
         None
     }
 
+    /// RFC 9293 section 3.10.7.4's acceptability test: whether a
+    /// segment at stream offset `off` occupying `seg_len` sequence numbers
+    /// overlaps the receive window. A segment wholly below `RCV.NXT` (an old
+    /// duplicate) is not acceptable.
+    fn acceptable(&self, off: u64, seg_len: u64) -> bool {
+        let (nxt, wnd) = (self.rcv_nxt, self.window_bytes());
+        match (seg_len, wnd) {
+            (0, 0) => off == nxt,
+            (0, _) => nxt <= off && off < nxt + wnd,
+            (_, 0) => false,
+            _ => off < nxt + wnd && off + seg_len > nxt,
+        }
+    }
+
     fn window_bytes(&self) -> u64 {
         let buffered = self.bytes.as_ref().map_or(0, |b| b.ready.len() as u64);
         self.cfg.rcv_window.0.saturating_sub(buffered)
@@ -430,8 +444,15 @@ impl Receiver {
         if self.ts_ok {
             if let Some(ts) = seg.options.timestamps {
                 // RFC 7323 section 4.3: update TS.Recent from segments at or below
-                // the last ACK sent, so TSecr echoes the earliest unacknowledged one.
-                if off <= self.last_ack_sent && ts.val.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                // the last ACK sent, so TSecr echoes the earliest unacknowledged one;
+                // section 5.3 (R2 before R3): only from a segment the window
+                // accepts. An old duplicate is answered with the earlier
+                // TS.Recent, as Linux's tcp_validate_incoming does.
+                let seg_len = seg.len as u64 + has_fin as u64;
+                if self.acceptable(off, seg_len)
+                    && off <= self.last_ack_sent
+                    && ts.val.wrapping_sub(self.ts_recent) as i32 >= 0
+                {
                     self.ts_recent = ts.val;
                 }
             }

@@ -461,3 +461,65 @@ fn a_ce_mark_is_echoed_until_cwr() {
     let (mut rx, _) = ecn_connected(true, Flags(0));
     assert!(!ece(&mut rx, data(0, MSS, false), Ecn::Ce));
 }
+
+/// A receiver with timestamps on and no delayed ACKs, its TS.Recent from
+/// the SYN's TSval of 1.
+fn ts_connected() -> Receiver {
+    let mut rx = Receiver::new(
+        TcpConfig {
+            timestamps: true,
+            delayed_ack: None,
+            ..cfg()
+        },
+        ISS,
+    );
+    let syn = Segment {
+        seq: IRS,
+        flags: Flags::SYN,
+        window: 65_535,
+        options: Options {
+            mss: Some(MSS as u16),
+            timestamps: Some(crate::wire::Timestamps { val: 1, ecr: 0 }),
+            ..Options::default()
+        },
+        ..Segment::default()
+    };
+    rx.handle_segment(t(0), &syn, None);
+    rx.poll_transmit(t(0)).unwrap();
+    rx
+}
+
+fn stamped(off: u64, val: u32) -> Segment {
+    let mut s = data(off, MSS, false);
+    s.options.timestamps = Some(crate::wire::Timestamps { val, ecr: 1 });
+    s
+}
+
+fn ecr(t: &Transmit) -> u32 {
+    t.segment.options.timestamps.expect("a timestamp").ecr
+}
+
+/// RFC 7323 section 5.3: a segment outside the window is rejected (R2)
+/// before TS.Recent is updated (R3). The ACK of an old duplicate echoes the
+/// timestamp of the segment that last advanced the window, so that the
+/// sender's RTT sample from it spans the time the duplicate's first copy
+/// waited; a retransmission that fills the hole updates it.
+#[test]
+fn an_old_duplicate_leaves_ts_recent_as_it_was() {
+    let mut rx = ts_connected();
+    rx.handle_segment(t(10), &stamped(0, 100), None);
+    assert_eq!(ecr(&rx.poll_transmit(t(10)).unwrap()), 100);
+    // the same segment again, retransmitted much later: an immediate ACK
+    // with the old echo
+    rx.handle_segment(t(900), &stamped(0, 900), None);
+    let a = rx.poll_transmit(t(900)).unwrap();
+    assert_eq!(decode(&a).0, 1000);
+    assert_eq!(ecr(&a), 100);
+    // a segment that is partly new is accepted: its timestamp is taken
+    let mut overlap = stamped(500, 950);
+    overlap.len = MSS;
+    rx.handle_segment(t(950), &overlap, None);
+    let a = rx.poll_transmit(t(950)).unwrap();
+    assert_eq!(decode(&a).0, 1500);
+    assert_eq!(ecr(&a), 950);
+}
