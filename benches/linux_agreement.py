@@ -12,10 +12,12 @@ handover (L1 = 2 Mbit/s / 30 ms <-> L2 = 8 Mbit/s / 240 ms, 100-packet
 buffer) and outages of 0.5, 2 and 10 s, it runs the study's scenario
 (``scenarios/dcnet2016-handover.toml``) with ``tcp = { profile = "linux",
 mss = 960 }`` through ``wavelab emulate`` (the kernel's TCP on real packets,
-``--repeat`` times) and through the simulator (once: it is deterministic),
-plus a run on the new link alone per algorithm for the steady rate ``R_ss``.
-Per cell it prints, emulated (the range over the repeats) beside simulated
-and their ratio:
+``--repeat`` times) and through the simulator (``--seeds`` times, seeds 1 to
+N: the seed moves only the phase of the sender's timer wheel, as a host's
+jiffies counter does), plus a run on the new link alone per algorithm for
+the steady rate ``R_ss``. Per cell it prints the median and range of the
+emulated repeats beside those of the simulated seeds, and the ratio of the
+medians:
 
 * recovery: seconds after the end of the outage until the receiver's
   goodput over a 1 s window first reaches 0.9 ``R_ss``
@@ -152,26 +154,28 @@ def _ratio(sim: float, emu: float) -> float:
 def table(
     cells: list[Cell],
     emulated: Mapping[str, list[Results]],
-    simulated: Mapping[str, Results],
+    simulated: Mapping[str, list[Results]],
     at: float,
     after: float,
 ) -> pd.DataFrame:
+    """One row per cell: each metric's median and range over the emulated
+    repeats (``emu_*``) and over the simulated seeds (``sim_*``)."""
     rows = []
     end = at + after
     for c in cells:
-        sim = measure(simulated[c.key], simulated[c.baseline], at, c.ht, end)
-        emus = [
-            measure(run, base, at, c.ht, end)
-            for run, base in zip(emulated[c.key], emulated[c.baseline], strict=True)
-        ]
         row: dict[str, Any] = {"cc": c.cc, "direction": c.direction, "ht_s": c.ht}
-        for m in ("recovery_s", "steady_mbps", "timeouts", "retransmissions"):
-            values = np.array([e[m] for e in emus], dtype=float)
-            row[f"emu_{m}"] = float(np.nanmedian(values)) if np.isfinite(values).any() else np.nan
-            row[f"emu_{m}_min"] = float(np.nanmin(values)) if np.isfinite(values).any() else np.nan
-            row[f"emu_{m}_max"] = float(np.nanmax(values)) if np.isfinite(values).any() else np.nan
-            row[f"sim_{m}"] = sim[m]
-        row["horizon_s"] = sim["horizon_s"]
+        for side, runs in (("emu", emulated), ("sim", simulated)):
+            measured = [
+                measure(run, base, at, c.ht, end)
+                for run, base in zip(runs[c.key], runs[c.baseline], strict=True)
+            ]
+            for m in ("recovery_s", "steady_mbps", "timeouts", "retransmissions"):
+                values = np.array([e[m] for e in measured], dtype=float)
+                some = np.isfinite(values).any()
+                row[f"{side}_{m}"] = float(np.nanmedian(values)) if some else np.nan
+                row[f"{side}_{m}_min"] = float(np.nanmin(values)) if some else np.nan
+                row[f"{side}_{m}_max"] = float(np.nanmax(values)) if some else np.nan
+            row["horizon_s"] = measured[0]["horizon_s"]
         row["flagged"] = sum(
             bool(r.run.get("emulation", {}).get("flagged", False))
             for r in [*emulated[c.key], *emulated[c.baseline]]
@@ -189,8 +193,8 @@ def _load(res: Results) -> str:
     return load[0] if load else "?"
 
 
-def _span(r: pd.Series, m: str, fmt: str) -> str:
-    lo, mid, hi = r[f"emu_{m}_min"], r[f"emu_{m}"], r[f"emu_{m}_max"]
+def _span(r: pd.Series, m: str, fmt: str, side: str = "emu") -> str:
+    lo, mid, hi = r[f"{side}_{m}_min"], r[f"{side}_{m}"], r[f"{side}_{m}_max"]
     if np.isnan(mid):
         return f">{r['horizon_s']:.0f}"
     if lo == hi:
@@ -199,8 +203,12 @@ def _span(r: pd.Series, m: str, fmt: str) -> str:
 
 
 def printable(t: pd.DataFrame) -> pd.DataFrame:
-    def val(x: float, fmt: str, horizon: float) -> str:
-        return f">{horizon:.0f}" if np.isnan(x) else format(x, fmt)
+    def sim(r: pd.Series, m: str, fmt: str) -> str:
+        # tables written before the simulated side had seeds: one value
+        if f"sim_{m}_min" not in r:
+            x = r[f"sim_{m}"]
+            return f">{r['horizon_s']:.0f}" if np.isnan(x) else format(x, fmt)
+        return _span(r, m, fmt, "sim")
 
     def ratio(x: float) -> str:
         if np.isnan(x):
@@ -214,13 +222,13 @@ def printable(t: pd.DataFrame) -> pd.DataFrame:
             {
                 "cell": f"{r['cc']} {r['direction']} HT={r['ht_s']:g}",
                 "recovery s: Linux": _span(r, "recovery_s", ".1f"),
-                "sim": val(r["sim_recovery_s"], ".1f", r["horizon_s"]),
+                "sim": sim(r, "recovery_s", ".1f"),
                 "ratio": ratio(r["recovery_ratio"]),
                 "steady Mbit/s: Linux": _span(r, "steady_mbps", ".2f"),
-                "sim ": f"{r['sim_steady_mbps']:.2f}",
+                "sim ": sim(r, "steady_mbps", ".2f"),
                 "ratio ": ratio(r["steady_ratio"]),
                 "RTOs: Linux": _span(r, "timeouts", ".0f"),
-                "sim  ": f"{r['sim_timeouts']:.0f}",
+                "sim  ": sim(r, "timeouts", ".0f"),
                 "flagged": int(r["flagged"]),
                 "load": r["load"],
             }
@@ -248,11 +256,26 @@ def repeats(scs: Mapping[str, Scenario], repeat: int) -> dict[str, Scenario]:
     }
 
 
+def seeded(scs: Mapping[str, Scenario], seeds: int) -> dict[str, Scenario]:
+    """Each simulated run: ``KEY#i``, the scenario with seed ``i + 1``. A
+    seed moves the timer wheel's phase of the linux profile's sender
+    (``tcp.timer_hz``), as a host's jiffies counter differs from run to run
+    on the kernel's side; nothing else in these scenarios is random."""
+    return {
+        f"{k}#{i}": sc.with_changes({"seed": i + 1, "name": f"{sc.name}-s{i + 1}"})
+        for k, sc in scs.items()
+        for i in range(seeds)
+    }
+
+
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[Cell]]:
     """The command line and the cells it chooses."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="emulated runs per scenario")
     ap.add_argument("--jobs", type=int, default=1, help="emulations at once")
+    ap.add_argument(
+        "--seeds", type=int, default=5, help="simulated runs per scenario, seeds 1..N (5)"
+    )
     ap.add_argument("--at", type=float, default=20.0, help="handover time (s)")
     ap.add_argument("--after", type=float, default=60.0, help="seconds run after it")
     ap.add_argument("--quick", action="store_true", help="HT = 2 s, L1 -> L2 only")
@@ -279,8 +302,9 @@ def main(argv: list[str]) -> int:
         return 2
     done = emulate_runs(NAME, runs, args.out, args.jobs)
     emulated = {k: [done[f"{k}#{i}"] for i in range(args.repeat)] for k in scs}
-    twins = {k: StudyRun(simulation_of(sc)) for k, sc in scs.items()}
-    simulated = run_runs(NAME, twins, args.out, None).results
+    twins = {k: StudyRun(simulation_of(sc)) for k, sc in seeded(scs, args.seeds).items()}
+    ran = run_runs(NAME, twins, args.out, None).results
+    simulated = {k: [ran[f"{k}#{i}"] for i in range(args.seeds)] for k in scs}
     t = table(cells, emulated, simulated, args.at, args.after)
     t.to_csv(args.out / "agreement.csv", index=False)
     shown = printable(t)

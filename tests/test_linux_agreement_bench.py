@@ -30,7 +30,8 @@ def bench() -> ModuleType:
 
 def row(recovery: list[float], sim: float) -> dict[str, object]:
     """A table row with ``recovery`` measured over the repeats (NaN: not
-    within the run) and one simulated value; steady rates equal."""
+    within the run) and the simulated seeds all at ``sim``; steady rates
+    equal."""
     values = np.array(recovery, dtype=float)
     finite = np.isfinite(values).any()
     out: dict[str, object] = {"cc": "bbr", "direction": "L1L2", "ht_s": 0.5}
@@ -44,6 +45,8 @@ def row(recovery: list[float], sim: float) -> dict[str, object]:
         out[f"emu_{m}_min"] = float(np.nanmin(emu)) if ok else np.nan
         out[f"emu_{m}_max"] = float(np.nanmax(emu)) if ok else np.nan
         out[f"sim_{m}"] = s
+        out[f"sim_{m}_min"] = s
+        out[f"sim_{m}_max"] = s
     out["horizon_s"] = 59.5
     out["flagged"] = 0
     out["load"] = "/".join(["5.0"] * len(recovery))
@@ -78,6 +81,29 @@ def test_each_repeat_is_a_run_of_its_own(bench: ModuleType) -> None:
     assert runs["bbr-L1L2-ht0.5#2"].name == "linux-agreement-bbr-L1L2-ht0.5-r2"
 
 
+def test_the_simulated_seeds_print_their_range(bench: ModuleType) -> None:
+    r = row([7.9, 9.4, 8.3], 8.5)
+    r["sim_recovery_s_min"], r["sim_recovery_s_max"] = 8.0, 9.0
+    shown = bench.printable(pd.DataFrame([r]))
+    assert shown.iloc[0]["sim"] == "8.5 (8.0-9.0)"
+    # a table from before the seeds: the one simulated value
+    old = {
+        k: v
+        for k, v in row([7.9], 10.0).items()
+        if not (k.startswith("sim_") and k.endswith(("_min", "_max")))
+    }
+    assert bench.printable(pd.DataFrame([old])).iloc[0]["sim"] == "10.0"
+
+
+def test_each_seed_is_a_run_of_its_own(bench: ModuleType) -> None:
+    scs = bench.scenarios([bench.Cell("reno", "L2L1", 2.0)], 20.0, 10.0)
+    runs = bench.seeded(scs, 3)
+    assert len(runs) == 6
+    assert runs["reno-L2L1-ht2#2"].name == "linux-agreement-reno-L2L1-ht2-s3"
+    assert runs["reno-L2L1-ht2#2"].data["seed"] == 3
+    assert len({sc.name for sc in runs.values()}) == 6
+
+
 def test_the_command_line_chooses_the_cells(bench: ModuleType) -> None:
     _, cells = bench.parse([])
     assert len(cells) == 18
@@ -86,6 +112,7 @@ def test_the_command_line_chooses_the_cells(bench: ModuleType) -> None:
     )
     assert [c.key for c in cells] == ["bbr-L1L2-ht0.5", "bbr-L1L2-ht2"]
     assert args.repeat == 3
+    assert args.seeds == 5
     _, cells = bench.parse(["--quick", "--cc", "reno"])
     assert [c.key for c in cells] == ["reno-L1L2-ht2"]
     with pytest.raises(SystemExit):

@@ -65,6 +65,12 @@ pub struct TcpConfig {
     /// timeout (default `"rfc8985"`; `"linux"` for Linux's single
     /// transmission timer). Matters only with `tlp`.
     pub rto_rearm: RtoRearm,
+    /// Ticks per second of a Linux timer wheel that the retransmission and
+    /// probe timers fire on (`CONFIG_HZ`: 100, 250, 300 or 1000), or 0
+    /// (default) for timers that fire at their deadline. The wheel fires a
+    /// timer up to one granule of its level late, about 1/8 of its timeout
+    /// (kernel/time/timer.c; see the sender's `timer_wheel` module).
+    pub timer_hz: u32,
     /// How a window algorithm's reduction is paced through a SACK fast
     /// recovery (default `"prr"`, RFC 6937).
     pub recovery_reduction: RecoveryReduction,
@@ -340,6 +346,7 @@ impl Default for TcpConfig {
             ca_per_ack: false,
             receiver: ReceiverProfile::Rfc,
             bbr_quantum: BbrQuantum::None,
+            timer_hz: 0,
             ecn: false,
         }
     }
@@ -365,6 +372,12 @@ impl TcpConfig {
         }
         if self.abc_limit_after_rto == 0 {
             return Err("abc_limit_after_rto: must be at least 1 segment".into());
+        }
+        if ![0, 100, 250, 300, 1000].contains(&self.timer_hz) {
+            return Err(format!(
+                "timer_hz: {} is not 0 (exact timers) or a Linux CONFIG_HZ (100, 250, 300, 1000)",
+                self.timer_hz
+            ));
         }
         if self.min_rto.is_zero() {
             return Err("min_rto: must be above zero".into());

@@ -42,6 +42,10 @@ impl TcpProfile {
     ///   3): `lost_retransmissions = "rack"`, `tlp = true`, with Linux's
     ///   single transmission timer (`rto_rearm = "linux"`: the RTO from the
     ///   oldest outstanding segment's send time, `tcp_rearm_rto`);
+    /// * that timer on the kernel's timer wheel at `CONFIG_HZ` = 250 (the
+    ///   value of Debian's kernels and of the emulator host this profile was
+    ///   checked on): `timer_hz = 250`, so a backed-off RTO fires up to 1/8
+    ///   of its value late;
     /// * Linux's RTO (`rto = "linux"`) with `TCP_RTO_MIN` = 200 ms, the
     ///   initial RTO of 1 s (`TCP_TIMEOUT_INIT`) and `TCP_RTO_MAX` = 120 s;
     /// * ssthresh on a timeout as `tcp_enter_loss` decides
@@ -85,7 +89,8 @@ impl TcpProfile {
     ///   (the default `SocketType` is `TcpCubic`, whose `IncreaseWindow`
     ///   adds `segmentsAcked` segments; `TcpLinuxReno` does the same), with
     ///   `TcpCubic`'s `HyStart` (ns-3's thresholds);
-    /// * no F-RTO, no undo, no RACK or tail loss probe.
+    /// * no F-RTO, no undo, no RACK or tail loss probe; timers fire at their
+    ///   deadline (ns-3's scheduler, `timer_hz = 0`).
     pub fn config(self) -> TcpConfig {
         match self {
             TcpProfile::Rfc => TcpConfig::default(),
@@ -97,6 +102,7 @@ impl TcpProfile {
                 lost_retransmissions: LostRetransmissions::Rack,
                 tlp: true,
                 rto_rearm: RtoRearm::Linux,
+                timer_hz: 250,
                 rto: RtoFlavour::Linux,
                 min_rto: Duration::from_millis(200),
                 initial_rto: Duration::from_secs(1),
@@ -138,6 +144,7 @@ impl TcpProfile {
                 lost_retransmissions: LostRetransmissions::Rto,
                 tlp: false,
                 rto_rearm: RtoRearm::Rfc8985,
+                timer_hz: 0,
                 recovery_reduction: RecoveryReduction::Prr,
                 ssthresh_basis: SsthreshBasis::Pipe,
                 frto: false,
@@ -205,6 +212,8 @@ pub(crate) struct TcpConfigSpec {
     #[serde(default)]
     rto_rearm: Option<RtoRearm>,
     #[serde(default)]
+    timer_hz: Option<u32>,
+    #[serde(default)]
     recovery_reduction: Option<RecoveryReduction>,
     #[serde(default)]
     ssthresh_basis: Option<SsthreshBasis>,
@@ -259,6 +268,7 @@ impl From<TcpConfigSpec> for TcpConfig {
             lost_retransmissions,
             tlp,
             rto_rearm,
+            timer_hz,
             recovery_reduction,
             ssthresh_basis,
             frto,

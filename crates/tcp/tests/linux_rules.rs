@@ -2,8 +2,9 @@
 //! describe: PRR's sending schedule (RFC 6937 section 3.1), the ssthresh
 //! bases, F-RTO's two-ACK decision (RFC 5682 section 3.1), the undo of a
 //! reduction whose every retransmission came back as a DSACK (RFC 3708),
-//! Linux's quick-ACK receiver, Linux's timers after a tail loss probe, and
-//! BBR's window allowance as Linux sizes it.
+//! Linux's quick-ACK receiver, Linux's timers after a tail loss probe, the
+//! timer wheel those timers fire on, and BBR's window allowance as Linux
+//! sizes it.
 
 use wavelab_tcp::cc::bbr::Mode;
 use wavelab_tcp::config::{
@@ -113,6 +114,77 @@ fn each_ssthresh_basis_halves_what_it_names() {
         assert_eq!(h.tx.ca_state(), CaState::Recovery, "{basis:?}");
         assert_eq!(h.ssthresh(), expected, "{basis:?}");
     }
+}
+
+/// The instants of a chain of timeouts with nothing coming back: the first
+/// flight's RTO, then each doubled one, on timers of `hz` (0: exact).
+fn backoff_chain(hz: u32, phase: Duration) -> Vec<Instant> {
+    let c = TcpConfig {
+        timer_hz: hz,
+        ..cfg()
+    };
+    let mut h = Harness::new(c, "newreno");
+    h.tx.set_timer_phase(phase);
+    h.sent();
+    // a fresh timer placed on the wheel with the phase
+    h.tx.handle_timeout(h.now);
+    let mut fired = Vec::new();
+    for _ in 0..6 {
+        let t = h.tx.poll_timeout().expect("the retransmission timer");
+        h.now = t;
+        h.tx.handle_timeout(t);
+        assert_eq!(h.sent(), vec![(0, true)], "{hz} Hz: the head again");
+        fired.push(t);
+    }
+    fired
+}
+
+/// Linux's timer wheel (kernel/time/timer.c): at 250 Hz a timeout of 0.25
+/// to 2 s waits in buckets of 8 jiffies (32 ms), one of 2 to 16 s in buckets
+/// of 64 jiffies (256 ms) and a longer one in buckets of 2.048 s, each fired
+/// at the bucket's end, so every timeout of
+/// a backoff chain fires after its doubled deadline, on a bucket boundary of
+/// its level, and at most one bucket late. Where the boundaries fall (the
+/// phase of the host's jiffies counter) moves the instants.
+#[test]
+fn the_timer_wheel_fires_a_backed_off_rto_late_on_its_levels_buckets() {
+    let exact = backoff_chain(0, Duration::ZERO);
+    // RFC 6298's 1 s initial RTO, doubled: 1, 2, 4, 8, 16 s apart
+    let gaps: Vec<u64> = exact
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_nanos() / 1_000_000)
+        .collect();
+    assert_eq!(gaps, vec![2_000, 4_000, 8_000, 16_000, 32_000]);
+    for phase in [0, 1_000, 77_777] {
+        let phase = Duration::from_millis(phase);
+        let wheel = backoff_chain(250, phase);
+        let mut armed = wheel[0];
+        for (k, &t) in wheel.iter().enumerate().skip(1) {
+            let timeout = Duration::from_secs(1 << k);
+            // the level by the timeout in 4 ms jiffies: below 504, 8-jiffy
+            // buckets; below 4032, 64-jiffy ones; above, 512-jiffy ones
+            let jiffies = timeout.as_nanos() / 4_000_000;
+            let granule = Duration::from_millis(match jiffies {
+                0..504 => 32,
+                504..4_032 => 256,
+                _ => 2_048,
+            });
+            let deadline = armed + timeout;
+            assert!(t > deadline, "timeout {k} fired at its deadline or before");
+            assert!(
+                t <= deadline + granule,
+                "timeout {k}: more than a bucket late"
+            );
+            let on_boundary = (t + phase).as_nanos() % granule.as_nanos();
+            assert_eq!(on_boundary, 0, "timeout {k} is not on a bucket boundary");
+            armed = t;
+        }
+    }
+    assert_ne!(
+        backoff_chain(250, Duration::ZERO),
+        backoff_chain(250, Duration::from_millis(1_000)),
+        "the phase moves the instants"
+    );
 }
 
 /// A sender whose first flight of ten segments timed out at 1.1 s and whose
@@ -455,6 +527,8 @@ fn linux_caps_the_probe_timeout_by_the_oldest_segments_rto() {
             mss: MSS as u32,
             timestamps: false,
             rto_rearm: rearm,
+            // the rules' own instants: timers that fire at their deadline
+            timer_hz: 0,
             ..TcpProfile::Linux.config()
         };
         let mut h = Harness::new(c, "reno");
@@ -532,6 +606,8 @@ fn the_rto_after_a_probe_follows_each_rearm_rule_below_two_srtt() {
             mss: MSS as u32,
             timestamps: false,
             rto_rearm: rearm,
+            // the rules' own instants: timers that fire at their deadline
+            timer_hz: 0,
             ..TcpProfile::Linux.config()
         };
         // congestion avoidance from 20 segments: the flights stay below the

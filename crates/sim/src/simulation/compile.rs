@@ -126,7 +126,7 @@ impl Simulation {
                     algorithm: f.cc.name(),
                     from: f.from.clone(),
                     to: f.to.clone(),
-                    sender: Sender::new(f.tcp.clone(), cc, iss),
+                    sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
                     receiver: Receiver::new(f.tcp.clone(), riss),
                     routes: routes[i].clone(),
                     route: [0, 0],
@@ -206,8 +206,9 @@ impl Simulation {
         };
         let mut rng = Rng::derive(self.sc.seed, Stream::FlowIsn(flow as u32));
         let iss = SeqNum(rng.next_u64() as u32);
+        let _receiver_iss = rng.next_u64();
         f.algorithm = cc.name();
-        f.sender = Sender::new(f.sender.config().clone(), cc, iss);
+        f.sender = with_phase(Sender::new(f.sender.config().clone(), cc, iss), &mut rng);
         self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
         Ok(())
     }
@@ -241,3 +242,13 @@ fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
 
 /// IP's protocol number of TCP.
 const TCP: u8 = 6;
+
+/// The sender with its host's timer-wheel phase (`tcp.timer_hz`) drawn from
+/// the flow's stream after its initial sequence numbers: anywhere in the
+/// first 64 s of the jiffies counter, more than the widest granule a TCP
+/// timer meets (2.048 s at level 3 with 250 Hz).
+fn with_phase(mut sender: Sender, rng: &mut Rng) -> Sender {
+    let phase = rng.next_u64() % 64_000_000_000;
+    sender.set_timer_phase(wavelab_tcp::Duration::from_nanos(phase));
+    sender
+}

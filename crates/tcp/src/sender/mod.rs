@@ -22,6 +22,7 @@ mod rack;
 mod recovery;
 pub(crate) mod scoreboard;
 mod stream;
+mod timer_wheel;
 mod tlp;
 mod undo;
 
@@ -221,6 +222,13 @@ pub struct Sender {
     reduced_until: Option<u64>,
 
     rto_deadline: Option<Instant>,
+    /// With `tcp.timer_hz`: the RTO deadline last seen and when the timer
+    /// wheel fires it ([`timer_wheel`]).
+    rto_fires: Option<(Instant, Instant)>,
+    /// The same for the probe timeout.
+    pto_fires: Option<(Instant, Instant)>,
+    /// The timer wheel's jiffies counter at time 0, as a duration.
+    timer_phase: Duration,
     /// Tail loss probe state, when `tcp.tlp` is on (boxed: most connections
     /// run without it).
     tlp: Option<Box<tlp::TlpState>>,
@@ -288,6 +296,9 @@ impl Sender {
             cwr_pending: false,
             reduced_until: None,
             rto_deadline: None,
+            rto_fires: None,
+            pto_fires: None,
+            timer_phase: Duration::ZERO,
             tlp: cfg.tlp.then(Box::default),
             syn_pending: true,
             syn_sent_at: None,
@@ -342,8 +353,8 @@ impl Sender {
 
     /// The earliest instant the sender wants [`Sender::handle_timeout`] called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut t = self.rto_deadline;
-        if let Some(pto) = self.tlp.as_ref().and_then(|t| t.pto) {
+        let mut t = self.rto_due();
+        if let Some(pto) = self.pto_due() {
             t = Some(t.map_or(pto, |d| d.min(pto)));
         }
         // the pacer matters only while data can be sent (a connection that
@@ -363,15 +374,10 @@ impl Sender {
     pub fn handle_timeout(&mut self, now: Instant) {
         // the probe timeout first: it never fires after the RTO's expiry,
         // and it re-arms the RTO (RFC 8985 section 7.3)
-        if self
-            .tlp
-            .as_ref()
-            .and_then(|t| t.pto)
-            .is_some_and(|d| d <= now)
-        {
+        if self.pto_due().is_some_and(|d| d <= now) {
             self.on_pto(now);
         }
-        if self.rto_deadline.is_some_and(|d| d <= now) {
+        if self.rto_due().is_some_and(|d| d <= now) {
             self.rto_deadline = None;
             self.on_rto(now);
         }
@@ -379,6 +385,37 @@ impl Sender {
             self.cc.on_timer(now);
         }
         self.apply_requests(now);
+        self.note_timers(now);
+    }
+
+    /// When the retransmission timer fires: its deadline, or with
+    /// `tcp.timer_hz` the timer wheel's bucket for it.
+    fn rto_due(&self) -> Option<Instant> {
+        wheel_due(self.rto_deadline, self.rto_fires)
+    }
+
+    /// When the probe timer fires, as [`Sender::rto_due`].
+    fn pto_due(&self) -> Option<Instant> {
+        wheel_due(self.tlp.as_ref().and_then(|t| t.pto), self.pto_fires)
+    }
+
+    /// With `tcp.timer_hz`, places each timer whose deadline changed since
+    /// the last call in the timer wheel, as armed at `now`; called at the
+    /// end of every entry point that takes the time.
+    #[inline(always)]
+    fn note_timers(&mut self, now: Instant) {
+        let (hz, phase) = (self.cfg.timer_hz, self.timer_phase);
+        if hz == 0 {
+            return;
+        }
+        let fire = |d: Instant| timer_wheel::fire_at(hz, now + phase, d + phase) - phase;
+        let place = |d: Option<Instant>, seen: Option<(Instant, Instant)>| match d {
+            Some(d) if seen.map(|s| s.0) != Some(d) => Some((d, fire(d))),
+            Some(_) => seen,
+            None => None,
+        };
+        self.rto_fires = place(self.rto_deadline, self.rto_fires);
+        self.pto_fires = place(self.tlp.as_ref().and_then(|t| t.pto), self.pto_fires);
     }
 
     /// Carries out what the algorithm asked of the sender.
@@ -430,6 +467,12 @@ impl Sender {
 
     /// The next segment to put on the wire, if any.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let t = self.next_transmit(now);
+        self.note_timers(now);
+        t
+    }
+
+    fn next_transmit(&mut self, now: Instant) -> Option<Transmit> {
         if self.syn_pending {
             self.syn_pending = false;
             return Some(self.make_syn(now));
@@ -459,6 +502,7 @@ impl Sender {
     pub fn handle_path_change(&mut self, now: Instant, path: &PathInfo) {
         self.cc.on_path_change(now, path);
         self.apply_requests(now);
+        self.note_timers(now);
     }
 
     /// A cross-layer notification ([`Notification`]); passed to the
@@ -472,6 +516,7 @@ impl Sender {
         }
         self.cc.on_notification(now, &n);
         self.apply_requests(now);
+        self.note_timers(now);
     }
 
     /// The sending host's record of past sessions on this connection's
@@ -481,6 +526,7 @@ impl Sender {
     pub fn set_path_history(&mut self, now: Instant, past: &[crate::cc::SessionRecord]) {
         self.cc.on_path_history(now, past);
         self.apply_requests(now);
+        self.note_timers(now);
     }
 
     /// What this session adds to the host's record of past sessions on its
@@ -488,6 +534,15 @@ impl Sender {
     /// keeps one.
     pub fn session_record(&self) -> Option<crate::cc::SessionRecord> {
         self.cc.session_record()
+    }
+
+    /// Where the host's timer wheel stands at time 0 (with `tcp.timer_hz`):
+    /// its jiffies counter, as the time since the counter was 0. A real
+    /// host's is arbitrary, and it decides whether a backed-off timer
+    /// fires just before or just after an instant such as the end of an
+    /// outage; a simulation draws it per flow from the scenario's seed.
+    pub fn set_timer_phase(&mut self, phase: Duration) {
+        self.timer_phase = phase;
     }
 
     /// The initial sequence number (its SYN's).
@@ -894,6 +949,11 @@ impl Sender {
 
     /// Processes a segment from the receiver.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        self.on_segment(now, seg);
+        self.note_timers(now);
+    }
+
+    fn on_segment(&mut self, now: Instant, seg: &Segment) {
         if seg.flags.contains(Flags::RST) {
             self.on_rst(now, seg);
             return;
@@ -1043,6 +1103,13 @@ pub(crate) fn effective_mss(ours: u32, peer: Option<u16>, timestamps: bool) -> u
 /// The RFC 7323 timestamp clock: milliseconds since the driver's origin.
 pub(crate) fn ts_clock(now: Instant) -> u32 {
     (now.as_nanos() / 1_000_000) as u32
+}
+
+/// A timer's firing instant: its deadline, or the wheel's bucket for it
+/// when one was computed for that deadline.
+fn wheel_due(deadline: Option<Instant>, fires: Option<(Instant, Instant)>) -> Option<Instant> {
+    let d = deadline?;
+    Some(fires.filter(|f| f.0 == d).map_or(d, |f| f.1))
 }
 
 #[cfg(test)]
