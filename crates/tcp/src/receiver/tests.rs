@@ -15,6 +15,12 @@ fn t(ms: u64) -> Instant {
 }
 
 fn connected(cfg: TcpConfig) -> Receiver {
+    connected_with(cfg, None)
+}
+
+/// A receiver after a SYN that offers SACK, window scaling and, if given,
+/// timestamps.
+fn connected_with(cfg: TcpConfig, timestamps: Option<crate::wire::Timestamps>) -> Receiver {
     let sack = cfg.sack;
     let mut rx = Receiver::new(cfg, ISS);
     let syn = Segment {
@@ -25,6 +31,7 @@ fn connected(cfg: TcpConfig) -> Receiver {
             mss: Some(MSS as u16),
             sack_permitted: true,
             window_scale: Some(7),
+            timestamps,
             ..Options::default()
         },
         ..Segment::default()
@@ -465,28 +472,12 @@ fn a_ce_mark_is_echoed_until_cwr() {
 /// A receiver with timestamps on and no delayed ACKs, its TS.Recent from
 /// the SYN's TSval of 1.
 fn ts_connected() -> Receiver {
-    let mut rx = Receiver::new(
-        TcpConfig {
-            timestamps: true,
-            delayed_ack: None,
-            ..cfg()
-        },
-        ISS,
-    );
-    let syn = Segment {
-        seq: IRS,
-        flags: Flags::SYN,
-        window: 65_535,
-        options: Options {
-            mss: Some(MSS as u16),
-            timestamps: Some(crate::wire::Timestamps { val: 1, ecr: 0 }),
-            ..Options::default()
-        },
-        ..Segment::default()
+    let cfg = TcpConfig {
+        timestamps: true,
+        delayed_ack: None,
+        ..cfg()
     };
-    rx.handle_segment(t(0), &syn, None);
-    rx.poll_transmit(t(0)).unwrap();
-    rx
+    connected_with(cfg, Some(crate::wire::Timestamps { val: 1, ecr: 0 }))
 }
 
 fn stamped(off: u64, val: u32) -> Segment {
