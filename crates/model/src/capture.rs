@@ -90,6 +90,10 @@ pub struct SimulatedSegment<'a> {
     pub size: u32,
     /// The segment.
     pub seg: &'a wavelab_tcp::Segment,
+    /// The ECN field of its IP header where it is seen (as sent, or CE
+    /// once a queue discipline marked it): written into the TOS byte's two
+    /// low bits (RFC 3168 section 5), where tshark reads `ip.dsfield.ecn`.
+    pub ecn: wavelab_tcp::Ecn,
 }
 
 /// A capture target that does not name anything in the scenario.
@@ -316,7 +320,7 @@ impl Capture {
         let mut buf = Vec::with_capacity(16 + IPV4_HEADER_LEN + 60);
         buf.resize(16, 0); // the record header, filled in below
         let ip = buf.len();
-        buf.extend_from_slice(&[0x45, 0]);
+        buf.extend_from_slice(&[0x45, p.ecn as u8]);
         buf.extend_from_slice(&(p.size as u16).to_be_bytes());
         buf.extend_from_slice(&[0, 0, 0x40, 0]); // identification 0, DF
         buf.push(TTL.saturating_sub(p.hop.min(255) as u8));

@@ -47,6 +47,7 @@ impl Packet {
             hop: self.hop,
             size: self.size,
             seg: &self.seg,
+            ecn: self.ecn,
         }
     }
 

@@ -220,6 +220,58 @@ mod tests {
         assert!(sent[2] > r.links.u64s("delivered_packets")[2]);
     }
 
+    /// RFC 3168 section 5: the two low bits of the TOS byte carry the ECN
+    /// field. With ECN negotiated, the sender's data leaves ECT(0) and its
+    /// SYN and the receiver's ACKs Not-ECT; on the bottleneck, after CoDel,
+    /// as many data packets carry CE as the link counts marks.
+    #[test]
+    fn the_ecn_field_is_in_the_ip_header() {
+        const ECN: &str = r#"
+            duration = "6s"
+            [[links]]
+            name = "bottleneck"
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "20ms"
+            queue = "1000pkt"
+            qdisc = "codel"
+            [[flows]]
+            name = "bulk"
+            from = "s"
+            to = "d"
+            cc = "cubic"
+            tcp = { sack = true, ecn = true }
+        "#;
+        let (r, files) = capture(ECN, &["flow:bulk", "link:bottleneck:forward"]);
+        let ecn = |rec: &Record| rec.data[1] & 0b11;
+        let is_data = |rec: &Record| rec.orig > 52 + 20; // more than headers
+        let flow = records(&files[0]);
+        let from_sender: Vec<&Record> = flow
+            .iter()
+            .filter(|x| x.data[12..16] == flow[0].data[12..16])
+            .collect();
+        assert_eq!(ecn(from_sender[0]), 0b00, "the SYN is Not-ECT");
+        let data: Vec<u8> = from_sender
+            .iter()
+            .filter(|x| is_data(x))
+            .map(|x| ecn(x))
+            .collect();
+        assert!(data.len() > 1_000);
+        assert!(
+            data.iter().all(|&e| e == 0b10),
+            "the sender's data is ECT(0)"
+        );
+        let acks = flow
+            .iter()
+            .filter(|x| x.data[12..16] != flow[0].data[12..16]);
+        assert!(acks.map(ecn).all(|e| e == 0), "ACKs are Not-ECT");
+        let link = records(&files[1]);
+        let ce = link.iter().filter(|x| ecn(x) == 0b11).count() as u64;
+        let marked = r.links.u64s("marked")[0];
+        assert!(marked > 0, "CoDel marked the standing queue");
+        assert_eq!(ce, marked, "every mark is in the capture");
+    }
+
     #[test]
     fn capturing_changes_nothing() {
         let (with, _) = capture(LOSSY, &["bulk", "link:bottleneck"]);
