@@ -22,6 +22,7 @@ The package is laid out by stage, data flowing one way:
 * ``sweep/``: many runs on a backend into a resumable store;
 * ``dataset/``: a run's, a sweep's or a study's results as one dataset
   (:func:`load_results`);
+* ``comparison/``: several runs side by side (:func:`compare`);
 * ``plot/``, ``report/``: figures and the HTML report;
 * ``emulator/``: the same scenarios on real packets, compared with the
   simulation; the BPF TCP Wave's loader;
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from wavelab._native import __version__, algorithms
 
 if TYPE_CHECKING:
+    from wavelab.comparison import Comparison, compare
     from wavelab.custom_cc import congestion_control, register_cc
     from wavelab.dataset import LoadedResults, load_results
     from wavelab.errors import ArgumentError, ScenarioFileError, WavelabError
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 
 _LAZY = {  # name -> module, or module:attribute
     "ArgumentError": "wavelab.errors",
+    "Comparison": "wavelab.comparison",
+    "compare": "wavelab.comparison",
     "congestion_control": "wavelab.custom_cc",
     "register_cc": "wavelab.custom_cc",
     "PathError": "wavelab.scenario",
@@ -88,6 +92,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ArgumentError",
+    "Comparison",
     "LoadedResults",
     "LocalPool",
     "PathError",
@@ -97,6 +102,7 @@ __all__ = [
     "WavelabError",
     "__version__",
     "algorithms",
+    "compare",
     "congestion_control",
     "demo_scenario",
     "from_dict",

@@ -156,11 +156,26 @@ def build_parser() -> argparse.ArgumentParser:
     em.set_defaults(func=command("cmd_emulate"))
 
     cmp = sub.add_parser(
-        "compare", help="put a simulation and an emulation of one scenario side by side"
+        "compare",
+        help="put runs side by side: overlaid series, RTT CDFs, box plots, metric differences",
+        description="Compares run folders (simulated or emulated) or a sweep's or study's "
+        "runs (DIR, or DIR:key=value[,key=value] to select; a store whose runs differ in "
+        "their algorithm gives one entry per algorithm). Two arguments SIMULATION EMULATION "
+        "of one scenario keep the simulation-against-emulation table (default "
+        "EMULATION/compare).",
     )
-    cmp.add_argument("simulation", help="results directory of `wavelab run`")
-    cmp.add_argument("emulation", help="results directory of `wavelab emulate`")
-    cmp.add_argument("--out", help="where to write the comparison (default EMULATION/compare)")
+    cmp.add_argument("runs", nargs="+", metavar="RUN", help="run folder, or store[:selector]")
+    cmp.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="label of an entry, once per entry in order (default: the folder's name)",
+    )
+    cmp.add_argument(
+        "--out",
+        help="where to write the comparison (default results/compare; "
+        "EMULATION/compare for a simulation and an emulation)",
+    )
     cmp.set_defaults(func=command("cmd_compare"))
 
     sw = sub.add_parser(
@@ -199,8 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser(
         "report", help="write a self-contained HTML report of a sweep, run or reproduction"
     )
-    rep.add_argument("results", help="directory of `wavelab sweep`, `run` or `reproduce`")
-    rep.add_argument("--out", help="HTML file (default RESULTS/report.html)")
+    rep.add_argument(
+        "results",
+        nargs="+",
+        help="directory of `wavelab sweep`, `run` or `reproduce`; or several run folders, "
+        "compared and overlaid",
+    )
+    rep.add_argument(
+        "--out", help="HTML file (default RESULTS/report.html; required for several runs)"
+    )
     rep.add_argument(
         "--max-runs",
         type=int,

@@ -364,26 +364,70 @@ def _write_comparison(sim: Results, emu: Results, out: Path) -> None:
     print(f"wrote {len(files)} files to {out}/")
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``wavelab compare``."""
+def _simulation_and_emulation(args: argparse.Namespace) -> tuple[Results, Results] | None:
+    """The two runs of ``compare SIMULATION EMULATION``, read, when the
+    arguments are those (a run folder each, the second emulated, no label);
+    None for any other comparison."""
+    if len(args.runs) != 2 or args.label:
+        return None
+    dirs = [Path(a) for a in args.runs]
+    if not all((d / "run.json").is_file() for d in dirs):
+        return None
     runs = []
-    for d in (Path(args.simulation), Path(args.emulation)):
+    for d in dirs:
         check_free(d)  # not results another process is writing
-        if not (d / "run.json").exists():
-            raise WavelabError(f"{d}: no results here (expected run.json)")
         runs.append(Results.read_parquet(d))
     sim, emu = runs
     if sim.emulated or not emu.emulated:
+        return None
+    return sim, emu
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``wavelab compare``."""
+    pair = _simulation_and_emulation(args)
+    if pair is not None:
+        sim, emu = pair
+        if sim.scenario.normalized["links"] != emu.scenario.normalized["links"]:
+            print("warning: the two runs' links differ", file=sys.stderr)
+        out = Path(args.out) if args.out else Path(args.runs[1]) / "compare"
+        _write_comparison(sim, emu, out)
+        return 0
+    from wavelab.comparison import Comparison, resolve
+    from wavelab.comparison.output import check_out, write
+
+    out = Path(args.out) if args.out else DEFAULT_ROOT / "compare"
+    check_out(out)  # refused before anything is read
+    for a in args.runs:
+        if Path(a).is_dir():
+            check_free(Path(a))
+    c = Comparison(resolve(args.runs, args.label))
+    try:
+        with folder_lock(out):
+            files, notes = write(c, out)
+    except OSError as e:
         raise WavelabError(
-            "give a simulation's results first and an emulation's second "
-            f"({args.simulation} is {'an emulation' if sim.emulated else 'a simulation'}, "
-            f"{args.emulation} is {'an emulation' if emu.emulated else 'a simulation'})"
-        )
-    if sim.scenario.normalized["links"] != emu.scenario.normalized["links"]:
-        print("warning: the two runs' links differ", file=sys.stderr)
-    out = Path(args.out) if args.out else Path(args.emulation) / "compare"
-    _write_comparison(sim, emu, out)
+            f"{out}: cannot write the comparison: {_reason(e)}; each file written is whole"
+        ) from None
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(c.wide().to_string(index=False, float_format=_figure, na_rep="-"))
+    for entry in c.entries:
+        if len(entry.runs) > 1:
+            print(f"{entry.label}: the mean over {len(entry.runs)} runs")
+    for note in notes:
+        print(note)
+    print(f"wrote {len(files)} files to {out}/")
     return 0
+
+
+def _figure(x: float) -> str:
+    """A table figure for the terminal: four significant digits, no
+    exponent for everyday magnitudes, ``-`` for none."""
+    if x != x:
+        return "-"
+    if x == 0 or 1e-4 <= abs(x) < 1e7:
+        return f"{x:.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
+    return f"{x:.3e}"
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -119,13 +119,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``wavelab report``."""
     from wavelab.report.page import write_report
 
-    d = Path(args.results)
-    out = Path(args.out) if args.out else d / "report.html"
-    if not d.is_dir():
-        raise WavelabError(f"{d}: no such directory")
-    check_free(d)  # not results another process is writing
+    dirs = [Path(r) for r in args.results]
+    if len(dirs) > 1 and not args.out:
+        raise WavelabError("--out: give the HTML file of a report of several runs")
+    out = Path(args.out) if args.out else dirs[0] / "report.html"
+    for d in dirs:
+        if not d.is_dir():
+            raise WavelabError(f"{d}: no such directory")
+        check_free(d)  # not results another process is writing
     with folder_lock(out.parent):
-        path = write_report(d, out, max_runs=args.max_runs)
+        path = write_report(dirs, out, max_runs=args.max_runs)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 

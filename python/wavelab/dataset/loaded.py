@@ -131,6 +131,14 @@ class LoadedResults:
 
     # ----- tables of every run ------------------------------------------------------
 
+    def results(self, rows: pd.DataFrame | None = None) -> list[Results]:
+        """The runs of ``rows`` (a selection of :attr:`runs`, by default
+        all of them) that were stored with their tables, each read from
+        its folder, in the rows' order; runs without tables are left out."""
+        rows = self.runs if rows is None else rows
+        keys = list(dict.fromkeys(rows["run"]))
+        return [Results.read_parquet(self._src.dirs[k]) for k in keys if k in self._src.dirs]
+
     def table(self, name: str, columns: Sequence[str] | None = None, **params: Any) -> pd.DataFrame:
         """Table ``name`` (``series``, ``flows``, ``links``, ``queues``,
         ``rtt_distribution``, ...) of every run (or those ``params`` select)

@@ -18,9 +18,16 @@ What it shows:
   95 % intervals both ways, as ``wavelab plot DIR`` draws it), and the
   time series of the selected run;
 * a **run** (``wavelab run --out DIR``): its summary and time series;
+* **several runs** (``wavelab report A B [C ...]``, run folders, simulated
+  or emulated): the table of :meth:`wavelab.Comparison.wide` (each metric of
+  each run, its difference and ratio to the first) and each run's series;
 * a **reproduction** (``wavelab reproduce NAME --out DIR``): its comparison
   tables (every CSV at the top of DIR), its figures, and the time series of
   its runs (those its store keeps tables of, ``DIR/store/runs/*``).
+
+Wherever two runs or more are embedded, a list chooses the runs drawn
+together, overlaid one colour per run (the palette's, in the order
+chosen, as ``wavelab compare`` draws its figures).
 
 What a run's time series holds: :mod:`wavelab.report.time_series`.
 """
@@ -33,6 +40,7 @@ import gzip
 import html
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -148,6 +156,25 @@ def _run_page(d: Path) -> _Page:
     )
 
 
+def _compare_page(dirs: Sequence[Path]) -> _Page:
+    from wavelab.comparison import compare
+
+    for d in dirs:
+        if not (d / "run.json").is_file():
+            raise ReportError(
+                f"{d}: not a run folder (no run.json); a report of several runs takes "
+                "the folders of `wavelab run` or `wavelab emulate`"
+            )
+    c = compare(list(dirs))
+    runs = {e.label: run_data(d, e.label) for e, d in zip(c.entries, dirs, strict=True)}
+    return _Page(
+        "compare",
+        "Comparison of " + ", ".join(c.labels),
+        f"{len(dirs)} runs; differences and ratios to {c.labels[0]}",
+        {"tables": [table_data(c.wide(), "Metrics compared")], "runs": runs},
+    )
+
+
 REPRODUCTION_RUNS = ("store/runs", "store-emulated/runs", "runs")
 """Where a reproduction's runs are, under its directory: its stores (the
 study's, the emulated one's), or ``runs/`` (written by earlier versions)."""
@@ -255,9 +282,16 @@ def render(page: _Page) -> str:
     )
 
 
-def write_report(directory: Path, out: Path, max_runs: int = 200) -> Path:
-    """Writes the report of ``directory`` to ``out`` (atomically)."""
-    text = render(build_page(directory, max_runs))
+def write_report(directory: Path | Sequence[Path], out: Path, max_runs: int = 200) -> Path:
+    """Writes the report of ``directory`` (or of several run folders, side
+    by side) to ``out`` (atomically)."""
+    if isinstance(directory, Path):
+        page = build_page(directory, max_runs)
+    elif len(directory) == 1:
+        page = build_page(directory[0], max_runs)
+    else:
+        page = _compare_page(directory)
+    text = render(page)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(out, text.encode("utf-8"))

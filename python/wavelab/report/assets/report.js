@@ -305,6 +305,69 @@
     };
   }
 
+  /* ----- several runs overlaid ---------------------------------------------------- */
+
+  /* The runs chosen in the list drawn together: one palette colour per run
+     in the order chosen (as `wavelab compare` draws its PNGs), the flows of
+     a run told apart by their line style. */
+  function overlay() {
+    var keys = Object.keys(D.runs || {});
+    if (keys.length < 2) return;
+    var s = section("Runs overlaid");
+    s.appendChild(el("p", { cls: "note", text: "Choose the runs to overlay (Ctrl- or Shift-click to choose several): " +
+      "one colour per run, one line style per flow." }));
+    var select = el("select", { id: "overlay-select", multiple: "multiple", size: String(Math.min(keys.length, 6)) });
+    var chosen = D.kind === "compare" ? keys : keys.slice(0, 2);
+    keys.forEach(function (k) {
+      var o = el("option", { value: k, text: D.runs[k].label || k });
+      o.selected = chosen.indexOf(k) >= 0;
+      select.appendChild(o);
+    });
+    var grid = el("div", { cls: "plots" });
+    var IDS = ["rate", "window", "rtt", "rtt-cdf"];
+    var divs = {};
+    IDS.forEach(function (id) { divs[id] = el("div", { cls: "plot", id: "overlay-" + id }); grid.appendChild(divs[id]); });
+    s.appendChild(el("div", { cls: "controls" }, el("label", { text: "runs" }), select));
+    s.appendChild(grid);
+    function draw() {
+      var picked = Array.prototype.filter.call(select.options, function (o) { return o.selected; })
+        .map(function (o) { return o.value; });
+      return Promise.all(picked.map(unpack)).then(function (rs) {
+        var tr = { rate: [], window: [], rtt: [], "rtt-cdf": [] };
+        rs.forEach(function (run, i) {
+          var label = D.runs[picked[i]].label || picked[i];
+          run.flows.forEach(function (f0, n) {
+            var f = {};
+            Object.keys(f0).forEach(function (k) { f[k] = f0[k]; });
+            f.color = COLORS[i % COLORS.length];
+            f.dash = SPEC.dashes[n % SPEC.dashes.length];
+            f.name = label + (run.flows.length > 1 ? " " + f0.name : "");
+            tr.rate.push(line(f, n, "goodput", "goodput"));
+            if (f.cwnd.some(function (v) { return v !== null; })) tr.window.push(line(f, n, "cwnd", "cwnd"));
+            tr.rtt.push(line(f, n, "srtt", "srtt"));
+            if (f.rtt_cdf) {
+              tr["rtt-cdf"].push({ type: "scatter", mode: "lines", x: f.rtt_cdf_ms, y: f.rtt_cdf, name: f.name,
+                line: { shape: "hv", color: f.color, width: 1.4, dash: f.dash },
+                hovertemplate: "%{y:.3f} of the samples below %{x} ms<extra>" + f.name + "</extra>" });
+            }
+          });
+        });
+        var none = { events: [] };
+        Plotly.react(divs.rate, tr.rate, layout(FIG.rate.title, FIG.rate.y, none), CONFIG);
+        Plotly.react(divs.window, tr.window, layout(FIG.window.title, FIG.window.y, none), CONFIG);
+        Plotly.react(divs.rtt, tr.rtt, layout(FIG.rtt.title, FIG.rtt.y, none), CONFIG);
+        Plotly.react(divs["rtt-cdf"], tr["rtt-cdf"], layout(FIG["rtt-cdf"].title, FIG["rtt-cdf"].y, none,
+          { xaxis: { title: { text: FIG["rtt-cdf"].x }, zeroline: false }, yaxis: { title: { text: FIG["rtt-cdf"].y }, range: [0, 1.02] } }), CONFIG);
+        document.body.setAttribute("data-overlaid", picked.join(","));
+      }).catch(function (e) {
+        s.appendChild(el("p", { cls: "error", text: "cannot overlay the runs: " + e }));
+        console.error(e);
+      });
+    }
+    select.addEventListener("change", draw);
+    draw();
+  }
+
   /* ----- sections ---------------------------------------------------------------- */
 
   function section(title) {
@@ -542,6 +605,7 @@
       images();
     }
     viewer = runs();
+    overlay();
     if (viewer && table) {
       viewer.onSelect = function (k) { table.select(k); };
       table.select(viewer.current());
