@@ -79,6 +79,11 @@ def open_report(b: Browser, html: Path) -> None:
     b.events.clear()
     b.open(html.as_uri())
     b.wait_for("window.wavelabReport && window.wavelabReport.plots() >= 4", timeout=60)
+    # the runs overlaid, where the page has two runs or more, drawn too
+    b.wait_for(
+        "!document.getElementById('overlay-select') || document.body.hasAttribute('data-overlaid')",
+        timeout=60,
+    )
 
 
 def plot_points(b: Browser) -> dict[str, list[int]]:
@@ -217,7 +222,8 @@ def test_the_report_is_usable_on_a_phone_in_the_algorithms_colours(
         )
         # nothing wider than the screen: no sideways scrolling of the page
         assert fit["inner"] == 400 and fit["page"] <= 400, fit
-        assert len(fit["plots"]) == 7
+        # the run's five, the metric plot, the throughput-delay plot, the four of runs overlaid
+        assert len(fit["plots"]) == 11
         for name, left, right in fit["plots"]:
             assert left >= 0 and right <= 400 and right - left > 300, (name, left, right)
         assert max(fit["controls"]) <= 400, fit["controls"]
@@ -279,6 +285,54 @@ def test_run_and_reproduction_reports(tmp_path: Path, browser: Browser, small_fi
     assert browser.evaluate("document.querySelectorAll('figure img')[0].naturalWidth") > 100
     assert browser.evaluate("document.querySelectorAll('#run-select option').length") == 4
     assert "one flow, 6 Mbit/s" in browser.evaluate("document.querySelector('table').textContent")
+
+
+def test_a_report_of_several_runs_overlays_the_runs_chosen_on_a_phone(
+    tmp_path: Path, browser: Browser
+) -> None:
+    import tomllib
+
+    import wavelab as wl
+    from conftest import SMALL
+    from wavelab.plot.style import PALETTE
+
+    dirs = []
+    for cc in ("cubic", "bbr", "newreno"):
+        data = tomllib.loads(SMALL)
+        data["flows"][0]["cc"] = cc
+        wl.run(wl.from_dict(data)).to_parquet(tmp_path / cc)
+        dirs.append(str(tmp_path / cc))
+    html = tmp_path / "compare.html"
+    res = wavelab("report", *dirs, "--out", str(html))
+    assert res.returncode == 0, res.stderr
+    browser.viewport(400, 800, mobile=True)
+    try:
+        open_report(browser, html)
+        assert_clean(browser, html)
+        assert browser.evaluate("document.querySelector('h2').textContent") == "Metrics compared"
+        # every run chosen at first, one palette colour each, in the order given
+        traces = browser.evaluate(
+            "document.getElementById('overlay-rate').data.map(t => [t.name, t.line.color])"
+        )
+        assert traces == [
+            [f"{cc} goodput", PALETTE[i]] for i, cc in enumerate(("cubic", "bbr", "newreno"))
+        ]
+        assert all(n > 20 for n in plot_points(browser)["overlay-rtt-cdf"])
+        # choosing two of them redraws the overlay with those two
+        browser.evaluate(
+            "(() => { const s = document.getElementById('overlay-select');"
+            " s.options[1].selected = false; s.dispatchEvent(new Event('change')); })()"
+        )
+        browser.wait_for("document.body.getAttribute('data-overlaid') === 'cubic,newreno'")
+        names = browser.evaluate("document.getElementById('overlay-rtt').data.map(t => t.name)")
+        assert names == ["cubic srtt", "newreno srtt"]
+        width = browser.evaluate("document.documentElement.scrollWidth")
+        assert width <= 400
+    finally:
+        browser.viewport(1400, 1000)
+    res = wavelab("report", dirs[0], str(tmp_path))
+    assert res.returncode != 0 and res.stderr.count("\n") == 1
+    assert "--out: give the HTML file" in res.stderr
 
 
 def test_report_errors_are_one_line(tmp_path: Path) -> None:

@@ -90,8 +90,12 @@ def _entries(arg: str) -> list[Entry]:
             groups.append((name, {}))
     out = []
     for label, sel in groups:
-        rows = loaded.select(**sel)
-        runs = tuple(loaded.results(rows))
+        try:
+            rows = loaded.select(**sel)
+            runs = tuple(loaded.results(rows))
+        except WavelabError as e:
+            why = str(e).removeprefix(f"{loaded.path}: ")
+            raise WavelabError(f"{arg}: {why}") from None
         if not runs:
             raise WavelabError(f"{arg}: no stored run with tables matches {label}")
         out.append(Entry(label, runs, arg))
