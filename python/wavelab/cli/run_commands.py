@@ -409,6 +409,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise WavelabError(
             f"{out}: cannot write the comparison: {_reason(e)}; each file written is whole"
         ) from None
+    prefix, _ = c.short_labels()
+    if prefix:
+        print(f"runs: {', '.join(c.labels)} (headed below without {prefix!r})")
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(c.wide().to_string(index=False, float_format=_figure, na_rep="-"))
     for entry in c.entries:

@@ -2,9 +2,9 @@
 folder (``wavelab run --out``, ``wavelab emulate --out``), or a sweep's or
 study's store (or a reproduction's folder holding one), optionally with a
 selector ``DIR:key=value[,key=value]`` naming parameters of its runs (the
-short names or paths of :func:`wavelab.load_results`). A store without a
-selector whose runs differ in their congestion control becomes one entry
-per algorithm; each entry holds every run it selects (a sweep's seeds)."""
+short names or paths of :func:`wavelab.load_results`). Selected runs that
+differ in their congestion control become one entry per algorithm; each
+entry holds every run it selects (a sweep's seeds)."""
 
 from __future__ import annotations
 
@@ -76,18 +76,22 @@ def _entries(arg: str) -> list[Entry]:
         raise WavelabError(
             f"{arg}: not a run folder (no run.json) nor a sweep's or study's store ({e})"
         ) from None
-    groups: list[tuple[str, dict[str, Any]]] = []
     name = folder.resolve().name
-    if params:
-        shown = ",".join(f"{k}={v}" for k, v in params.items())
-        groups.append((f"{name}:{shown}", params))
-    else:
-        algo = next((p for p in loaded.params if is_algorithm_path(p)), None)
-        values = list(dict.fromkeys(loaded.runs[algo].astype(str))) if algo else []
-        if algo and len(values) > 1:
-            groups += [(f"{name}:{algo}={v}", {algo: v}) for v in values]
-        else:
-            groups.append((name, {}))
+    shown = ",".join(f"{k}={v}" for k, v in params.items())
+    base = f"{name}:{shown}" if params else name
+    try:
+        chosen = loaded.select(**params)
+    except WavelabError as e:
+        why = str(e).removeprefix(f"{loaded.path}: ")
+        raise WavelabError(f"{arg}: {why}") from None
+    groups: list[tuple[str, dict[str, Any]]] = [(base, params)]
+    # runs of several algorithms: one entry each, in the sweep's order
+    algo = next((p for p in loaded.params if is_algorithm_path(p)), None)
+    if algo is not None:
+        values = list(dict.fromkeys(chosen[algo].astype(str)))
+        if len(values) > 1:
+            sep = "," if params else ":"
+            groups = [(f"{base}{sep}{algo}={v}", {**params, algo: v}) for v in values]
     out = []
     for label, sel in groups:
         try:

@@ -49,13 +49,13 @@ SERIES = {
 
 def unit(metric: str) -> str:
     """The unit of a summary column, from its name's suffix (``fraction``
-    for ratios, ``packets`` for the counters)."""
+    for ratios, ``count`` for the counters)."""
     if metric in _FRACTIONS:
         return "fraction"
     for suffix, u in _UNITS.items():
         if metric.endswith(suffix):
             return u
-    return "packets"
+    return "count"
 
 
 def _flow_rows(res: Results) -> list[tuple[int, str, str, float]]:
@@ -143,10 +143,28 @@ class Comparison:
         cols = ["run", "position", "flow", "metric", "unit", "value", "runs", "difference"]
         return t[[*cols, "ratio"]]
 
+    def short_labels(self) -> tuple[str, list[str]]:
+        """The part the labels share (up to a ``:`` or ``,``: a store's
+        selector) and each label without it, for column headers."""
+        labels = self.labels
+        common = ""
+        if len(labels) > 1:  # characters, not path components: a selector's text
+            shortest = min(labels, key=len)
+            n = next(
+                (i for i, ch in enumerate(shortest) if any(lab[i] != ch for lab in labels)),
+                len(shortest),
+            )
+            common = shortest[:n]
+        cut = max(common.rfind(":"), common.rfind(","))
+        prefix = common[: cut + 1] if cut >= 0 else ""
+        return prefix, [lab[len(prefix) :] for lab in labels]
+
     def wide(self) -> pd.DataFrame:
         """:meth:`table` for the terminal: one row per flow and metric (its
-        unit in the name), a column per entry, then per later entry its
+        unit in the name), a column per entry (headed by its label less the
+        part all share, :meth:`short_labels`), then per later entry its
         difference and ratio to the first."""
+        _, heads = self.short_labels()
         t = self._long()
         t["key"] = t["metric"] + " (" + t["unit"] + ")"
         out = t.drop_duplicates(["position", "key"])[["flow", "position", "key"]]
@@ -156,7 +174,7 @@ class Comparison:
             part = t[t["run"] == label].set_index(["position", "key"])
             for col in ("value", "difference", "ratio") if n else ("value",):
                 sign = {"value": "", "difference": " - ", "ratio": " / "}[col]
-                name = label if col == "value" else f"{label}{sign}{self.labels[0]}"
+                name = heads[n] if col == "value" else f"{heads[n]}{sign}{heads[0]}"
                 out[name] = [part[col].get(k, np.nan) for k in keys]
         return out.drop(columns="position").rename(columns={"key": "metric"})
 
