@@ -31,6 +31,9 @@ from wavelab.plot.run_plots import flow_mss, flow_names
 from wavelab.plot.spec import FIGURES
 from wavelab.plot.style import FLOW_DASHES, PALETTE, TOTAL
 from wavelab.results.frames import Results
+from wavelab.results.summary import RUN_COLUMNS
+
+_RUN_METRICS = set(RUN_COLUMNS) - {"bottleneck"}
 
 RUN_FLOW = "(run)"
 """The ``flow`` of the run's own figures in :meth:`Comparison.table`."""
@@ -73,9 +76,6 @@ def _flow_rows(res: Results) -> list[tuple[int, str, str, float]]:
         first = s.iloc[0]
         rows += [(-1, RUN_FLOW, c, _number(first[c])) for c in run_cols]
     return rows
-
-
-_RUN_METRICS = {"queue_delay_mean_ms", "queue_delay_p95_ms", "loss_rate", "utilisation", "jain"}
 
 
 def _number(x: object) -> float:
