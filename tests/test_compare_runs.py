@@ -74,10 +74,17 @@ def test_the_cli_writes_the_figures_and_the_api_gives_the_same_table(
         capsys, str(a), str(b), "--out", str(out), "--label", "C", "--label", "B"
     )
     assert code == 0, err
-    for name in ("series-rate", "series-cwnd", "series-rtt", "series-queue", "rtt-cdf"):
+    for name in (
+        "series-rate",
+        "series-cwnd",
+        "series-rtt",
+        "series-queue",
+        "rtt-cdf",
+        "delay-cdf",
+    ):
         assert (out / f"{name}.png").stat().st_size > 5000, name
     assert not (out / "box.png").exists()  # one run per entry: nothing to box
-    assert "one-way delay CDF: not drawn" in stdout
+    assert "one-way delay CDF: not drawn" not in stdout  # the runs keep a packet log
     assert "goodput_mbps (Mbit/s)" in stdout and "B / C" in stdout
     csv = pd.read_csv(out / "comparison.csv", keep_default_na=False, na_values=[""])
     api = wavelab.compare([a, b], labels=["C", "B"]).table()
@@ -163,3 +170,16 @@ def test_a_sweeps_seeds_become_one_box_per_algorithm(
 def test_compare_is_in_the_top_level_api() -> None:
     assert "compare" in dir(wavelab) and "Comparison" in dir(wavelab)
     assert wavelab.compare.__module__ == "wavelab.comparison.runs"
+
+
+def test_one_way_delays_lie_between_the_path_and_a_full_queue(two_runs: tuple[Path, Path]) -> None:
+    from wavelab.analysis.rtt import one_way_delays
+
+    res = wavelab.Results.read_parquet(two_runs[0])
+    d = one_way_delays(res.packets)
+    # 10 ms of propagation and 1.2 ms to send 1500 B at 10 Mbit/s; at most
+    # 20 more packets waiting ahead in the queue
+    assert len(d) > 1000
+    assert d.min() >= 0.0112 - 1e-9 and d.max() <= 0.0112 + 21 * 0.0012 + 1e-6
+    assert d.max() > d.min() + 0.005  # CUBIC fills the queue
+    assert len(one_way_delays(res.packets.iloc[0:0])) == 0

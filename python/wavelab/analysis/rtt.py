@@ -1,7 +1,10 @@
 """The RTT distribution of a run: the CDF of every RTT sample the senders
-took, from the run's ``rtt_distribution`` table (the simulator's histograms)."""
+took, from the run's ``rtt_distribution`` table (the simulator's histograms);
+and the one-way delays of the segments of a packet log."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,3 +27,22 @@ def rtt_cdf(distribution: pd.DataFrame, flow: int | None = None) -> pd.DataFrame
     counts = per.to_numpy(dtype=float)
     cdf = np.cumsum(counts) / counts.sum()
     return pd.DataFrame({"rtt": np.append(lows[:1], highs), "cdf": np.append(0.0, cdf)})
+
+
+def one_way_delays(packets: pd.DataFrame) -> np.ndarray[Any, Any]:
+    """The one-way delay (seconds) of every data segment of a packet log
+    (a run's ``packets`` table, kept for flows with ``log_packets = true``)
+    sent once and delivered: its ``deliver`` time less its ``send`` time.
+    Segments retransmitted are left out: which copy arrived is not known.
+    Empty without a packet log."""
+    if not len(packets):
+        return np.zeros(0)
+    p = packets[packets["kind"].astype(str) == "data"]
+    event = p["event"].astype(str)
+    resent = p.loc[event == "retransmit", ["flow", "seq"]].drop_duplicates()
+    sent = p.loc[event == "send", ["flow", "seq", "time"]].drop_duplicates(["flow", "seq"])
+    sent = sent.merge(resent, on=["flow", "seq"], how="left", indicator=True)
+    sent = sent[sent["_merge"] == "left_only"].drop(columns="_merge")
+    got = p.loc[event == "deliver", ["flow", "seq", "time"]].drop_duplicates(["flow", "seq"])
+    both = sent.merge(got, on=["flow", "seq"], suffixes=("_sent", ""))
+    return (both["time"] - both["time_sent"]).to_numpy(dtype=float)

@@ -1,7 +1,8 @@
 """A comparison's folder (``wavelab compare --out``): ``comparison.csv``
 (:meth:`~wavelab.comparison.runs.Comparison.table`), the overlaid series
 (``series-rate``, ``series-cwnd``, ``series-rtt``, ``series-queue`` when a
-run has a queue), ``rtt-cdf``, ``box`` when an entry holds several runs,
+run has a queue), ``rtt-cdf``, ``delay-cdf`` when a run keeps a packet log,
+``box`` when an entry holds several runs,
 and ``compare.json``, which lists the entries, the files and what was not
 drawn and why. A folder is written only if it is empty, new, or a previous
 comparison's (its ``compare.json``): only that comparison's files are
@@ -25,7 +26,7 @@ from wavelab.plot.style import style
 MARKER = "compare.json"
 """The file that makes a folder a comparison's output."""
 
-NO_DELAY = "one-way delay CDF: not drawn, no run records a one-way delay table"
+NO_DELAY = "one-way delay CDF: not drawn, no run keeps a packet log (log_packets = true)"
 
 
 def check_out(out: Path) -> list[Path]:
@@ -60,7 +61,7 @@ def write(
     out.mkdir(parents=True, exist_ok=True)
     ext = figure_format(fmt)
     files: list[Path] = []
-    notes = [NO_DELAY]
+    notes: list[str] = []
     csv = out / "comparison.csv"
     write_atomically(csv, c.table().to_csv(index=False).encode())
     files.append(csv)
@@ -77,6 +78,10 @@ def write(
                 continue
             put(f"series-{what}", c.plot_series(what))
         put("rtt-cdf", c.plot_cdf("rtt"))
+        if c.has_delay():
+            put("delay-cdf", c.plot_cdf("delay"))
+        else:
+            notes.append(NO_DELAY)
         if any(len(e.runs) > 1 for e in c.entries):
             fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
             c.plot_box("goodput_mbps", ax=axes[0])

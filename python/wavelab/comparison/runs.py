@@ -24,7 +24,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from wavelab.analysis.rates import RATE_WINDOW, goodput_and_send_rate
-from wavelab.analysis.rtt import rtt_cdf
+from wavelab.analysis.rtt import one_way_delays, rtt_cdf
 from wavelab.comparison.entries import Entry, labelled, resolve
 from wavelab.errors import WavelabError
 from wavelab.plot.run_plots import flow_mss, flow_names
@@ -208,31 +208,44 @@ class Comparison:
         """Whether a run has a bottleneck queue series to draw."""
         return any(_series(e.runs[0], "queue") for e in self.entries)
 
+    def has_delay(self) -> bool:
+        """Whether a run keeps a packet log to take one-way delays from."""
+        return any(len(one_way_delays(e.runs[0].packets)) for e in self.entries)
+
     def plot_cdf(self, what: str = "rtt", *, ax: Axes | None = None) -> Figure:
-        """The CDF of every RTT sample of each entry's first run, all flows
-        together (``rtt``; an emulation, which keeps no samples, by its
-        smoothed RTT series, said in the legend), or of the one-way delay
-        (``delay``), which no run records yet: the axes then say so."""
-        fig, ax_ = _axes(ax)
-        if what == "delay":
-            _nothing(ax_, "no run records a one-way delay table")
-            return fig
-        if what != "rtt":
+        """The CDF over each entry's first run, all flows together, of every
+        RTT sample (``rtt``; an emulation, which keeps no samples, by its
+        smoothed RTT series, said in the legend) or of the one-way delay of
+        every data segment sent once (``delay``, from the packet log of flows
+        with ``log_packets = true``:
+        :func:`~wavelab.analysis.rtt.one_way_delays`); a run without one is
+        left out, and axes without any say so."""
+        if what not in ("rtt", "delay"):
             raise WavelabError(f"cdf {what!r}: choose rtt or delay")
+        fig, ax_ = _axes(ax)
+        drawn = False
         for i, e in enumerate(self.entries):
             res = e.runs[0]
             dist = res.rtt_distribution
-            if len(dist):
+            lab = e.label
+            if what == "delay":
+                v = np.sort(one_way_delays(res.packets)) * 1e3
+                x, y = v, np.arange(1, len(v) + 1) / max(len(v), 1)
+            elif len(dist):
                 c = rtt_cdf(dist)
                 x, y = c["rtt"].to_numpy(float) * 1e3, c["cdf"].to_numpy(float)
-                lab = e.label
             else:
                 v = np.sort(res.series["srtt"].dropna().to_numpy(float)) * 1e3
                 x, y = v, np.arange(1, len(v) + 1) / max(len(v), 1)
                 lab = f"{e.label} (srtt)"
-            ax_.step(x, y, where="post", lw=1.2, color=self.colour(i), label=lab)
+            if len(x):
+                ax_.step(x, y, where="post", lw=1.2, color=self.colour(i), label=lab)
+                drawn = True
+        if not drawn:
+            _nothing(ax_, "no run keeps a packet log (log_packets = true)")
+            return fig
         ax_.set_ylim(0, 1.02)
-        ax_.set_xlabel(FIGURES["rtt-cdf"]["x"])
+        ax_.set_xlabel(FIGURES["rtt-cdf"]["x"] if what == "rtt" else "one-way delay (ms)")
         ax_.set_ylabel(FIGURES["rtt-cdf"]["y"])
         ax_.legend(loc="lower right")
         return fig
