@@ -74,6 +74,10 @@ def measure(quick: bool = False, repeat: int = 3, progress: bool = True) -> list
 UNITS = {"flows": "flows", "rate": "Mbit/s", "time": "simulated s"}
 
 
+FILES = frozenset({"scaling.csv", "scaling.png"})
+"""The files :func:`write` writes (what marks its folder as wavelab's)."""
+
+
 def write(points_: list[Point], out_dir: Path) -> tuple[Path, Path]:
     """Writes ``scaling.csv`` and ``scaling.png`` into ``out_dir``."""
     import matplotlib
