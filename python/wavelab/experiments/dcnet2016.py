@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from wavelab._util.table_text import table_text
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
@@ -470,9 +471,9 @@ def reproduce(
     figures(runs, out)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Recovery time (s), ours / paper ('>N': not recovered within N s)")
-        print(wide.to_string())
+        print(table_text(wide.reset_index()))
         print(f"\nSustained for {HOLD:g} s, ours / paper")
-        print(held.to_string())
+        print(table_text(held.reset_index()))
         print()
         cols = [
             "variant",
@@ -486,5 +487,7 @@ def reproduce(
             "sender_s",
             "r_ss_mbps",
         ]
-        print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        # a recovery time that never came: NaN in the table, "not reached" here
+        recovery = ["goodput_s", "sustained_s", "bottleneck_s", "sender_s"]
+        print(table_text(table[cols], digits=3, not_reached=recovery))
     return out

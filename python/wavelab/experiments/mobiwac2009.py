@@ -52,6 +52,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import backend_for
@@ -710,7 +711,9 @@ def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
     tables.markdown("comparison.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print("Median transfer time (s) and reduction of regular TCP's median (%)")
-        print(red.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        # a median transfer time that is NaN: more than half never finished
+        medians = [c for c in red.columns if str(c).endswith("_s") and c != "floor_s"]
+        print(table_text(red, digits=3, not_reached=medians))
         if not v.empty:
             print()
             summary = v.groupby("figure")["figure verdict"].first()

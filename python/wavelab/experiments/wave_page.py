@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
@@ -288,5 +289,5 @@ def reproduce(
     tables.markdown("comparison.md", Markdown().table(table))
     figures(runs, ph, out)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90):
-        print(table.to_string(index=False))
+        print(table_text(table))
     return out

@@ -49,6 +49,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.analysis.seeds import mean_ci
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
@@ -355,12 +356,8 @@ def reproduce(
     tables.csv("beside_thesis.csv", paper)
     tables.markdown("wsc_tcp.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-
-        def fmt(x: float) -> str:
-            return f"{x:.3g}"
-
         print("Beside the thesis (4.8 s, aggregate goodput in kbit/s; gain over NewReno in %)")
-        print(paper.to_string(index=False, float_format=fmt))
+        print(table_text(paper, digits=3))
         print()
         cols = [
             "variant",
@@ -375,5 +372,5 @@ def reproduce(
             "timeouts",
             "duplicate_segments",
         ]
-        print(summary[cols].to_string(index=False, float_format=fmt))
+        print(table_text(summary[cols], digits=3))
     return out
