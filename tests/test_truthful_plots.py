@@ -247,3 +247,19 @@ def test_points_take_their_algorithms_colour_whatever_is_varied_first(tmp_path: 
         assert to_hex(line.get_color()) == algorithm_style(cc).color.lower()
         assert line.get_marker() == algorithm_style(cc).marker
     plt.close(fig)
+
+
+def test_no_figure_keeps_matplotlibs_old_colours() -> None:
+    # every figure takes its colours from wavelab.plot.style (Okabe-Ito, a
+    # fixed colour per algorithm); matplotlib's tab10 set red and green apart
+    # only for readers without deuteranopia
+    from wavelab.experiments import mobiwac2009
+    from wavelab.plot.style import algorithm_style
+
+    tab10 = ("tab:", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+    package = ROOT / "python" / "wavelab"
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8").lower()
+        assert not any(c in text for c in tab10), path
+    assert mobiwac2009.COLOURS["Wave"] == algorithm_style("wave").color
+    assert mobiwac2009.COLOURS["regular"] == algorithm_style("newreno").color

@@ -194,6 +194,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
     from wavelab.experiments import EXPERIMENTS, STORES, experiment
     from wavelab.experiments.runs import EMULATED_STORE, STORE
+    from wavelab.plot.style import style
 
     if args.list or not args.experiment:
         for name, (_, what) in EXPERIMENTS.items():
@@ -214,9 +215,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         why = unavailable()
         if why is not None:
             raise WavelabError(f"--emulate: {why}")
-        emulated(out, args.quick, args.jobs)
+        with style():  # the palette of every wavelab figure
+            emulated(out, args.quick, args.jobs)
     else:
-        experiment(args.experiment)(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
+        run_experiment = experiment(args.experiment)
+        with style():
+            run_experiment(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
     store = f"{out / STORES.get(args.experiment, 'store')}/"
     if args.emulate:
         store = f"{out / 'store-emulated'}/ and {out / 'store'}/"

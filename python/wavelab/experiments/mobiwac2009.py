@@ -57,6 +57,7 @@ from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import backend_for
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
 from wavelab.scenario.toml_text import parse_toml
 from wavelab.sweep.backends import Backend
 from wavelab.sweep.grid import Sweep, from_sweep_dict
@@ -555,13 +556,9 @@ def verdicts(c: pd.DataFrame) -> pd.DataFrame:
 
 # ----- figures ------------------------------------------------------------------
 
-COLOURS = {
-    "regular": "#444444",
-    "ETCPv0": "#1f77b4",
-    "ETCPv1": "#d62728",
-    "Wave": "#2ca02c",
-    "CUBIC": "#9467bd",
-}
+COLOURS = {tcp: algorithm_style(cc).color for tcp, cc in TCPS.items()}
+"""Each row's colour: its algorithm's in every wavelab figure (regular TCP
+is NewReno's)."""
 
 
 def draw(c: pd.DataFrame, h: Handoff, ax: Any) -> None:

@@ -54,6 +54,7 @@ from wavelab.analysis.seeds import mean_ci
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
 from wavelab.sweep.study import StudyRun
@@ -305,7 +306,11 @@ def sweep_figure(summary: pd.DataFrame, out: Path) -> Path:
         g = s[s["variant"] == v].sort_values("loss")
         if g.empty:
             continue
-        ax.errorbar(g["loss"], g["gain_pct"], yerr=g["gain_ci_pct"], marker="o", capsize=3, label=v)
+        st = algorithm_style(v)
+        ax.errorbar(
+            g["loss"], g["gain_pct"], yerr=g["gain_ci_pct"], marker=st.marker, color=st.color,
+            capsize=3, label=v,
+        )  # fmt: skip
     ax.axhspan(7, 22, color="0.85", label="thesis: 7-22 %")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xlabel("per-attempt loss on each wireless hop")
