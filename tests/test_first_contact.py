@@ -162,3 +162,39 @@ def test_a_runs_summary_prints_plain_numbers(tmp_path: Path) -> None:
     assert "goodput_mbps" in table and "rtt_p95_ms" in table
     for bad in ("NaN", "inf", "e+", "e-0"):
         assert bad not in table, table
+
+
+def test_a_status_line_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    # writing a run's tables and plots takes seconds after its bar ends: a terminal is
+    # told what is happening; a log (a pipe) gets the results alone
+    import os
+    import pty
+    import sys
+
+    (tmp_path / "s.toml").write_text(SHORT)
+    leader, follower = pty.openpty()
+    try:
+        res = subprocess.run(
+            [sys.executable, "-m", "wavelab.cli", "run", "s.toml", "--out", "r", "--no-plots"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+        )
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+    assert res.returncode == 0
+    assert "writing the tables to r/ ..." in seen.decode(errors="replace")
+    piped = wavelab("run", "s.toml", "--out", "r", "--no-plots", cwd=tmp_path)
+    assert piped.returncode == 0 and "writing the" not in piped.stderr, piped.stderr

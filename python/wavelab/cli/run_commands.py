@@ -17,6 +17,7 @@ import pandas as pd
 from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab._util.progress_bars import status
 from wavelab._util.table_text import table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
@@ -172,6 +173,9 @@ def _run_and_write_locked(
         files: list[Path] = []
         try:
             with replacing(out, others):
+                if not quiet:
+                    what = "tables and plots" if plots else "tables"
+                    status(f"writing the {what} to {out}/ ...")
                 files = res.to_parquet(out)
                 for c in res.run.get("captures", []):
                     tmp = Path(c["path"])

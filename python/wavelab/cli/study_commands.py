@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab._util.progress_bars import status
 from wavelab._util.table_text import table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
@@ -127,6 +128,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise WavelabError(f"{d}: no such directory")
     check_free(d)  # not results another process is writing
     with folder_lock(out.parent):
+        status(f"rendering the report of {d} ...")
         path = write_report(d, out, max_runs=args.max_runs)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
