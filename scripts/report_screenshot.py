@@ -20,7 +20,7 @@ from browser import Browser, find_chromium
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(allow_abbrev=False)
     p.add_argument("results")
     p.add_argument("out")
     p.add_argument("--select", help="click the first table row containing this text")

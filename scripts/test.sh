@@ -108,6 +108,7 @@ fi
 # dev profile too (Cargo.toml), and the Python tests took the same time with
 # either build in interleaved runs (docs/performance.md); `pip install .`
 # outside this script builds the release profile.
+echo "compiling the Rust extension with cargo's dev profile (about 1 min: it reuses the crates the Rust tests compiled)"
 MATURIN_PEP517_ARGS="--profile dev" \
     python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 

@@ -112,13 +112,19 @@ def test_a_sweep_resumes_its_own_store_and_refuses_another_scenarios(tmp_path: P
 
 def test_unlabelled_results_and_files_are_handled_safely(tmp_path: Path) -> None:
     sc = from_toml(SHORT)
-    # a directory of the user's own files is free (and they are never removed)
+    # a directory of the user's own files is not wavelab's: refused, --force
+    # or not, and never touched; hidden files alone do not count
     own = tmp_path / "own"
     own.mkdir()
     (own / "paper.tex").write_text("x")
-    claim_run_dir(own, sc.normalized)
-    claim_sweep_dir(own, sc.normalized, force=True)
-    assert (own / "paper.tex").exists()
+    for claim in (claim_run_dir, claim_sweep_dir):
+        with pytest.raises(MixedResultsError, match="holds nothing of wavelab's"):
+            claim(own, sc.normalized, force=True)
+    assert [p.name for p in own.iterdir()] == ["paper.tex"]
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / ".DS_Store").write_text("x")
+    claim_run_dir(hidden, sc.normalized)
     # wavelab's files without the run.json that says whose they are
     odd = tmp_path / "odd"
     odd.mkdir()

@@ -143,3 +143,123 @@ def test_a_link_outage_is_shaded_and_cuts_the_capacity(
     top = float(np.nanmax(goodput_and_send_rate(res.series)["goodput"])) / 1e6
     assert 9.0 < top < 11.0
     assert float(np.nanmax(res.goodput()["goodput"])) / 1e6 > 15.0
+
+
+def _sweep_dir(tmp_path: Path, rows: list[dict[str, Any]], axes: list[str]) -> Path:
+    """A sweep's folder with only what the throughput-delay plot reads."""
+    import json
+
+    d = tmp_path / "sweep"
+    d.mkdir()
+    frame = pd.DataFrame(rows)
+    frame["status"] = "ok"
+    frame.to_parquet(d / "runs.parquet")
+    (d / "sweep.json").write_text(json.dumps({"name": "t", "axes": [{"paths": [a]} for a in axes]}))
+    return d
+
+
+def _drawn(ax: Any) -> dict[str, Any]:
+    """Per legend label, the errorbar container drawn with it."""
+    from matplotlib.container import ErrorbarContainer
+
+    return {c.get_label(): c for c in ax.containers if isinstance(c, ErrorbarContainer)}
+
+
+def test_no_interval_from_fewer_than_three_seeds(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from wavelab.plot.throughput_delay import plot_throughput_delay
+
+    rows = [
+        {"cc": cc, "seed": s, "rtt_p95_ms": 50.0 + s, "goodput_mbps": g}
+        for cc, gs in (("cubic", (0.1, 9.0)), ("bbr", (5.0, 5.5, 6.0)))
+        for s, g in enumerate(gs)
+    ]
+    fig = plot_throughput_delay(_sweep_dir(tmp_path, rows, ["cc", "seed"]))
+    ax = fig.axes[0]
+    drawn = _drawn(ax)
+    # two cubic seeds: each run drawn, no bar; three bbr seeds: their mean with an interval
+    cubic, bbr = drawn["cc=cubic"], drawn["cc=bbr"]
+    assert cubic.has_yerr is False and len(cubic.lines[0].get_xdata()) == 2
+    assert bbr.has_yerr is True and list(bbr.lines[0].get_ydata()) == [5.5]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "no interval: fewer than 3 seeds, each run drawn" in labels
+    assert "else each run" in ax.get_title()
+    plt.close(fig)
+
+
+def test_an_interval_stops_at_zero(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from wavelab.plot.throughput_delay import plot_throughput_delay
+
+    # three seeds spread so widely that mean - t * s / sqrt(n) is below zero
+    rows = [
+        {"cc": "wave", "seed": s, "rtt_p95_ms": d, "goodput_mbps": g}
+        for s, (d, g) in enumerate([(10.0, 0.1), (12.0, 0.2), (300.0, 9.0)])
+    ]
+    fig = plot_throughput_delay(_sweep_dir(tmp_path, rows, ["cc", "seed"]))
+    bars = _drawn(fig.axes[0])["cc=wave"]
+    for segments in bars.lines[2]:  # the x bars, then the y bars
+        low = min(float(np.min(seg[:, i])) for seg in segments.get_segments() for i in (0, 1))
+        assert low >= 0.0
+    plt.close(fig)
+
+
+def test_the_delay_axis_is_logarithmic_when_delays_span_decades(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from wavelab.plot.throughput_delay import plot_throughput_delay
+
+    def rows(far: float) -> list[dict[str, Any]]:
+        return [
+            {"cc": cc, "rtt_p95_ms": d, "goodput_mbps": 5.0}
+            for cc, d in (("cubic", 40.0), ("bbr", 60.0), ("wave", far))
+        ]
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    spread = plot_throughput_delay(_sweep_dir(tmp_path / "a", rows(76_000.0), ["cc"]))
+    narrow = plot_throughput_delay(_sweep_dir(tmp_path / "b", rows(90.0), ["cc"]))
+    assert spread.axes[0].get_xscale() == "log" and narrow.axes[0].get_xscale() == "linear"
+    # better is to the right: the axis stays inverted either way
+    assert spread.axes[0].xaxis_inverted() and narrow.axes[0].xaxis_inverted()
+    plt.close(spread)
+    plt.close(narrow)
+
+
+def test_points_take_their_algorithms_colour_whatever_is_varied_first(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from wavelab.plot.style import algorithm_style
+    from wavelab.plot.throughput_delay import plot_throughput_delay
+
+    rows = [
+        {"rate": r, "flows[0].cc": cc, "rtt_p95_ms": 40.0 + i, "goodput_mbps": 2.0 + i}
+        for i, (r, cc) in enumerate([("5Mbit/s", "cubic"), ("5Mbit/s", "bbr"), ("9Mbit/s", "bbr")])
+    ]
+    fig = plot_throughput_delay(_sweep_dir(tmp_path, rows, ["rate", "flows[0].cc"]))
+    drawn = _drawn(fig.axes[0])
+    assert set(drawn) == {"flows[0].cc=cubic", "flows[0].cc=bbr"}
+    for cc in ("cubic", "bbr"):
+        line = drawn[f"flows[0].cc={cc}"].lines[0]
+        assert to_hex(line.get_color()) == algorithm_style(cc).color.lower()
+        assert line.get_marker() == algorithm_style(cc).marker
+    plt.close(fig)
+
+
+def test_no_figure_keeps_matplotlibs_old_colours() -> None:
+    # every figure takes its colours from wavelab.plot.style (Okabe-Ito, a
+    # fixed colour per algorithm); matplotlib's tab10 set red and green apart
+    # only for readers without deuteranopia
+    from wavelab.experiments import mobiwac2009
+    from wavelab.plot.style import algorithm_style
+
+    tab10 = ("tab:", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+    package = ROOT / "python" / "wavelab"
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8").lower()
+        assert not any(c in text for c in tab10), path
+    assert mobiwac2009.COLOURS["Wave"] == algorithm_style("wave").color
+    assert mobiwac2009.COLOURS["regular"] == algorithm_style("newreno").color

@@ -31,3 +31,16 @@ def progress_bar(**kwargs: Any) -> Any:
 
         kwargs.setdefault("disable", False if in_notebook() else None)
         return tqdm(**kwargs)
+
+
+def watched() -> bool:
+    """Whether a person watches stderr: a terminal, or a notebook."""
+    return in_notebook() or sys.stderr.isatty()
+
+
+def status(message: str) -> None:
+    """Says on stderr what a phase that takes seconds and has no bar of its
+    own is doing (writing plots, measuring runs, rendering a report), where
+    a person watches (:func:`watched`); a log gets only the results."""
+    if watched():
+        print(message, file=sys.stderr, flush=True)

@@ -74,6 +74,10 @@ def measure(quick: bool = False, repeat: int = 3, progress: bool = True) -> list
 UNITS = {"flows": "flows", "rate": "Mbit/s", "time": "simulated s"}
 
 
+FILES = frozenset({"scaling.csv", "scaling.png"})
+"""The files :func:`write` writes (what marks its folder as wavelab's)."""
+
+
 def write(points_: list[Point], out_dir: Path) -> tuple[Path, Path]:
     """Writes ``scaling.csv`` and ``scaling.png`` into ``out_dir``."""
     import matplotlib
@@ -82,6 +86,8 @@ def write(points_: list[Point], out_dir: Path) -> tuple[Path, Path]:
     import matplotlib.pyplot as plt
     import pandas as pd
     from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from wavelab.plot.style import OKABE_ITO
 
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -111,14 +117,16 @@ def write(points_: list[Point], out_dir: Path) -> tuple[Path, Path]:
     for col, series in enumerate(["flows", "rate", "time"]):
         d = df[df["series"] == series]
         top, bottom = axes[0][col], axes[1][col]
-        top.loglog(d["x"], d["wall_s"], "o-", label="wall time")
+        top.loglog(d["x"], d["wall_s"], "o-", color=OKABE_ITO["blue"], label="wall time")
         top.set_title(titles[series])
         top.set_ylabel("wall time (s)")
         top.grid(True, which="both", alpha=0.3)
         rss = top.twinx()
-        rss.semilogx(d["x"], d["peak_rss_mb"], "s--", color="tab:red", label="peak RSS")
-        rss.set_ylabel("peak RSS (MB)", color="tab:red")
-        bottom.semilogx(d["x"], d["hops_per_s"] / 1e6, "o-", color="tab:green")
+        rss.semilogx(
+            d["x"], d["peak_rss_mb"], "s--", color=OKABE_ITO["vermillion"], label="peak RSS"
+        )
+        rss.set_ylabel("peak RSS (MB)", color=OKABE_ITO["vermillion"])
+        bottom.semilogx(d["x"], d["hops_per_s"] / 1e6, "o-", color=OKABE_ITO["bluish green"])
         bottom.set_ylabel("million packet-hops / wall-s")
         bottom.set_xlabel(UNITS[series])
         bottom.set_ylim(bottom=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 from wavelab._native import __version__
 from wavelab.plot.figure_files import FIGURE_FORMATS, STYLE_NAMES
@@ -42,6 +43,18 @@ def command(name: str) -> Command:
 
     run.__name__ = run.__qualname__ = name
     return run
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that takes options only as spelled in full: with
+    argparse's default, ``--cc cubic`` on ``run`` would be read as the only
+    option it abbreviates (``--cc-file cubic``) and ``--quic`` as ``--quick``,
+    so a typo would silently change what runs. Subcommands' parsers are of
+    this class too (``add_subparsers`` makes them of the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
 
 def _figure_options(p: argparse.ArgumentParser) -> None:
@@ -93,7 +106,7 @@ def _run_options(p: argparse.ArgumentParser, cc: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="wavelab",
         description="Simulate TCP over changing links: run scenarios and sweeps, emulate "
         "them on real packets, plot, report and benchmark.",

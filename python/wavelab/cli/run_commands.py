@@ -17,6 +17,8 @@ import pandas as pd
 from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab._util.progress_bars import status
+from wavelab._util.table_text import table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
@@ -91,8 +93,8 @@ def _print_summary(res: Results) -> None:
     rtt = list(RTT_COLUMNS[1:])
     counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(counters.to_string(index=False))
-        print(frame[list(RTT_COLUMNS)].to_string(index=False))
+        print(table_text(counters))
+        print(table_text(frame[list(RTT_COLUMNS)]))
     # no line when the run has no bottleneck figures (an emulation's links
     # table has no queueing delay)
     if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):
@@ -171,6 +173,9 @@ def _run_and_write_locked(
         files: list[Path] = []
         try:
             with replacing(out, others):
+                if not quiet:
+                    what = "tables and plots" if plots else "tables"
+                    status(f"writing the {what} to {out}/ ...")
                 files = res.to_parquet(out)
                 for c in res.run.get("captures", []):
                     tmp = Path(c["path"])

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from wavelab._util.folder_lock import check_free, folder_lock
+from wavelab._util.progress_bars import status
+from wavelab._util.table_text import table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import figure_dpi, figure_format
 from wavelab.results.frames import Results
+from wavelab.results.ownership import refuse_foreign
 
 if TYPE_CHECKING:
     from wavelab.sweep.grid import Sweep
@@ -69,7 +72,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet and len(outcome.table) <= 40:
         cols = [c for c in outcome.table.columns if ":" not in c and c not in ("events",)]
         with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(outcome.table[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+            print(table_text(outcome.table[cols]))
     print(summary_line(outcome), file=sys.stderr)
     if outcome.files:
         print(f"wrote {Path(args.out) / 'runs.parquet'} and runs.csv ({len(outcome.table)} rows)")
@@ -107,7 +110,7 @@ def _list_points(sweep: Sweep) -> None:
         ]
     )
     with pd.option_context("display.width", 200, "display.max_rows", 10_000):
-        print(table.to_string(index=False))
+        print(table_text(table))
     short = [f"{name} = {path}" for path, name in columns.items() if name != path]
     if short:
         print("\nparameters: " + ", ".join(short))
@@ -128,6 +131,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise WavelabError(f"{d}: no such directory")
         check_free(d)  # not results another process is writing
     with folder_lock(out.parent):
+        status(f"rendering the report of {', '.join(str(d) for d in dirs)} ...")
         path = write_report(dirs, out, max_runs=args.max_runs)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
@@ -139,6 +143,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     d = Path(args.results)
     out = Path(args.out) if args.out else d
     check_free(d)  # not results another process is writing
+    if args.out:
+        refuse_foreign(out)
     try:
         with folder_lock(out):
             return _plot(args, d)
@@ -192,12 +198,16 @@ def _reproduce_out(args: argparse.Namespace) -> Path:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
     from wavelab.experiments import EXPERIMENTS, STORES, experiment
+    from wavelab.experiments.runs import EMULATED_STORE, STORE
+    from wavelab.plot.style import style
 
     if args.list or not args.experiment:
         for name, (_, what) in EXPERIMENTS.items():
             print(f"{name:12} {what}")
         return 0
     out = _reproduce_out(args)
+    # a reproduction's folder holds its store(s) beside its figures
+    refuse_foreign(out, own={STORE, EMULATED_STORE, *STORES.values()})
     if args.cluster and args.jobs:
         raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
     if args.emulate:
@@ -210,9 +220,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         why = unavailable()
         if why is not None:
             raise WavelabError(f"--emulate: {why}")
-        emulated(out, args.quick, args.jobs)
+        with style():  # the palette of every wavelab figure
+            emulated(out, args.quick, args.jobs)
     else:
-        experiment(args.experiment)(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
+        run_experiment = experiment(args.experiment)
+        with style():
+            run_experiment(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
     store = f"{out / STORES.get(args.experiment, 'store')}/"
     if args.emulate:
         store = f"{out / 'store-emulated'}/ and {out / 'store'}/"

@@ -35,7 +35,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.scaling:
         from wavelab.bench import scaling
+        from wavelab.results.ownership import refuse_foreign
 
+        refuse_foreign(Path(args.scaling), own=scaling.FILES)
         try:
             points = scaling.measure(quick=args.quick, repeat=args.repeat)
             csv, png = scaling.write(points, Path(args.scaling))

@@ -34,10 +34,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from wavelab._util.table_text import table_text
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import OKABE_ITO, algorithm_style
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
 from wavelab.scenario.loading import Scenario
@@ -340,9 +342,13 @@ def sequence_figure(res: Results, cell: Cell, title: str) -> Figure:
     ev = log["event"].astype(str)
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for name, sel, style in [
-        ("sent", ev == "send", dict(marker=".", ms=2, color="tab:blue")),
-        ("retransmitted", ev == "retransmit", dict(marker="x", ms=3, color="tab:red")),
-        ("ACK received", ev == "ack", dict(marker=".", ms=1.5, color="tab:green")),
+        ("sent", ev == "send", dict(marker=".", ms=2, color=OKABE_ITO["blue"])),
+        (
+            "retransmitted",
+            ev == "retransmit",
+            dict(marker="x", ms=3, color=OKABE_ITO["vermillion"]),
+        ),
+        ("ACK received", ev == "ack", dict(marker=".", ms=1.5, color=OKABE_ITO["bluish green"])),
     ]:
         part = log[sel]
         ax.plot(part["time"], part["seq"] / mss, ls="none", label=name, **style)  # type: ignore[arg-type]
@@ -394,7 +400,8 @@ def rate_figure(runs: Mapping[str, Results], direction: str, title: str) -> Figu
         r = sender_rate(runs[cell.key])
         x = r.index.to_numpy() - cell.handover_at
         for ax in (top, zoom):
-            ax.plot(x, r.to_numpy() / 1e6, lw=0.9, label=variant)
+            colour = algorithm_style(variant).color
+            ax.plot(x, r.to_numpy() / 1e6, lw=0.9, label=variant, color=colour)
     new = direction[2:]
     for ax, (lo, hi) in [(top, (-10.0, AFTER - FIGURE_HT)), (zoom, (-3.0, 20.0))]:
         ax.axvspan(0, FIGURE_HT, color="grey", alpha=0.2)
@@ -470,9 +477,9 @@ def reproduce(
     figures(runs, out)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Recovery time (s), ours / paper ('>N': not recovered within N s)")
-        print(wide.to_string())
+        print(table_text(wide.reset_index()))
         print(f"\nSustained for {HOLD:g} s, ours / paper")
-        print(held.to_string())
+        print(table_text(held.reset_index()))
         print()
         cols = [
             "variant",
@@ -486,5 +493,7 @@ def reproduce(
             "sender_s",
             "r_ss_mbps",
         ]
-        print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        # a recovery time that never came: NaN in the table, "not reached" here
+        recovery = ["goodput_s", "sustained_s", "bottleneck_s", "sender_s"]
+        print(table_text(table[cols], digits=3, not_reached=recovery))
     return out

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.emulator.compare import flow_figure, simulation_of
 from wavelab.experiments import dcnet2016 as study
@@ -274,7 +275,7 @@ def reproduce(out: Path, quick: bool, jobs: int | None, plan: Plan | None = None
         save(fig, figures / f"{key(c)}.png")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Recovery time (s), emulated / simulated / paper ('>N': not recovered within N s)")
-        print(wide.to_string())
+        print(table_text(wide.reset_index()))
         if flagged:
             print(f"\nwarning: {flagged} emulated cells were flagged (lateness above the bound)")
     return out

@@ -52,10 +52,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import backend_for
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
 from wavelab.scenario.toml_text import parse_toml
 from wavelab.sweep.backends import Backend
 from wavelab.sweep.grid import Sweep, from_sweep_dict
@@ -554,13 +556,9 @@ def verdicts(c: pd.DataFrame) -> pd.DataFrame:
 
 # ----- figures ------------------------------------------------------------------
 
-COLOURS = {
-    "regular": "#444444",
-    "ETCPv0": "#1f77b4",
-    "ETCPv1": "#d62728",
-    "Wave": "#2ca02c",
-    "CUBIC": "#9467bd",
-}
+COLOURS = {tcp: algorithm_style(cc).color for tcp, cc in TCPS.items()}
+"""Each row's colour: its algorithm's in every wavelab figure (regular TCP
+is NewReno's)."""
 
 
 def draw(c: pd.DataFrame, h: Handoff, ax: Any) -> None:
@@ -710,7 +708,9 @@ def report(c: pd.DataFrame, out: Path) -> pd.DataFrame:
     tables.markdown("comparison.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print("Median transfer time (s) and reduction of regular TCP's median (%)")
-        print(red.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        # a median transfer time that is NaN: more than half never finished
+        medians = [c for c in red.columns if str(c).endswith("_s") and c != "floor_s"]
+        print(table_text(red, digits=3, not_reached=medians))
         if not v.empty:
             print()
             summary = v.groupby("figure")["figure verdict"].first()

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from wavelab._util.progress_bars import status
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario
 from wavelab.sweep.backends import DEFAULT_CLUSTER_TIMEOUT, Backend, DaskCluster, LocalPool
@@ -59,6 +60,7 @@ def run_runs(
     finally:
         backend.close()
     print(summary_line(outcome), file=sys.stderr)
+    status(f"{name}: measuring the runs and drawing the figures ...")
     return outcome
 
 

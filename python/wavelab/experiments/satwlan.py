@@ -43,6 +43,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
@@ -555,9 +556,9 @@ def reproduce(
         figures(done, out, seeds[0], model)
     with pd.option_context("display.width", 220, "display.max_columns", 30):
         print(f"Table II, ours / paper ({duration:g} s, seeds {seeds})")
-        print(wide.to_string(index=False))
+        print(table_text(wide))
         print("\nours / paper")
-        print(r.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+        print(table_text(r, digits=3))
         print("\nShape checks")
-        print(checks.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        print(table_text(checks, digits=3))
     return out

@@ -29,9 +29,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
 from wavelab.scenario.loading import Scenario
@@ -252,7 +254,7 @@ def figures(runs: Mapping[str, Results], ph: Phases, out: Path) -> list[Path]:
     data = []
     for algo in ALGORITHMS:
         rtt = channel_rtt(runs[f"fairness-{algo}"]) * 1e3
-        ax.plot(rtt.index, rtt, lw=0.7, label=algo)
+        ax.plot(rtt.index, rtt, lw=0.7, label=algo, color=algorithm_style(algo).color)
         data.append(rtt[(rtt.index > ph.start) & (rtt.index <= ph.stop)].to_numpy())
     ax.set(
         xlabel="time (s)",
@@ -288,5 +290,5 @@ def reproduce(
     tables.markdown("comparison.md", Markdown().table(table))
     figures(runs, ph, out)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90):
-        print(table.to_string(index=False))
+        print(table_text(table))
     return out

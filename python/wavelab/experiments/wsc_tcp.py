@@ -49,10 +49,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from wavelab._util.table_text import table_text
 from wavelab.analysis.seeds import mean_ci
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
 from wavelab.sweep.study import StudyRun
@@ -304,7 +306,11 @@ def sweep_figure(summary: pd.DataFrame, out: Path) -> Path:
         g = s[s["variant"] == v].sort_values("loss")
         if g.empty:
             continue
-        ax.errorbar(g["loss"], g["gain_pct"], yerr=g["gain_ci_pct"], marker="o", capsize=3, label=v)
+        st = algorithm_style(v)
+        ax.errorbar(
+            g["loss"], g["gain_pct"], yerr=g["gain_ci_pct"], marker=st.marker, color=st.color,
+            capsize=3, label=v,
+        )  # fmt: skip
     ax.axhspan(7, 22, color="0.85", label="thesis: 7-22 %")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xlabel("per-attempt loss on each wireless hop")
@@ -355,12 +361,8 @@ def reproduce(
     tables.csv("beside_thesis.csv", paper)
     tables.markdown("wsc_tcp.md", md)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-
-        def fmt(x: float) -> str:
-            return f"{x:.3g}"
-
         print("Beside the thesis (4.8 s, aggregate goodput in kbit/s; gain over NewReno in %)")
-        print(paper.to_string(index=False, float_format=fmt))
+        print(table_text(paper, digits=3))
         print()
         cols = [
             "variant",
@@ -375,5 +377,5 @@ def reproduce(
             "timeouts",
             "duplicate_segments",
         ]
-        print(summary[cols].to_string(index=False, float_format=fmt))
+        print(table_text(summary[cols], digits=3))
     return out

@@ -5,9 +5,12 @@ RTT, as Pantheon (Yan et al., USENIX ATC 2018) draws its runs, the delay
 axis inverted so that better is up and to the right. One point per run, or,
 when the sweep varies the seed, one point per parameter point at the mean
 over its seeds with its 95 % confidence intervals as error bars in both
-directions (``seeds.parquet``, :mod:`wavelab.analysis.seeds`). Points are
-coloured by the first varied parameter (when it is an algorithm, each takes
-its colour and marker of :mod:`wavelab.plot.style`) and, up to 16 points,
+directions (as ``seeds.parquet``, :mod:`wavelab.analysis.seeds`), clipped at
+zero; a point with fewer than three seeds is drawn as its runs, without an
+interval, and the legend says so. The delay axis is logarithmic when the
+delays span more than two decades. Points take the colour and marker of
+their algorithm (:mod:`wavelab.plot.style`) when the sweep varies one,
+else the colour of the first varied parameter, and, up to 16 points, are
 labelled with the others (one path per axis: the paths of an axis vary
 together). The
 delay is ``rtt_p95_ms`` (every RTT sample of every flow); ``delay`` picks
@@ -28,6 +31,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from wavelab.analysis.seeds import mean_ci
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import save_figure
 from wavelab.plot.spec import FIGURES, is_algorithm_path
@@ -42,32 +46,56 @@ def _label(row: pd.Series, params: list[str]) -> str:
     return ", ".join(f"{p}={row[p]}" for p in params)
 
 
-def _points(
-    runs: pd.DataFrame, seeds: pd.DataFrame | None, params: list[str], delay: str
-) -> tuple[pd.DataFrame, list[str]]:
-    """The points (columns x, y, xerr, yerr and the parameters shown) and
-    the parameters that tell them apart; no errors for single runs."""
-    if seeds is not None and len(seeds):
-        by = [p for p in params if p in seeds.columns]
-        x, y = (seeds[seeds["metric"] == m] for m in (delay, GOODPUT))
-        if by:
-            x, y = x.set_index(by), y.set_index(by)
-        else:
-            x, y = x.reset_index(drop=True), y.reset_index(drop=True)
-        out = pd.DataFrame(
-            {
-                "x": x["mean"],
-                "y": y["mean"],
-                "xerr": x["ci95_high"] - x["mean"],
-                "yerr": y["ci95_high"] - y["mean"],
-            }
-        )
-        return out.reset_index() if by else out, by
-    ok = runs[runs["status"] == "ok"]
-    out = pd.DataFrame({"x": ok[delay], "y": ok[GOODPUT], "xerr": None, "yerr": None})
-    for p in params:
-        out[p] = ok[p]
-    return out, params
+MIN_SEEDS = 3
+"""The fewest runs a point's 95 % confidence interval is drawn from: with
+two, Student's t(0.975, 1) = 12.7 makes an interval wider than the data
+says anything about; such points are drawn as their runs instead."""
+
+LOG_SPAN = 100.0
+"""The delay axis is logarithmic when the largest delay is more than this
+many times the smallest (two decades): on a linear axis a few runs with
+seconds of queueing squeeze every other point onto one line."""
+
+
+def _points(runs: pd.DataFrame, params: list[str], delay: str) -> pd.DataFrame:
+    """The points to draw: per parameter point with at least
+    :data:`MIN_SEEDS` finished runs, their mean with its 95 % interval
+    (clipped at zero: no negative goodput or delay); otherwise each run on
+    its own, without an interval. Columns ``x``, ``y``, the interval's
+    extents ``xlo``, ``xhi``, ``ylo``, ``yhi`` (NaN without one), ``n``
+    (runs behind the point) and the parameters."""
+    ok = runs[(runs["status"] == "ok") & runs[delay].notna() & runs[GOODPUT].notna()]
+    groups = ok.groupby(params, sort=False, dropna=False) if params else [((), ok)]
+    rows: list[dict[str, object]] = []
+    for keys, g in groups:
+        key = dict(zip(params, keys if isinstance(keys, tuple) else (keys,), strict=True))
+        if len(g) < MIN_SEEDS:
+            for _, r in g.iterrows():
+                rows.append({"x": r[delay], "y": r[GOODPUT], "n": 1, **key})
+            continue
+        row: dict[str, object] = {"n": len(g), **key}
+        for axis, col in (("x", delay), ("y", GOODPUT)):
+            mean, half = mean_ci(g[col].to_numpy(dtype=float))
+            row[axis] = mean
+            row[f"{axis}lo"] = mean - max(mean - half, 0.0)  # neither goes below zero
+            row[f"{axis}hi"] = half
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=["x", "y", "xlo", "xhi", "ylo", "yhi", "n", *params])
+    return out.astype({c: float for c in ("x", "y", "xlo", "xhi", "ylo", "yhi")})
+
+
+def _errors(g: pd.DataFrame, axis: str) -> object:
+    """The asymmetric error bars of ``axis`` for points ``g``, or None."""
+    lo, hi = g[f"{axis}lo"], g[f"{axis}hi"]
+    if lo.isna().all():
+        return None
+    return [lo.fillna(0).to_numpy(), hi.fillna(0).to_numpy()]
+
+
+def uses_log_delay(x: pd.Series) -> bool:
+    """Whether delays ``x`` span more than :data:`LOG_SPAN` (all positive)."""
+    x = x.dropna()
+    return bool(len(x)) and float(x.min()) > 0 and float(x.max()) > LOG_SPAN * float(x.min())
 
 
 def plot_throughput_delay(
@@ -98,12 +126,14 @@ def plot_throughput_delay(
         axes, name = [], d.name
     # one path per axis (the paths of one axis vary together)
     params = [a["paths"][0] for a in axes if a["paths"][0] in runs and a["paths"][0] != "seed"]
-    seeds = pd.read_parquet(d / "seeds.parquet") if (d / "seeds.parquet").exists() else None
-    pts, shown = _points(runs, seeds, params, delay)
+    pts = _points(runs, params, delay)
     if not len(pts):
         raise WavelabError(f"{d}: no finished run to plot")
-    colour_by = shown[0] if shown else None
-    rest = shown[1:]
+    # colour and marker by algorithm whenever one is varied; the other
+    # parameters label the points
+    algorithm = [p for p in params if is_algorithm_path(p)]
+    colour_by = (algorithm or params or [None])[0]
+    rest = [p for p in params if p != colour_by]
     own = ax is None
     if ax is None:
         # three quarters of the style's width, or all of a narrow (paper) one
@@ -117,7 +147,6 @@ def plot_throughput_delay(
     groups = pts.groupby(colour_by, sort=False) if colour_by else [("runs", pts)]
     by_algorithm = colour_by is not None and is_algorithm_path(colour_by)
     for i, (key, g) in enumerate(groups):
-        has_err = g["xerr"].notna().any()
         if by_algorithm:
             st = algorithm_style(str(key))
             colour, marker = st.color, st.marker
@@ -126,8 +155,8 @@ def plot_throughput_delay(
         ax.errorbar(
             g["x"],
             g["y"],
-            xerr=g["xerr"].astype(float) if has_err else None,
-            yerr=g["yerr"].astype(float) if has_err else None,
+            xerr=_errors(g, "x"),  # type: ignore[arg-type]
+            yerr=_errors(g, "y"),  # type: ignore[arg-type]
             fmt=marker,
             color=colour,
             capsize=3,
@@ -139,13 +168,26 @@ def plot_throughput_delay(
                     _label(row, rest), (row["x"], row["y"]), fontsize="x-small",
                     xytext=(4, 4), textcoords="offset points",
                 )  # fmt: skip
+    if uses_log_delay(pts["x"]):
+        ax.set_xscale("log")
     ax.invert_xaxis()
     spec = FIGURES["throughput-delay"]
     ax.set_xlabel(f"{delay.removesuffix('_ms').replace('_', ' ')} {spec['x']}")
     ax.set_ylabel(spec["y"])
-    how = "mean over seeds, 95 % CI" if seeds is not None and len(seeds) else "one point per run"
+    means, single = pts["xlo"].notna(), pts["xlo"].isna()
+    if means.all():
+        how = "mean over seeds, 95 % CI"
+    elif not means.any():
+        how = "one point per run"
+    else:
+        how = f"mean and 95 % CI where {MIN_SEEDS}+ seeds, else each run"
     ax.set_title(f"{name}: {spec['title']}\n({how})")  # two lines: one column is narrow
-    if colour_by:
+    seeded = (d / "seeds.parquet").exists() or any(a["paths"][0] == "seed" for a in axes)
+    few = seeded and bool(single.any())
+    if few:
+        # the legend says why some points have no interval
+        ax.plot([], [], " ", label=f"no interval: fewer than {MIN_SEEDS} seeds, each run drawn")
+    if colour_by or few:
         ax.legend()
     if own:
         fig.tight_layout()

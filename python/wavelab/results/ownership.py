@@ -5,8 +5,10 @@ claim of a sweep's store is :mod:`wavelab.sweep.ownership`).
 ``wavelab run X``, so one run's tables ended up beside another's plots. Before
 anything is written, a run or a sweep *claims* its output directory:
 
-* an empty or missing directory, or one holding only files wavelab does not
-  write (a user's notes), is free;
+* an empty or missing directory (hidden files aside) is free;
+* a directory that holds files but none wavelab writes (a folder of
+  scenario files, a paper's sources) is refused, ``force`` or not: it is not
+  wavelab's, so a fresh folder is asked for (:func:`refuse_foreign`);
 * a run's directory (``run.json``) is the same run's when its normalised
   scenario, ``--set`` changes included, equals the new one (running it again
   replaces it: runs are deterministic);
@@ -27,14 +29,14 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from wavelab.errors import WavelabError
 from wavelab.results.tables import TABLES
 
-PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm", "jain")
+PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm", "jain", "rtt-cdf")
 """The plots of a run (:func:`wavelab.plot.run_plots.plot_all`), without their extension."""
 
 PLOT_FORMATS = ("png", "pdf", "svg")
@@ -115,6 +117,30 @@ def _empty(d: Path) -> bool:
     return next(d.iterdir(), None) is None
 
 
+def refuse_foreign(out: Path, own: Iterable[str] = ()) -> None:
+    """Raises :class:`MixedResultsError` if ``out`` is a folder that holds
+    files (other than hidden ones) but none that wavelab writes: a mistyped
+    ``--out`` (the folder of the scenario files, a home directory) would
+    otherwise fill someone else's folder with tables and plots. ``own`` are
+    further names that mark a folder as wavelab's (a reproduction's store,
+    a benchmark's files). A missing or empty folder, or one where wavelab's
+    files are (beside a user's notes), passes."""
+    if not out.is_dir():
+        return
+    marks = RUN_FILES | STORE_FILES | set(own)
+    names = [p.name for p in out.iterdir()]
+    if any(n.startswith(ASIDE) for n in names):
+        return  # wavelab's results, set aside while new ones are written
+    entries = sorted(n for n in names if not n.startswith("."))
+    if not entries or any(n in marks or n.endswith(".pcap") for n in entries):
+        return
+    shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+    raise MixedResultsError(
+        f"{out} is not empty and holds nothing of wavelab's ({shown}); "
+        "choose a new or empty folder for --out"
+    )
+
+
 def refuse(out: Path, whose: str, force_hint: str) -> MixedResultsError:
     """The error for ``out`` holding ``whose`` results, with the way out."""
     return MixedResultsError(
@@ -150,6 +176,7 @@ def foreign_files(out: Path, normalized: dict[str, Any], force: bool = False) ->
         if out.exists():
             raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
         return []
+    refuse_foreign(out)
     files = wavelab_files(out)
     if not files:
         return []
@@ -237,6 +264,7 @@ __all__ = [
     "claim_run_dir",
     "describe_difference",
     "foreign_files",
+    "refuse_foreign",
     "replacing",
     "scenario_digest",
 ]

@@ -17,6 +17,7 @@ from wavelab.results.ownership import (
     clear,
     describe_difference,
     refuse,
+    refuse_foreign,
     scenario_digest,
     wavelab_files,
 )
@@ -50,6 +51,7 @@ def _store_files(out: Path) -> list[Path]:
             raise MixedResultsError(f"{out} is a file, not a directory; choose another --out")
         return []
     check_not_busy(out)
+    refuse_foreign(out)
     return wavelab_files(out)
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 
 from wavelab import _native
 from wavelab._util.folder_lock import folder_lock
+from wavelab._util.progress_bars import status
 from wavelab.analysis.metrics import baseline_scenario
 from wavelab.analysis.seeds import aggregate
 from wavelab.errors import check_path
@@ -226,6 +227,8 @@ def run_sweep(
                 f"longer in the store (run {key}: {why}; was the folder changed while the "
                 "sweep wrote it?)"
             )
+        if progress:
+            status(f"{sweep.name}: reading {len(plan.runs)} runs into {out / TABLE} ...")
         table = build_table(sweep, plan, store, failed)
         try:
             files = [out / META, out / SOURCE, *write_table(store, table, (TABLE, TABLE_CSV))]

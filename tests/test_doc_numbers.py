@@ -1,0 +1,125 @@
+"""The numbers the README quotes cannot go stale: the demo's output is what
+the demo prints (its counts and every figure of its tables; only the wall
+time varies), each reproduction's figures in the README are the ones its
+page in docs/ shows, and the TCP Wave page's comparison table is what
+``wavelab reproduce wave-page`` writes (slow: the full reproduction)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from wavelab.cli.run_commands import _print_summary
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _console_block(text: str, command: str) -> list[str]:
+    """The lines a ```console block shows after ``$ command``."""
+    start = text.index(f"$ {command}\n") + len(f"$ {command}\n")
+    return text[start : text.index("```", start)].rstrip("\n").splitlines()
+
+
+def test_the_readmes_demo_output_is_what_the_demo_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import wavelab
+    from wavelab.scenario.builtin import demo_scenario
+
+    res = wavelab.run(demo_scenario(), progress=False)
+    _print_summary(res)
+    printed = capsys.readouterr().out.rstrip("\n").splitlines()
+    shown = _console_block(README, "wavelab demo")
+    assert shown[: len(printed)] == printed
+    counts = f"{res.run['packet_hops']:,} packet hops, {res.run['events']:,} events in "
+    assert shown[len(printed) + 1].startswith(counts), shown[len(printed) + 1]
+
+
+def _bullets(text: str) -> dict[str, str]:
+    """The README's list of reproductions: per linked docs page, its bullet."""
+    out = {}
+    for m in re.finditer(r"^\* \[[^\]]+\]\((docs/[^)]+\.md)\)(.*?)(?=^\* |^$)", text, re.M | re.S):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+NUMBER = re.compile(r"(?<![\w.])[+-]?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "docs/experiments/dcnet2016.md",
+        "docs/experiments/satwlan.md",
+        "docs/experiments/wsc-tcp.md",
+        "docs/experiments/mobiwac2009.md",
+        "docs/algorithms/wave.md",
+    ],
+)
+def test_every_number_of_a_readme_summary_is_on_its_page(page: str) -> None:
+    bullet = _bullets(README)[page]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    on_page = set(NUMBER.findall(text))
+    # "21-51 %" and "0.5-10 s" are ranges: each end is a number of its own
+    numbers = {n.lstrip("+") for n in NUMBER.findall(bullet.replace("-", " "))}
+    missing = sorted(n for n in numbers if n not in on_page and f"+{n}" not in on_page)
+    assert not missing, f"{page} does not show {missing}, which README.md quotes from it"
+
+
+def test_the_readmes_reproductions_are_the_ones_that_exist() -> None:
+    from wavelab.experiments import EXPERIMENTS
+
+    named = set(re.findall(r"^\$ (?:sudo )?wavelab reproduce ([\w-]+)", README, re.M))
+    assert named == set(EXPERIMENTS)
+
+
+@pytest.mark.slow
+def test_the_wave_page_table_is_what_the_reproduction_writes(tmp_path: Path) -> None:
+    from wavelab.experiments import experiment
+
+    experiment("wave-page")(tmp_path, False, None, None, None)
+    written = (tmp_path / "comparison.md").read_text(encoding="utf-8").strip().splitlines()
+    page = (ROOT / "docs" / "algorithms" / "wave.md").read_text(encoding="utf-8")
+    stale = [row for row in written if row not in page.splitlines()]
+    assert not stale, "docs/algorithms/wave.md shows other figures than these rows:\n" + "\n".join(
+        stale
+    )
+
+
+KNOWN_STALE = {
+    # the scenarios' behaviour moved since these pages were written, and
+    # their prose discusses the old figures: to be rewritten with them
+    ("docs/algorithms/cubic.md", "run scenarios/cubic.toml"),
+    ("docs/scenarios.md", "run scenarios/wlan-arq.toml --out results/wlan-arq"),
+    ("docs/scenarios.md", "run leo-delay"),
+    ("docs/scenarios.md", "run mobiwac-handoff --set 'flows[0].log_packets=true' --out mw"),
+    (
+        "docs/scenarios.md",
+        "run mobiwac-handoff --set 'handoffs[0].kind=break-before-make' "
+        "--set 'handoffs[0].disconnection=1s' --out mw-bbm",
+    ),
+    (
+        "docs/scenarios.md",
+        "run demo --out demo-results --no-plots --pcap flow:first --pcap link:bottleneck:forward",
+    ),
+}
+"""Run outputs in docs/ that ``scripts/doc_run_outputs.py --write`` would
+change in figures, not only in layout."""
+
+
+@pytest.mark.slow
+def test_the_run_outputs_the_docs_show_are_what_the_runs_print() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import doc_run_outputs
+
+    stale = set()
+    for b in doc_run_outputs.blocks():
+        now = doc_run_outputs.printed(b.command)
+        if now is not None and now != b.shown:
+            stale.add((str(b.path.relative_to(ROOT)), b.command))
+    assert stale == KNOWN_STALE
