@@ -34,6 +34,7 @@ from wavelab._util.files import write_atomically
 from wavelab.analysis import handover_recovery as analysis
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import save_figure
+from wavelab.plot.style import OKABE_ITO
 from wavelab.results.frames import Results
 from wavelab.scenario.loading import Scenario, from_dict
 
@@ -212,12 +213,18 @@ def flow_figure(sim: Results, emu: Results, flow: int, title: str) -> Figure:
     """Goodput, congestion window and smoothed RTT of one flow in both runs."""
     fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True)
     mss = float(emu.scenario.normalized["flows"][0]["tcp"]["mss"])
-    for res, label, style in ((sim, "simulation", "-"), (emu, "emulation", "--")):
+    # the two sides in the palette's colours, told apart by line style too
+    sides = (
+        (sim, "simulation", "-", OKABE_ITO["blue"]),
+        (emu, "emulation", "--", OKABE_ITO["vermillion"]),
+    )
+    for res, label, style, colour in sides:
         s = _panel_series(res, flow)
         t = s["time"].to_numpy(dtype=float)
-        axes[0].plot(t, s["goodput"].to_numpy(dtype=float) / 1e6, style, lw=1, label=label)
-        axes[1].plot(t, s["cwnd"].to_numpy(dtype=float) / mss, style, lw=1, label=label)
-        axes[2].plot(t, s["srtt"].to_numpy(dtype=float) * 1e3, style, lw=1, label=label)
+        kw: dict[str, Any] = {"lw": 1, "label": label, "color": colour}
+        axes[0].plot(t, s["goodput"].to_numpy(dtype=float) / 1e6, style, **kw)
+        axes[1].plot(t, s["cwnd"].to_numpy(dtype=float) / mss, style, **kw)
+        axes[2].plot(t, s["srtt"].to_numpy(dtype=float) * 1e3, style, **kw)
     for _, t0, outage in handovers(emu):
         for ax in axes:
             ax.axvspan(t0, t0 + max(outage, 0.05), color="grey", alpha=0.2)
