@@ -2,7 +2,7 @@
 //! as the sans-IO Wave's [`WaveParams`], so that a variant chosen in a
 //! scenario means the same on a real kernel.
 
-use wavelab_tcp::cc::wave::{DispersionFilter, Variant, WaveParams};
+use wavelab_tcp::cc::wave::{DispersionFilter, DupackTrain, Variant, WaveParams};
 use wavelab_tcp::cc::CcConfig;
 
 /// What the program's read-only data holds (microseconds, flags).
@@ -34,9 +34,17 @@ fn micros(d: wavelab_tcp::Duration) -> Result<u32, String> {
 
 impl Params {
     /// The program's parameters for a sans-IO Wave configuration; checks it
-    /// first (the message names the field).
+    /// first (the message names the field). The program cuts a train at a
+    /// duplicate ACK, so the module's `dupack_train = "count"` is refused
+    /// rather than silently run as `"cut"`.
     pub fn from_wave(p: &WaveParams) -> Result<Self, String> {
         p.validate()?;
+        if p.dupack_train == DupackTrain::Count {
+            return Err(
+                "dupack_train: \"count\" is not in the BPF Wave, which cuts a train at a duplicate ACK (use \"cut\")"
+                    .into(),
+            );
+        }
         Ok(Params {
             burst: p.burst,
             min_burst: p.min_burst,
@@ -201,6 +209,13 @@ mod tests {
         .collect();
         assert_eq!(Params::from_bytes(&b), Some(p));
         assert_eq!(Params::from_bytes(&b[..28]), None);
+    }
+
+    #[test]
+    fn the_modules_duplicate_ack_count_is_refused_by_name() {
+        let e = Params::from_json(r#"{"dupack_train": "count"}"#).unwrap_err();
+        assert!(e.starts_with("dupack_train: \"count\""), "{e}");
+        assert!(Params::from_json(r#"{"dupack_train": "cut"}"#).is_ok());
     }
 
     #[test]

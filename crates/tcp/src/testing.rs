@@ -39,8 +39,10 @@ pub const SYNACK_WINDOW: u16 = 65_534;
 pub const ACK_WINDOW: u16 = 32_767;
 
 /// Every built-in algorithm with its default parameters, then every other
-/// named variant of one (TCP Wave's revisions): what property tests run
-/// over, so that each rule set keeps the core's invariants.
+/// named variant of one (TCP Wave's revisions) and TCP Wave with the
+/// module's duplicate-ACK rule (`dupack_train = "count"`, which closes
+/// trains on duplicate ACKs): what property tests run over, so that each
+/// rule set keeps the core's invariants.
 pub fn every_algorithm() -> Vec<CcConfig> {
     let mut all: Vec<CcConfig> = crate::cc::ALGORITHMS
         .iter()
@@ -50,6 +52,8 @@ pub fn every_algorithm() -> Vec<CcConfig> {
         let json = serde_json::json!({ "algorithm": "wave", "variant": v });
         all.push(serde_json::from_value(json).expect("a listed variant"));
     }
+    let json = serde_json::json!({ "algorithm": "wave", "dupack_train": "count" });
+    all.push(serde_json::from_value(json).expect("a Wave option"));
     all
 }
 

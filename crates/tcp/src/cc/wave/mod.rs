@@ -58,7 +58,7 @@ mod params;
 mod train;
 
 pub use params::{
-    DispersionFilter, MinimumReset, RtoSamples, StabilityDivisor, Variant, WaveParams,
+    DispersionFilter, DupackTrain, MinimumReset, RtoSamples, StabilityDivisor, Variant, WaveParams,
 };
 pub use train::{BurstSample, ClosedTrain, RttStats, TrainUpdate, Trains};
 
@@ -363,7 +363,14 @@ impl CongestionControl for Wave {
     }
     fn on_ack(&mut self, now: Instant, ack: &AckEvent) {
         if ack.dupack {
-            self.trains.on_dupack();
+            match self.p.dupack_train {
+                DupackTrain::Cut => self.trains.on_dupack(),
+                DupackTrain::Count => {
+                    if let Some(c) = self.trains.on_dupack_counted(now, ack.snd_una) {
+                        self.on_train(&c);
+                    }
+                }
+            }
         }
         if ack.bytes_acked == 0 {
             return;

@@ -2,7 +2,7 @@
 //! `crate::testing`): the SYN-ACK arrives at 100 ms, so the first burst leaves
 //! at 100 ms and the timer's next expiry is 100 ms + TxTime.
 
-use super::{DispersionFilter, Mode, RtoSamples, Variant, WaveParams};
+use super::{DispersionFilter, DupackTrain, Mode, RtoSamples, Variant, WaveParams};
 use crate::cc::{CcConfig, CongestionControl};
 use crate::testing::{ms, Harness};
 use crate::time::{Duration, Instant};
@@ -475,4 +475,57 @@ fn after_an_rto_the_cumulative_ack_that_completes_a_cut_train_restores_tx_time()
     let w = state(&h);
     assert_eq!(w.dispersion(), Some(d(10)), "no new sample");
     assert_eq!(w.tx_time(), d(10), "the old link's TxTime");
+}
+
+/// A clean first train (dispersion 10 ms, TxTime 10 ms), then the burst of
+/// 600 ms loses its first segment while the path has slowed to 4 ms per
+/// segment: its 9 later segments and the whole next burst (sent at 610 ms)
+/// draw 19 duplicate ACKs, 4 ms apart from 650 ms.
+fn loss_on_a_slower_path(dupack_train: DupackTrain) -> Harness {
+    let mut h = wave(WaveParams {
+        dupack_train,
+        ..WaveParams::default()
+    });
+    h.sent();
+    ack_train(&mut h, 0, 10, 150, 2);
+    assert_eq!(state(&h).tx_time(), d(10));
+    for (t, burst) in [(600, 10..20), (610, 20..30)] {
+        h.at(t);
+        h.tx.handle_timeout(h.now);
+        assert_eq!(h.sent(), segs(burst, false));
+    }
+    for k in 0..19 {
+        h.at(650 + 4 * k);
+        h.ack(10 * MSS, &[]);
+    }
+    assert_eq!(h.sent(), vec![(10 * MSS, true)], "one fast retransmission");
+    h
+}
+
+#[test]
+fn a_duplicate_ack_cuts_the_train_by_default() {
+    let h = loss_on_a_slower_path(DupackTrain::Cut);
+    let w = state(&h);
+    assert_eq!(w.dispersion(), Some(d(10)), "no sample from a cut train");
+    assert_eq!(w.tx_time(), d(10), "TxTime stays at the old path's");
+}
+
+#[test]
+fn counted_duplicate_acks_give_the_slower_paths_dispersion() {
+    // the module's rule: the duplicate ACKs are delivered segments; the
+    // lost burst's round ends at its tenth (686 ms), 36 ms after its first,
+    // ten ACKs: a sample of 40 ms, averaged with the previous 10 ms
+    let h = loss_on_a_slower_path(DupackTrain::Count);
+    let w = state(&h);
+    assert_eq!(w.dispersion(), Some(d(25)));
+    assert_eq!(
+        w.tx_time(),
+        d(25),
+        "tracking: dispersion + DeltaRTT / 2, DeltaRTT 0"
+    );
+    assert_eq!(
+        w.rtt_stats().avg,
+        Some(d(50)),
+        "a train closed by duplicate ACKs has no RTT sample: the average stays"
+    );
 }

@@ -52,6 +52,9 @@ pub struct Burst {
     pub valid_rtt: Option<Duration>,
     /// Duplicate ACKs arrived while its train was in progress.
     pub cut: bool,
+    /// Duplicate ACKs counted as delivered segments of this train
+    /// (`dupack_train = "count"`).
+    pub dup_acks: u32,
 }
 
 /// The RTT sample of a burst whose train began with this ACK.
@@ -178,6 +181,7 @@ impl Trains {
                     acks_inside: 0,
                     valid_rtt: None,
                     cut: false,
+                    dup_acks: 0,
                 })
             }
         }
@@ -205,6 +209,38 @@ impl Trains {
         if let Some(b) = self.bursts.front_mut() {
             b.cut = true;
         }
+    }
+
+    /// A duplicate ACK under the Linux module's rule (`dupack_train =
+    /// "count"`): it counts as one delivered segment of the oldest open
+    /// train, starts that train's timing if no ACK has yet (it gives no RTT
+    /// sample), and closes the train, uncut, once the segments acknowledged
+    /// inside it (up to `una`) and the duplicate ACKs counted for it reach
+    /// its burst's segment count. The module's round likewise ends when the
+    /// kernel's delivered count (`acked_sacked`, one per duplicate ACK
+    /// without SACK) reaches the burst size. A later ACK that covers the
+    /// closed burst's data then belongs to the next train.
+    pub fn on_dupack_counted(&mut self, now: Instant, una: u64) -> Option<ClosedTrain> {
+        let b = self.bursts.front_mut()?;
+        let first = *b.first_ack.get_or_insert(now);
+        b.dup_acks += 1;
+        b.acks_inside += 1;
+        b.last_inside = Some(now);
+        let span = (b.end - b.start).max(1);
+        let seg = span.div_ceil(b.segments.max(1) as u64);
+        let acked = una.clamp(b.start, b.end) - b.start;
+        if acked + b.dup_acks as u64 * seg < span {
+            return None;
+        }
+        let b = self.bursts.pop_front().expect("front exists");
+        Some(ClosedTrain {
+            segments: b.segments,
+            bytes: b.bytes,
+            rtt: b.valid_rtt,
+            span: now - first,
+            acks: b.acks_inside,
+            cut: b.cut,
+        })
     }
 
     /// An ACK moved the cumulative point to `una` at `now`. `cumulative`: it
@@ -305,6 +341,34 @@ mod tests {
         assert_eq!(c.rtt, Some(d(100)));
         assert!(!c.cut);
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn counted_duplicate_acks_close_a_train_uncut_after_a_bursts_worth() {
+        let mut t = Trains::default();
+        burst(&mut t, 0, 0, 10);
+        burst(&mut t, 50, 10, 10);
+        // segment 4 lost: ACKs for 0-1, 2-3 advance, then every later
+        // segment draws a duplicate ACK of 4000, 1 ms apart
+        let up = t.on_advance(ms(100), 2000, false, true);
+        assert!(up.closed.is_none());
+        t.on_advance(ms(102), 4000, false, true);
+        let mut closed = Vec::new();
+        for k in 0..12u64 {
+            if let Some(c) = t.on_dupack_counted(ms(103 + k), 4000) {
+                closed.push((k, c));
+            }
+        }
+        // 4 segments acknowledged + 6 duplicate ACKs = the burst's 10
+        assert_eq!(closed.len(), 1, "{closed:?}");
+        let (k, c) = closed[0];
+        assert_eq!(k, 5);
+        assert_eq!((c.span, c.acks, c.segments, c.cut), (d(8), 8, 10, false));
+        assert_eq!(c.rtt, Some(d(100)));
+        // the next duplicates count for the second burst, whose timing they start
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.bursts[0].first_ack, Some(ms(109)));
+        assert_eq!(t.bursts[0].dup_acks, 6);
     }
 
     #[test]
