@@ -629,6 +629,7 @@ impl Plan {
             "ca_per_ack",
             "receiver",
             "bbr_quantum",
+            "tso",
         ] {
             note(
                 notes,
