@@ -121,25 +121,26 @@ python3 -m mypy
 # whole kernel shares (TCP Wave's BPF program loaded and unloaded, marker
 # kernel_state) run beside them in one process of their own, so that no
 # two of them interleave; they emulate in real time and wait more than they
-# compute, and their output is printed when both are done.
+# compute, as do the emulator's other tests (marker realtime), which run in
+# that process too; its output is printed when both are done.
 # WAVELAB_TEST_WORKERS=N sets the number of processes; 1 runs everything
 # in this process, in order.
 workers="${WAVELAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
 if [ "$workers" -gt 1 ]; then
     kernel_dir=$(mktemp -d)
     python3 -m pytest -p no:cacheprovider --basetemp "$kernel_dir/tmp" \
-        -m "not slow and kernel_state" >"$kernel_dir/log" 2>&1 &
+        -m "not slow and (kernel_state or realtime)" >"$kernel_dir/log" 2>&1 &
     kernel_pid=$!
     # (a background job of a script ignores Ctrl-C: end it with the script)
     trap 'kill "$kernel_pid" 2>/dev/null || true; rm -rf "$kernel_dir"' EXIT
     others=0
-    python3 -m pytest -n "$workers" -m "not slow and not kernel_state" || others=$?
+    python3 -m pytest -n "$workers" -m "not slow and not kernel_state and not realtime" || others=$?
     kernel=0
     wait "$kernel_pid" || kernel=$?
-    echo "== the tests marked kernel_state, run beside the others in one process:"
+    echo "== the tests marked kernel_state or realtime, run beside the others in one process:"
     cat "$kernel_dir/log"
     if [ "$others" != 0 ] || [ "$kernel" != 0 ]; then
-        echo "the Python tests failed (exit $others; kernel_state: exit $kernel)"
+        echo "the Python tests failed (exit $others; kernel_state and realtime: exit $kernel)"
         exit 1
     fi
 else
