@@ -116,3 +116,47 @@ def test_a_run_output_the_docs_show_is_what_the_run_prints(block: Any) -> None:
         f"{block.path.relative_to(ROOT)} shows another output of `wavelab {block.command}`: "
         "run scripts/doc_run_outputs.py --write and rewrite the prose around it"
     )
+
+
+def test_the_readmes_sweep_counts_are_what_the_sweep_plans() -> None:
+    """The README's ``wavelab sweep handover-grid`` block: its points,
+    baselines, runs and table rows are the sweep's plan (the run itself
+    takes 13 s; its rates and times are the machine's, not checked)."""
+    from wavelab.sweep.grid import load_sweep
+    from wavelab.sweep.plan import plan_sweep
+
+    block = "\n".join(
+        _console_block(
+            README,
+            "wavelab sweep handover-grid --out results/handover-grid     "
+            "# a shipped sweep (sweeps/)",
+        )
+    )
+    plan = plan_sweep(load_sweep("handover-grid"))
+    m = re.search(r"handover-grid: (\d+) points and (\d+) baselines: (\d+) runs, 0 already", block)
+    assert m is not None, block
+    assert [int(g) for g in m.groups()] == [len(plan.points), plan.baselines, len(plan.runs)]
+    assert f"{len(plan.runs)} runs ran, 0 reused from the store, 0 failed" in block
+    assert f"runs.parquet and runs.csv ({len(plan.points)} rows)" in block
+
+
+def test_the_listed_points_are_what_the_sweep_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/scenarios.md's ``wavelab sweep handover-grid --list``: every row
+    it shows (the run keys aside: they hash the build), the short names and
+    the counts are what the command prints."""
+    from wavelab.cli.study_commands import _list_points
+    from wavelab.sweep.grid import load_sweep
+
+    page = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    shown = _console_block(page, "wavelab sweep handover-grid --list")
+    _list_points(load_sweep("handover-grid"))
+    printed = capsys.readouterr().out.rstrip("\n").splitlines()
+
+    def keyless(line: str) -> str:
+        return line.rsplit(maxsplit=1)[0] if re.search(r" [0-9a-f]{16}$", line) else line
+
+    rows = {keyless(line) for line in printed}
+    assert shown[0] == printed[0]  # the header
+    missing = [line for line in shown if line != "..." and keyless(line) not in rows]
+    assert not missing, f"docs/scenarios.md lists other points: {missing}"
+    assert shown[-3:] == printed[-3:]  # the short names and the counts
