@@ -64,7 +64,7 @@ from wavelab.analysis.rates import (
     rate_ceiling,
 )
 from wavelab.analysis.rtt import rtt_cdf
-from wavelab.plot.figure_files import figure_dpi, figure_format, save_figure
+from wavelab.plot.figure_files import figure_dpi, figure_format, write_figure
 from wavelab.plot.spec import FIGURES, TRACES
 from wavelab.plot.style import (
     GREY,
@@ -180,10 +180,7 @@ def _finish(
     if own:
         fig.suptitle(f"{results.scenario.name}: {FIGURES[figure]['title']}")
         fig.tight_layout()
-    if path is not None:
-        save_figure(fig, Path(path))
-        if own:
-            plt.close(fig)
+    write_figure(fig, path, own)
     return fig
 
 
