@@ -753,7 +753,7 @@ impl Wire {
                 let (packets, bytes) = l.queued();
                 self.out
                     .queues
-                    .record(t, d as u32, packets, bytes, l.counters());
+                    .record(t, d as u32, packets, bytes, l.counters(), None);
             }
         }
         // nothing offered from now on ends its serialisation before the
