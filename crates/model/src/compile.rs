@@ -235,19 +235,18 @@ fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioErro
 /// `trace` or `reorder = true` on a link is an error naming it.
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     check_wall_clock(sc, false)?;
-    let (_, handoffs) = compile_routes(sc, &sc.topology());
-    let c = compile_links(sc, &handoffs)?;
-    Ok(c.dirs
+    Ok(wall_clock_links::<()>(sc)?
         .into_iter()
-        .enumerate()
-        .map(|(d, m)| {
-            Link::new(m.settings, m.loss, m.outages, timeline(&c.changes, d))
-                .with_measured(m.measured)
+        .map(|l| match l {
+            WallClockLink::ClockFree(l) => l,
+            WallClockLink::Stepped { .. } => unreachable!("queue disciplines were refused"),
         })
         .collect())
 }
 
 /// A link direction as a wall-clock driver runs it.
+// built once per run: the variants' sizes do not matter
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum WallClockLink<T> {
     /// Drop-tail: the clock-free model, whose packets' fates are known when

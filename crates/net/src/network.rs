@@ -127,6 +127,9 @@ impl SteppedDir {
 }
 
 /// One direction of the network.
+// the clock-free direction, the common case, is held inline: no
+// indirection on every packet
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Dir {
     ClockFree(Link),
@@ -257,20 +260,33 @@ impl Network {
         self.offer(at, parcel, out);
     }
 
+    /// Reports `packet` destroyed on `dir` at `at`.
+    fn lose(
+        &mut self,
+        packet: PacketId,
+        dir: DirId,
+        cause: DropCause,
+        at: Instant,
+        out: &mut Vec<Report>,
+    ) {
+        self.live -= 1;
+        out.push(Report::Dropped {
+            packet,
+            dir,
+            cause,
+            at,
+        });
+    }
+
     /// Reports the packets the discipline of `dir` dropped since the last
     /// call.
     fn discarded(&mut self, dir: DirId, at: Instant, out: &mut Vec<Report>) {
         let Dir::Stepped(s) = &mut self.links[dir as usize] else {
             return;
         };
-        for (p, cause) in s.link.take_discarded() {
-            self.live -= 1;
-            out.push(Report::Dropped {
-                packet: p.packet,
-                dir,
-                cause,
-                at,
-            });
+        let discarded: Vec<_> = s.link.take_discarded().collect();
+        for (p, cause) in discarded {
+            self.lose(p.packet, dir, cause, at, out);
         }
     }
 
@@ -293,13 +309,7 @@ impl Network {
                     Admitted::Refused => Some(s.link.last_refusal()),
                 };
                 if let Some(cause) = refused {
-                    self.live -= 1;
-                    out.push(Report::Dropped {
-                        packet: p.packet,
-                        dir,
-                        cause,
-                        at,
-                    });
+                    self.lose(p.packet, dir, cause, at, out);
                 }
                 self.discarded(dir, at, out);
                 return;
@@ -321,13 +331,7 @@ impl Network {
             Outcome::Lost { finish } => (DropCause::Random, finish),
             Outcome::Outage { at, .. } => (DropCause::Outage, at),
         };
-        self.live -= 1;
-        out.push(Report::Dropped {
-            packet: p.packet,
-            dir,
-            cause,
-            at: when,
-        });
+        self.lose(p.packet, dir, cause, when, out);
     }
 
     /// When the next event is due: a packet reaches the far end of a
@@ -360,13 +364,7 @@ impl Network {
                     self.schedule(next, Due::Arrive(dir));
                 }
                 if a.lost {
-                    self.live -= 1;
-                    out.push(Report::Dropped {
-                        packet: a.item.packet,
-                        dir,
-                        cause: DropCause::Outage,
-                        at,
-                    });
+                    self.lose(a.item.packet, dir, DropCause::Outage, at, out);
                 } else {
                     self.arrived(at, a.item, out);
                 }
@@ -398,13 +396,7 @@ impl Network {
             self.schedule(done, Due::Finish(dir));
         }
         if f.lost {
-            self.live -= 1;
-            out.push(Report::Dropped {
-                packet,
-                dir,
-                cause: DropCause::Random,
-                at,
-            });
+            self.lose(packet, dir, DropCause::Random, at, out);
         }
         self.discarded(dir, at, out);
     }

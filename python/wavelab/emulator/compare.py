@@ -196,15 +196,15 @@ def discipline_figures(res: Results) -> dict[str, dict[str, float]]:
     q = res.queues
     if q.empty or "sojourn" not in q:
         return {}
-    links = res.links.set_index("dir")
+    rows = {int(r["dir"]): r for _, r in res.links.iterrows()}
     out = {}
     for d, part in q.groupby("dir", sort=True):
         if not part["sojourn"].notna().any():
             continue  # drop-tail
-        row = links.loc[d]
+        row = rows[int(str(d))]
         out[f"{row['link']}:{row['direction']}"] = {
-            "marked": float(row["marked"]),
-            "dropped_aqm": float(row["dropped_aqm"]),
+            "marked": _float(row["marked"]),
+            "dropped_aqm": _float(row["dropped_aqm"]),
             "mean_sojourn_ms": _mean(part["sojourn"]) * 1e3,
         }
     return out
