@@ -114,6 +114,10 @@ def _run_line(row: pd.Series) -> str:
         f"loss_rate {fmt(row['loss_rate'], 5)}",
         f"utilisation {fmt(row['utilisation'], 4)}",
     ]
+    # a queue discipline's signals, when it gave any (drop-tail gives none)
+    signals = [(c, row.get(c)) for c in ("aqm_drops", "marks")]
+    if any(not pd.isna(v) and v > 0 for _, v in signals):
+        parts += [f"{c} {int(v)}" for c, v in signals if not pd.isna(v)]
     if not pd.isna(row["jain"]):
         parts.append(f"jain {row['jain']:.4f}")
     return "  ".join(parts)
