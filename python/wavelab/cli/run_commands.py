@@ -91,7 +91,13 @@ def _print_summary(res: Results) -> None:
     with two flows or more)."""
     frame = res.summary()
     rtt = list(RTT_COLUMNS[1:])
-    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
+    # the ECN counters only when the run had ECN (a count above zero)
+    quiet = [
+        c
+        for c in ("ecn_echoes", "ecn_reductions", "ce_received")
+        if c in frame and not (frame[c].fillna(0) > 0).any()
+    ]
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS, *quiet) if c in frame])
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table_text(counters))
         print(table_text(frame[list(RTT_COLUMNS)]))
