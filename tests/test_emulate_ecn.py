@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from test_emulate import machine, run  # noqa: F401  (the fixture)
+from test_emulate import machine, one_link, run  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.realtime
 
@@ -27,23 +27,14 @@ CWR, ECE = 0x80, 0x40
 def codel_flow(ecn: bool) -> str:
     """A CUBIC flow with or without ECN through CoDel (ECN marking on) on a
     10 Mbit/s, 20 ms link with a 1,000-packet buffer (bufferbloat-codel's)."""
-    return f"""
-name = "emu-codel"
-duration = "4s"
-[[links]]
-name = "path"
-between = ["a", "b"]
-rate = "10Mbit/s"
-delay = "20ms"
-queue = "1000pkt"
-qdisc = "codel"
-[[flows]]
-name = "bulk"
-from = "a"
-to = "b"
-cc = "cubic"
-tcp = {{ sack = true, ecn = {str(ecn).lower()} }}
-"""
+    return one_link(
+        "10Mbit/s",
+        "20ms",
+        duration="4s",
+        flow=f"tcp = {{ sack = true, ecn = {str(ecn).lower()} }}",
+        link='qdisc = "codel"',
+        queue="1000pkt",
+    )
 
 
 def ip_packets(path: Path) -> Iterator[bytes]:
