@@ -23,7 +23,7 @@
 
 use crate::link::{
     outage_windows, Arq, CsvTrace, Link, LossModel, MahimahiTrace, Measured, Opportunities,
-    Outages, Quantity, Settings,
+    Outages, Quantity, Settings, Stepped,
 };
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -167,18 +167,10 @@ pub struct CompiledLinks {
     pub handovers: Vec<LinkHandoverPlan>,
 }
 
-/// The clock-free model ([`Link`]) of every link direction of a scenario
-/// (direction `2 i` is link `i` forward, `2 i + 1` reverse), with every
-/// change and outage window known before the run: schedules, handovers at
-/// a time, the outage windows of break-before-make handoffs; seeded as in a
-/// simulation. This is what a driver on the wall clock runs (with the
-/// routes switching at the handoffs' instants). A handover at `"steady"` is
-/// decided during the run: its direction's model has no change for it.
-///
-/// CSV traces of a direction's rate, delay and loss are in it. Link-layer
-/// ARQ, Mahimahi traces and reordering are not yet: a scenario with `arq`,
-/// `trace` or `reorder = true` on a link is an error naming it.
-pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
+/// Refuses what the wall-clock drivers cannot run: link-layer ARQ,
+/// Mahimahi traces, reordering, and (unless `allow_qdisc`) queue
+/// disciplines, each an error naming its field.
+fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioError> {
     sc.validate()?;
     for (i, l) in sc.links.iter().enumerate() {
         let qdisc = |d: &Option<QdiscSpec>| !d.as_ref().unwrap_or(&l.qdisc).is_drop_tail();
@@ -190,8 +182,8 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             l.reverse.trace.is_some(),
             l.forward.reorder,
             l.reverse.reorder,
-            qdisc(&l.forward.qdisc),
-            qdisc(&l.reverse.qdisc),
+            !allow_qdisc && qdisc(&l.forward.qdisc),
+            !allow_qdisc && qdisc(&l.reverse.qdisc),
         ];
         if let Some(k) = stepped_only.iter().position(|&a| a) {
             let field = [
@@ -227,14 +219,75 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
         }
     }
+    Ok(())
+}
+
+/// The clock-free model ([`Link`]) of every link direction of a scenario
+/// (direction `2 i` is link `i` forward, `2 i + 1` reverse), with every
+/// change and outage window known before the run: schedules, handovers at
+/// a time, the outage windows of break-before-make handoffs; seeded as in a
+/// simulation. This is what a driver on the wall clock runs (with the
+/// routes switching at the handoffs' instants). A handover at `"steady"` is
+/// decided during the run: its direction's model has no change for it.
+///
+/// CSV traces of a direction's rate, delay and loss are in it. Link-layer
+/// ARQ, Mahimahi traces and reordering are not yet: a scenario with `arq`,
+/// `trace` or `reorder = true` on a link is an error naming it.
+pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
+    check_wall_clock(sc, false)?;
+    Ok(wall_clock_links::<()>(sc)?
+        .into_iter()
+        .map(|l| match l {
+            WallClockLink::ClockFree(l) => l,
+            WallClockLink::Stepped { .. } => unreachable!("queue disciplines were refused"),
+        })
+        .collect())
+}
+
+/// A link direction as a wall-clock driver runs it.
+// built once per run: the variants' sizes do not matter
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum WallClockLink<T> {
+    /// Drop-tail: the clock-free model, whose packets' fates are known when
+    /// they are offered.
+    ClockFree(Link),
+    /// A queue discipline: the stepped model, whose discipline decides at
+    /// the head of the queue; the driver holds its events and applies its
+    /// scheduled `changes` (in order) at their instants.
+    Stepped {
+        /// The direction.
+        link: Box<Stepped<T>>,
+        /// Its scheduled changes, in the order they apply.
+        changes: Vec<(Instant, ScheduleEntry)>,
+    },
+}
+
+/// [`link_models`] with queue disciplines: a direction that runs one is the
+/// stepped model ([`Stepped`]) with the discipline seeded as in a
+/// simulation, the others the clock-free model. This is what the emulator
+/// runs.
+pub fn wall_clock_links<T: Copy>(sc: &Scenario) -> Result<Vec<WallClockLink<T>>, ScenarioError> {
+    check_wall_clock(sc, true)?;
     let (_, handoffs) = compile_routes(sc, &sc.topology());
     let c = compile_links(sc, &handoffs)?;
     Ok(c.dirs
         .into_iter()
         .enumerate()
         .map(|(d, m)| {
-            Link::new(m.settings, m.loss, m.outages, timeline(&c.changes, d))
+            let changes = timeline(&c.changes, d);
+            if m.qdisc.is_drop_tail() {
+                return WallClockLink::ClockFree(
+                    Link::new(m.settings, m.loss, m.outages, changes).with_measured(m.measured),
+                );
+            }
+            let link = Stepped::new(m.settings, m.loss, m.outages)
                 .with_measured(m.measured)
+                .with_qdisc(&m.qdisc, Rng::derive(sc.seed, Stream::LinkQdisc(d as u32)));
+            WallClockLink::Stepped {
+                link: Box::new(link),
+                changes,
+            }
         })
         .collect())
 }

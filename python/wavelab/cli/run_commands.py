@@ -91,7 +91,13 @@ def _print_summary(res: Results) -> None:
     with two flows or more)."""
     frame = res.summary()
     rtt = list(RTT_COLUMNS[1:])
-    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
+    # the ECN counters only when the run had ECN (a count above zero)
+    quiet = [
+        c
+        for c in ("ecn_echoes", "ecn_reductions", "ce_received")
+        if c in frame and not (frame[c].fillna(0) > 0).any()
+    ]
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS, *quiet) if c in frame])
     if "completion_s" in counters:
         # a bulk flow has no completion to reach: "bulk", where a sized flow
         # that did not finish reads "not reached"
@@ -130,6 +136,10 @@ def _run_line(row: pd.Series) -> str:
         f"loss_rate {fmt(row['loss_rate'], 5)}",
         f"utilisation {fmt(row['utilisation'], 4)}",
     ]
+    # a queue discipline's signals, when it gave any (drop-tail gives none)
+    signals = [(c, row.get(c)) for c in ("aqm_drops", "marks")]
+    if any(not pd.isna(v) and v > 0 for _, v in signals):
+        parts += [f"{c} {int(v)}" for c, v in signals if not pd.isna(v)]
     if not pd.isna(row["jain"]):
         parts.append(f"jain {row['jain']:.4f}")
     return "  ".join(parts)

@@ -30,6 +30,11 @@ FIGURES: dict[str, dict[str, str]] = {
     "sequence": {"title": "sequence numbers", "y": "segment", "x": "time (s)"},
     "rtt-cdf": {"title": "RTT distribution", "y": "fraction of samples", "x": "RTT (ms)"},
     "queue": {"title": "queues", "y": "packets waiting", "x": "time (s)"},
+    "queue-delay": {
+        "title": "queue delay (sojourn of the last packet dequeued)",
+        "y": "ms",
+        "x": "time (s)",
+    },
     "algorithm": {"title": "algorithm state", "y": "", "x": "time (s)"},
     "jain": {"title": "fairness", "y": "Jain's index", "x": "time (s)"},
     "throughput-delay": {
