@@ -42,24 +42,7 @@ fi
 phase "Rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-phase "Rust: build and run the tests"
-cargo test --workspace --locked
-
-phase "Fuzzing: a short run of each fuzz target (fuzz/, scripts/fuzz.sh)"
-# Where cargo-fuzz is installed (cargo install cargo-fuzz --locked), each
-# target runs for WAVELAB_FUZZ_SECONDS (15 by default; 0 skips it). Without
-# it, the property tests over arbitrary bytes that run the same bodies
-# (crates/*/tests/fuzz_bytes.rs) ran in `cargo test` above instead.
-fuzz_seconds="${WAVELAB_FUZZ_SECONDS:-15}"
-if [ "$fuzz_seconds" = 0 ]; then
-    echo "WAVELAB_FUZZ_SECONDS=0: skipped"
-elif cargo fuzz --version >/dev/null 2>&1; then
-    bash scripts/fuzz.sh --seconds "$fuzz_seconds"
-else
-    echo "cargo-fuzz is not installed: the proptests over arbitrary bytes stood in for it"
-fi
-
-phase "BPF: TCP Wave for stock Linux (crates/bpf, its own workspace)"
+phase "BPF: the tools TCP Wave for stock Linux builds with (crates/bpf)"
 # It builds with clang, bpftool, libbpf (compiled from source by libbpf-sys,
 # against libelf and zlib) and the kernel's BTF; its kernel tests need root.
 bpf_missing=""
@@ -79,10 +62,50 @@ if [ -n "$bpf_missing" ]; then
     echo "crates/bpf needs:$bpf_missing; its tests are skipped (and fail under CI=true)"
     if [ "${CI:-}" = true ]; then exit 1; fi
 else
-    cargo fmt --manifest-path crates/bpf/Cargo.toml --check
-    cargo clippy --manifest-path crates/bpf/Cargo.toml --all-targets --locked -- -D warnings
-    cargo test --manifest-path crates/bpf/Cargo.toml --locked
-    cargo build --manifest-path crates/bpf/Cargo.toml --locked
+    # crates/bpf is its own workspace with its own target directory: it
+    # builds in the background while the core workspace builds, whose
+    # serial chain of crates leaves a core idle much of the time; its
+    # output is printed in its phase below
+    bpf_log=$(mktemp)
+    (
+        cargo fmt --manifest-path crates/bpf/Cargo.toml --check &&
+            cargo clippy --manifest-path crates/bpf/Cargo.toml --all-targets --locked -- -D warnings &&
+            cargo test --manifest-path crates/bpf/Cargo.toml --locked &&
+            cargo build --manifest-path crates/bpf/Cargo.toml --locked
+    ) >"$bpf_log" 2>&1 &
+    bpf_pid=$!
+    trap 'kill "$bpf_pid" 2>/dev/null || true' EXIT
+fi
+
+phase "Rust: build and run the tests"
+cargo test --workspace --locked
+
+phase "Fuzzing: a short run of each fuzz target (fuzz/, scripts/fuzz.sh)"
+# Where cargo-fuzz is installed (cargo install cargo-fuzz --locked), each
+# target runs for WAVELAB_FUZZ_SECONDS (15 by default; 0 skips it). Without
+# it, the property tests over arbitrary bytes that run the same bodies
+# (crates/*/tests/fuzz_bytes.rs) ran in `cargo test` above instead.
+fuzz_seconds="${WAVELAB_FUZZ_SECONDS:-15}"
+if [ "$fuzz_seconds" = 0 ]; then
+    echo "WAVELAB_FUZZ_SECONDS=0: skipped"
+elif cargo fuzz --version >/dev/null 2>&1; then
+    bash scripts/fuzz.sh --seconds "$fuzz_seconds"
+else
+    echo "cargo-fuzz is not installed: the proptests over arbitrary bytes stood in for it"
+fi
+
+phase "BPF: TCP Wave for stock Linux (crates/bpf, its own workspace; built beside the core's build)"
+if [ -n "$bpf_missing" ]; then
+    echo "skipped: crates/bpf needs:$bpf_missing"
+else
+    bpf_status=0
+    wait "$bpf_pid" || bpf_status=$?
+    cat "$bpf_log"
+    rm -f "$bpf_log"
+    if [ "$bpf_status" != 0 ]; then
+        echo "crates/bpf: its format check, lints, tests or build failed (exit $bpf_status)"
+        exit 1
+    fi
     # the Python tests of `wavelab bpf` use this build of the loader
     export WAVELAB_BPF="$PWD/crates/bpf/target/debug/wavelab-bpf"
 fi
