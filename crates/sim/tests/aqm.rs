@@ -4,7 +4,7 @@
 //! 5 ms target (Nichols and Jacobson 2012; RFC 8289 section 4.2) and PIE
 //! near its 15 ms target (RFC 8033 section 4.1).
 
-mod common;
+use crate::common;
 
 /// One `rate` bottleneck with a 20 ms one-way delay and a 1,000-packet
 /// buffer running `qdisc` on both directions; one CUBIC flow for 30 s.

@@ -6,7 +6,7 @@
 //! LEO-like delay trace. Errors that name the file and the line, or the
 //! field.
 
-mod common;
+use crate::common;
 
 use wavelab_sim::Scenario;
 
