@@ -39,6 +39,30 @@ if ! command -v tshark >/dev/null || ! command -v ip >/dev/null || ! { command -
     fi
 fi
 
+# The Python packages the tests need (pyproject.toml's dependencies and its
+# test and cluster extras) download and install in the background while Rust
+# builds: that is network and disk where the build is CPU. The editable
+# install below then finds them in place; its output is printed there.
+echo "in the background: pip installs the Python packages the tests need into $(python3 -c 'import sys; print(sys.prefix)')"
+py_deps_log=$(mktemp)
+(
+    python3 -c '
+import tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+extras = project["optional-dependencies"]
+for req in project["dependencies"] + extras["test"]:
+    if req.startswith("wavelab["):
+        for extra in req[len("wavelab[") : -1].split(","):
+            print("\n".join(extras[extra.strip()]))
+    else:
+        print(req)
+' >"$py_deps_log.req" &&
+        python3 -m pip install --quiet --disable-pip-version-check -r "$py_deps_log.req"
+) >"$py_deps_log" 2>&1 &
+py_deps_pid=$!
+background="$py_deps_pid"
+trap 'kill $background 2>/dev/null || true' EXIT
+
 phase "Rust: format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
@@ -74,7 +98,7 @@ else
             cargo build --manifest-path crates/bpf/Cargo.toml --locked
     ) >"$bpf_log" 2>&1 &
     bpf_pid=$!
-    trap 'kill "$bpf_pid" 2>/dev/null || true' EXIT
+    background="$background $bpf_pid"
 fi
 
 phase "Rust: build and run the tests"
@@ -131,6 +155,14 @@ fi
 # dev profile too (Cargo.toml), and the Python tests took the same time with
 # either build in interleaved runs (docs/performance.md); `pip install .`
 # outside this script builds the release profile.
+py_deps=0
+wait "$py_deps_pid" || py_deps=$?
+cat "$py_deps_log"
+rm -f "$py_deps_log" "$py_deps_log.req"
+if [ "$py_deps" != 0 ]; then
+    echo "installing the Python packages the tests need failed (exit $py_deps)"
+    exit 1
+fi
 echo "compiling the Rust extension with cargo's dev profile (about 1 min: it reuses the crates the Rust tests compiled)"
 MATURIN_PEP517_ARGS="--profile dev" \
     python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
@@ -155,7 +187,7 @@ if [ "$workers" -gt 1 ]; then
         -m "not slow and (kernel_state or realtime)" >"$kernel_dir/log" 2>&1 &
     kernel_pid=$!
     # (a background job of a script ignores Ctrl-C: end it with the script)
-    trap 'kill "$kernel_pid" 2>/dev/null || true; rm -rf "$kernel_dir"' EXIT
+    trap 'kill $background "$kernel_pid" 2>/dev/null || true; rm -rf "$kernel_dir"' EXIT
     others=0
     python3 -m pytest -n "$workers" -m "not slow and not kernel_state and not realtime" || others=$?
     kernel=0
