@@ -22,8 +22,8 @@
 //!   switch per flow and side, so both engine modes apply them identically.
 
 use crate::link::{
-    outage_windows, Arq, CsvTrace, Link, LossModel, MahimahiTrace, Measured, Opportunities,
-    Outages, Quantity, Settings, Stepped,
+    outage_windows, Arq, CsvTrace, DelayInterpolation, LeoPlan, Link, LossModel, MahimahiTrace,
+    Measured, Opportunities, Outages, Quantity, Settings, Stepped,
 };
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -341,6 +341,15 @@ pub fn node_handoffs_until(sc: &Scenario, end: Instant) -> Vec<NodeHandoffRecord
         .collect()
 }
 
+/// The path the LEO model of link `i` of `sc` draws (its intervals and
+/// outages), if it has one: what its directions run, from the link's own
+/// random stream.
+pub fn leo_plan(sc: &Scenario, i: usize) -> Option<LeoPlan> {
+    let spec = sc.links.get(i)?.leo?;
+    let mut rng = Rng::derive(sc.seed, Stream::LinkLeo(i as u32));
+    Some(spec.plan(at(sc.duration), &mut rng))
+}
+
 /// Compiles every link direction, the changes to come and the link
 /// handovers, with the outage windows the node handoffs put on the links.
 /// The trace files are read again (validation read them too): a file changed
@@ -364,6 +373,10 @@ pub fn compile_links(
         if let Some(p) = &l.outage_process {
             let mut rng = Rng::derive(sc.seed, Stream::LinkOutages(i as u32));
             windows.extend(outage_windows(p, at(sc.duration), &mut rng));
+        }
+        let leo = l.leo.zip(leo_plan(sc, i));
+        if let Some((_, plan)) = &leo {
+            windows.extend(plan.outages.iter().copied());
         }
         for h in &l.handovers {
             let time = match h.at {
@@ -409,25 +422,43 @@ pub fn compile_links(
                     .transpose()
                     .map_err(|e| ScenarioError::at(at_field(field), e.to_string()))
             };
+            let (loss, measured) = match &leo {
+                // the LEO model's series and loss (validation refused every
+                // other source of them)
+                Some((spec, plan)) => (
+                    if k == 0 {
+                        spec.downlink_loss
+                    } else {
+                        spec.uplink_loss
+                    },
+                    Measured::new(
+                        Some(plan.rate_trace(k)),
+                        Some(plan.delay_trace(spec)),
+                        None,
+                        DelayInterpolation::Linear,
+                    ),
+                ),
+                None => (
+                    ov.loss.unwrap_or(l.loss),
+                    Measured::new(
+                        series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
+                        series("delay_trace", &ov.delay_trace, Quantity::Delay)?,
+                        series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
+                        ov.delay_interpolation,
+                    ),
+                ),
+            };
             dirs.push(DirectionModel {
                 settings: Settings {
                     rate: ov.rate.unwrap_or(l.rate),
                     delay: ov.delay.unwrap_or(l.delay),
                     limit: ov.queue.unwrap_or(l.queue),
                 },
-                loss: LossModel::new(
-                    ov.loss.unwrap_or(l.loss),
-                    Rng::derive(sc.seed, Stream::LinkLoss(dir)),
-                ),
+                loss: LossModel::new(loss, Rng::derive(sc.seed, Stream::LinkLoss(dir))),
                 outages: outages.clone(),
                 arq: ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new),
                 trace,
-                measured: Measured::new(
-                    series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
-                    series("delay_trace", &ov.delay_trace, Quantity::Delay)?,
-                    series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
-                    ov.delay_interpolation,
-                ),
+                measured,
                 reorder: ov.reorder,
                 qdisc: ov.qdisc.clone().unwrap_or_else(|| l.qdisc.clone()),
             });

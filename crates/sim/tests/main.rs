@@ -15,6 +15,7 @@ mod fork;
 mod fuzz_bytes;
 mod handoff;
 mod handover;
+mod leo;
 mod limits;
 mod notify;
 mod peers;

@@ -192,6 +192,20 @@ impl CsvTrace {
         })
     }
 
+    /// A series of the given points (times in nanoseconds, never
+    /// decreasing; values as [`CsvTrace::points`] gives them), as a generator
+    /// such as the LEO model ([`super::LeoSpec`]) draws them.
+    pub fn from_points(times: Vec<u64>, values: Vec<f64>) -> Self {
+        debug_assert!(times.len() == values.len() && !times.is_empty());
+        debug_assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        CsvTrace {
+            times,
+            values,
+            seen: 0,
+            last: 0,
+        }
+    }
+
     /// The points in order: (seconds from the start of the run, value: bit/s
     /// for a rate as [`CsvTrace::rate`] applies it, nanoseconds for a
     /// delay, a probability for a loss).

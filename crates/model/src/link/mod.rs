@@ -54,6 +54,7 @@
 mod arq;
 mod clock_free;
 mod fading;
+mod leo;
 mod loss;
 mod measured;
 mod outages;
@@ -68,6 +69,7 @@ mod wireless;
 pub use arq::{Arq, Attempts};
 pub use clock_free::Link;
 pub use fading::outage_windows;
+pub use leo::{DelayRange, LeoInterval, LeoPlan, LeoSpec, RateRange};
 pub use loss::LossModel;
 pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;

@@ -6,7 +6,7 @@
 use super::preset;
 use super::{ArqSpec, LinkHandoverSpec, LossSpec, OutageProcessSpec, QueueLimit, ScheduleEntry};
 use crate::link::qdisc::QdiscSpec;
-use crate::link::DelayInterpolation;
+use crate::link::{DelayInterpolation, LeoSpec};
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
 
@@ -57,6 +57,12 @@ pub struct LinkSpec {
     /// On/off outages drawn from distributions (besides `outages`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage_process: Option<OutageProcessSpec>,
+    /// A LEO satellite access link (Starlink-like): reconfigurations every
+    /// `period` that change the delay and the capacities, with delay
+    /// spikes, outages and non-congestive loss ([`LeoSpec`]). The link's
+    /// directions then run the series it draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leo: Option<LeoSpec>,
 }
 
 /// Per-direction overrides of a link's settings.
