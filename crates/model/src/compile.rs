@@ -442,7 +442,13 @@ pub fn compile_links(
                     ov.loss.unwrap_or(l.loss),
                     Measured::new(
                         series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
-                        series("delay_trace", &ov.delay_trace, Quantity::Delay)?,
+                        ov.delay_trace
+                            .as_ref()
+                            .map(|f| CsvTrace::load_delay(f, ov.delay_trace_format))
+                            .transpose()
+                            .map_err(|e| {
+                                ScenarioError::at(at_field("delay_trace"), e.to_string())
+                            })?,
                         series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
                         ov.delay_interpolation,
                     ),

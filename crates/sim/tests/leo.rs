@@ -157,3 +157,56 @@ fn the_wall_clock_links_run_a_leo_link_too() {
         4
     );
 }
+
+#[test]
+fn leoreplayer_traces_drive_a_direction() {
+    // LeoReplayer's pair: bw_N.txt is Mahimahi's format (here 2 lines a
+    // millisecond: 24 Mbit/s), delay_N.txt one delay in ms per 10 ms
+    // (here 20 ms for 5 s, then 35 ms)
+    let tmp = crate::trace::Temp::new("leoreplayer");
+    let bw = tmp.file("bw_1.txt", "1\n1\n");
+    let mut delays = "20\n".repeat(500);
+    delays.push_str(&"35\n".repeat(500));
+    let delay = tmp.file("delay_1.txt", &delays);
+    let text = format!(
+        r#"
+        duration = "10s"
+        [[links]]
+        between = ["server", "gateway"]
+        rate = "1Gbit/s"
+        delay = "1ms"
+        [[links]]
+        between = ["gateway", "dish"]
+        rate = "1Mbit/s"
+        delay = "1ms"
+        queue = "100pkt"
+        forward = {{ trace = "{bw}", delay_trace = "{delay}", delay_trace_format = "leoreplayer" }}
+        reverse = {{ delay_trace = "{delay}", delay_trace_format = "leoreplayer" }}
+        [[flows]]
+        from = "server"
+        to = "dish"
+        cc = "cubic"
+        tcp = {{ sack = true, rcv_window = "30KiB" }}
+        "#
+    );
+    let (a, b) = common::run_both(&text);
+    assert_eq!(a.digest(), b.digest());
+    let time = a.series.f64s("time");
+    let rtt = a.series.f64s("rtt");
+    let smallest = |from: f64, to: f64| {
+        (0..time.len())
+            .filter(|&j| time[j] >= from && time[j] < to && rtt[j] > 0.0)
+            .map(|j| rtt[j])
+            .fold(f64::INFINITY, f64::min)
+    };
+    // 2 x (1 + 20) ms, then 2 x (1 + 35) ms, plus serialisations (0.5 ms
+    // per packet at 24 Mbit/s)
+    let (early, late) = (smallest(1.0, 5.0), smallest(6.0, 10.0));
+    assert!((0.042..0.046).contains(&early), "{early}");
+    assert!((0.072..0.076).contains(&late), "{late}");
+    // the same file read as CSV (the default format) is an error naming
+    // the field and the line
+    let csv = text.replacen(", delay_trace_format = \"leoreplayer\"", "", 1);
+    let e = Scenario::from_toml_str(&csv).unwrap_err().to_string();
+    assert!(e.contains("delay_trace") && e.contains("line 1"), "{e}");
+}

@@ -73,7 +73,10 @@ pub use leo::{DelayRange, LeoInterval, LeoPlan, LeoSpec, RateRange};
 pub use loss::LossModel;
 pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
-pub use params::{parse_queue, DelayInterpolation, Direction, LossSpec, QueueLimit, ScheduleEntry};
+pub use params::{
+    parse_queue, DelayInterpolation, DelayTraceFormat, Direction, LossSpec, QueueLimit,
+    ScheduleEntry,
+};
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
 pub use trace::{MahimahiTrace, Opportunities, MAX_TIMESTAMP_MS, MTU};
 pub use trace_file::{TraceError, MAX_TRACE_BYTES, TRACE_READ_SECONDS};

@@ -6,7 +6,7 @@
 use super::preset;
 use super::{ArqSpec, LinkHandoverSpec, LossSpec, OutageProcessSpec, QueueLimit, ScheduleEntry};
 use crate::link::qdisc::QdiscSpec;
-use crate::link::{DelayInterpolation, LeoSpec};
+use crate::link::{DelayInterpolation, DelayTraceFormat, LeoSpec};
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
 
@@ -98,6 +98,9 @@ pub struct DirectionSpec {
     /// A CSV trace (time, one-way delay) of this direction's delay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_trace: Option<String>,
+    /// How `delay_trace` is written (default CSV `time,delay` points).
+    #[serde(skip_serializing_if = "DelayTraceFormat::is_csv")]
+    pub delay_trace_format: DelayTraceFormat,
     /// How `delay_trace` is read between two points (default: a step).
     #[serde(skip_serializing_if = "DelayInterpolation::is_step")]
     pub delay_interpolation: DelayInterpolation,
