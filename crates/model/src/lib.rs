@@ -27,6 +27,7 @@
 
 pub mod capture;
 pub mod compile;
+pub mod flow_stats;
 pub mod histogram;
 pub mod limits;
 pub mod link;

@@ -298,6 +298,8 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
                 // distribution, and no samples counted
                 rtt: [None; 4],
                 rtt_samples: 0,
+                // the kernel's packets are not seen one by one
+                network: None,
             }
         })
         .collect();

@@ -26,6 +26,8 @@ pub struct Packet {
     pub size: u32,
     /// When it arrives at the end of the current hop.
     pub arrival: Instant,
+    /// When its endpoint put it on the network (its one-way delay starts).
+    pub sent: Instant,
     /// What the endpoint sent.
     pub kind: TxKind,
     /// Stream offset of its data (or the acknowledged offset).

@@ -10,7 +10,7 @@ use wavelab_model::capture::{Capture, TapPoint};
 use wavelab_model::link::DropCause;
 use wavelab_model::tables::{event, kind_code, PacketEvent, PacketLog};
 use wavelab_model::topology::DirId;
-use wavelab_tcp::Instant;
+use wavelab_tcp::{Instant, TxKind};
 
 /// The packet log, the captures, and which event is being processed (the
 /// rows an event writes are ordered by its canonical key, then by rank).
@@ -21,6 +21,8 @@ pub(crate) struct Recorder {
     pub captures: Vec<Capture>,
     /// Per flow: whether its packets are logged.
     logged: Vec<bool>,
+    /// Per flow: its data packets and wire bytes dropped in the network.
+    pub drops: Vec<[u64; 2]>,
     /// Canonical key of the event being processed, and the rows it wrote.
     key: u128,
     rows: u32,
@@ -34,6 +36,7 @@ impl Clone for Recorder {
             log: self.log.clone(),
             captures: Vec::new(),
             logged: self.logged.clone(),
+            drops: self.drops.clone(),
             key: self.key,
             rows: self.rows,
         }
@@ -44,6 +47,7 @@ impl Recorder {
     /// A recorder logging the flows whose flag is set.
     pub fn new(logged: Vec<bool>) -> Self {
         Recorder {
+            drops: vec![[0; 2]; logged.len()],
             logged,
             ..Recorder::default()
         }
@@ -90,6 +94,11 @@ impl Observer for Recorder {
 
     #[inline]
     fn dropped(&mut self, p: &Packet, dir: DirId, cause: DropCause, at: Instant, row: Row) {
+        if p.to_receiver && matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
+            let d = &mut self.drops[p.flow as usize];
+            d[0] += 1;
+            d[1] += u64::from(p.size);
+        }
         if !self.logged[p.flow as usize] {
             return;
         }

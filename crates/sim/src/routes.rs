@@ -706,6 +706,7 @@ mod tests {
 
     fn packet(offset: u64, size: u32) -> Packet {
         Packet {
+            sent: Instant::ZERO,
             flow: 0,
             to_receiver: true,
             hop: 0,

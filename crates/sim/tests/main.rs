@@ -11,6 +11,7 @@ mod bbr;
 mod cubic;
 mod engines;
 mod etcp;
+mod flow_stats;
 mod fork;
 mod fuzz_bytes;
 mod handoff;

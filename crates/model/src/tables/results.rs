@@ -7,6 +7,7 @@
 
 use super::{ColumnData, Fnv, Table};
 use crate::compile::NodeHandoffPlan;
+use crate::flow_stats::FlowStats;
 use crate::histogram::Histogram;
 use crate::link::{DropCause, LinkCounters, Settings};
 use crate::scenario::{link_name, LinkHandoverSpec, LinkHandoverTime, Scenario};
@@ -74,10 +75,17 @@ impl Results {
     /// queue table's discipline columns
     /// ([`super::series::QDISC_COLUMNS`]), counted only when one holds a
     /// value other than 0 or NaN, so that a drop-tail run keeps its digest.
+    /// The flows' network statistics ([`FLOW_STATS_COLUMNS`]) are left out
+    /// always: they are measured from the same packets the other tables
+    /// count, so a run that keeps its other tables keeps its behaviour, and
+    /// a run from before them keeps its digest.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
         let links = without_zero_columns(&self.links, &["dropped_aqm", "marked"]);
-        let flows = without_zero_columns(&self.flows, &ECN_COUNTERS);
+        let mut flows = without_zero_columns(&self.flows, &ECN_COUNTERS);
+        flows
+            .columns
+            .retain(|c| !FLOW_STATS_COLUMNS.contains(&c.name.as_str()));
         let queues = without_zero_columns(&self.queues, &super::series::QDISC_COLUMNS);
         for t in [
             &self.series,
@@ -99,6 +107,21 @@ impl Results {
 }
 
 /// The flows table's ECN counters, added after the first pins.
+/// The flows table's network statistics ([`FlowStats`]), in table order.
+pub const FLOW_STATS_COLUMNS: [&str; 11] = [
+    "packets_sent",
+    "packets_received",
+    "packets_lost",
+    "wire_bytes_sent",
+    "wire_bytes_received",
+    "wire_bytes_lost",
+    "owd_mean",
+    "owd_p50",
+    "owd_p95",
+    "owd_p99",
+    "jitter",
+];
+
 const ECN_COUNTERS: [&str; 3] = ["ecn_echoes", "ecn_reductions", "ce_received"];
 
 /// `table` without those of the columns `names` that hold only zeros (or
@@ -245,6 +268,9 @@ pub struct FlowRecord {
     pub rtt: [Option<f64>; 4],
     /// RTT samples behind `rtt`.
     pub rtt_samples: u64,
+    /// Its data packets at the network: sent, received, dropped, one-way
+    /// delay and jitter (None: the driver does not see its packets).
+    pub network: Option<FlowStats>,
 }
 
 /// The per-flow table, one row per flow in flow order.
@@ -282,6 +308,24 @@ pub fn flow_table(fl: &[FlowRecord]) -> Table {
         "rtt_samples",
         ColumnData::U64(fl.iter().map(|f| f.rtt_samples).collect()),
     );
+    let net = |f: &dyn Fn(&FlowStats) -> Option<f64>| {
+        fl.iter()
+            .map(|r| r.network.as_ref().and_then(f))
+            .collect::<Vec<_>>()
+    };
+    let counts = |side: usize, k: usize| {
+        fl.iter()
+            .map(move |r| (r.network.as_ref()).map(|s| [s.sent, s.received, s.lost][side][k]))
+    };
+    let [counted @ .., _, _, _, _, _] = FLOW_STATS_COLUMNS;
+    for (i, name) in counted.into_iter().enumerate() {
+        // packets, then wire bytes; each sent, received, lost
+        t.push_nullable(name, counts(i % 3, i / 3));
+    }
+    for (k, name) in FLOW_STATS_COLUMNS[6..10].iter().enumerate() {
+        t.push_nullable(*name, net(&|s| s.delay_secs()[k]));
+    }
+    t.push_nullable(FLOW_STATS_COLUMNS[10], net(&|s| s.jitter_secs()));
     t
 }
 

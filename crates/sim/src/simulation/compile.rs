@@ -14,6 +14,7 @@ use wavelab_model::capture::{flow_ports, node_address};
 use wavelab_model::compile::{
     at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
 };
+use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
@@ -139,6 +140,7 @@ impl Simulation {
                     recorded: false,
                     transfer: None,
                     rtts: Default::default(),
+                    net: FlowStats::default(),
                 });
             }
         }

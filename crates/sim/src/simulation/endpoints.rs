@@ -15,6 +15,7 @@ use crate::packet::Packet;
 use crate::routes::Delivery;
 use crate::simulation::Simulation;
 use wavelab_model::capture::TapPoint;
+use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
 use wavelab_model::tables::{event, kind_code, PacketEvent, NO_KIND};
 use wavelab_model::topology::DirId;
@@ -54,6 +55,8 @@ pub(crate) struct Flow {
     pub transfer: Option<(u64, usize)>,
     /// Every RTT sample the sender took (RFC 6298 measurements).
     pub rtts: Histogram,
+    /// Its data packets at the network (the recorder counts their drops).
+    pub net: FlowStats,
 }
 
 impl Flow {
@@ -123,6 +126,9 @@ impl Simulation {
         let flow = &mut self.flows[f];
         let to_receiver = p.to_receiver;
         if to_receiver {
+            if matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
+                flow.net.on_receive(p.sent, now, p.size);
+            }
             flow.receiver.handle_segment_ecn(now, &p.seg, None, p.ecn);
         } else {
             self.rec.capture(TapPoint::SenderIn, p);
@@ -277,12 +283,16 @@ impl Simulation {
             n: 0,
             size: t.segment.ip_len() as u32,
             arrival: self.now,
+            sent: self.now,
             kind: t.kind,
             offset: t.offset,
             seg: t.segment,
             ecn: t.ecn,
         };
         if from_sender {
+            if matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
+                self.flows[f].net.on_send(p.size);
+            }
             self.rec.capture(TapPoint::SenderOut, &p);
         }
         let (net, mut ctx) = self.net_ctx();

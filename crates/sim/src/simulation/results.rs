@@ -48,7 +48,8 @@ impl Simulation {
         let rows: Vec<FlowRecord> = self
             .flows
             .iter()
-            .map(|f: &Flow| {
+            .enumerate()
+            .map(|(i, f): (usize, &Flow)| {
                 let tx = f.sender.stats();
                 let rx = f.receiver.stats();
                 let end = tx.completed_at.unwrap_or(now);
@@ -95,6 +96,11 @@ impl Simulation {
                         known(f.rtts.quantile_secs(0.99)),
                     ],
                     rtt_samples: f.rtts.count(),
+                    network: Some({
+                        let mut s = f.net.clone();
+                        s.lost = self.rec.drops[i];
+                        s
+                    }),
                 }
             })
             .collect();
