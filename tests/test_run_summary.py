@@ -109,3 +109,19 @@ def test_a_lone_flow_has_no_jain_and_the_cli_prints_the_runs_line(tmp_path: Path
     figures = [float(x) for x in lines[header + 1].split()[1:]]
     want = row[["min_rtt_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms"]]
     assert figures == pytest.approx(np.asarray(want, dtype=float).tolist())
+
+
+def test_each_flows_network_statistics_are_in_the_summary(demo: wavelab.Results) -> None:
+    s, f = demo.summary(), demo.flows
+    for c in ("owd_mean", "owd_p50", "owd_p95", "owd_p99", "jitter"):
+        assert s[f"{c}_ms"].tolist() == pytest.approx((f[c] * 1e3).tolist(), abs=0.0005)
+    # the demo's bottleneck drops: every drop of a data packet is a flow's
+    # network loss; what is neither received nor lost is in flight at the end
+    assert (s["packets_lost"] > 0).all()
+    assert (f["packets_received"] + f["packets_lost"] <= f["packets_sent"]).all()
+    lost = int(f["packets_lost"].sum())
+    dropped = demo.links[["dropped_queue", "dropped_random", "dropped_outage"]].to_numpy().sum()
+    assert lost <= dropped
+    # one-way delay is at least the path's propagation, below the RTT
+    assert (s["owd_p50_ms"] <= s["rtt_p50_ms"]).all()
+    assert (s["owd_p50_ms"] <= s["owd_p95_ms"]).all() and (s["owd_p95_ms"] <= s["owd_p99_ms"]).all()

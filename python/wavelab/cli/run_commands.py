@@ -24,7 +24,7 @@ from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
 from wavelab.results.frames import Results
 from wavelab.results.ownership import foreign_files, replacing, scenario_digest
-from wavelab.results.summary import RUN_COLUMNS
+from wavelab.results.summary import NETWORK_COLUMNS, RUN_COLUMNS
 from wavelab.runner.captures import capture_file_name
 from wavelab.runner.simulate import run
 from wavelab.scenario.builtin import (
@@ -97,7 +97,8 @@ def _print_summary(res: Results) -> None:
         for c in ("ecn_echoes", "ecn_reductions", "ce_received")
         if c in frame and not (frame[c].fillna(0) > 0).any()
     ]
-    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS, *quiet) if c in frame])
+    network = [c for c in NETWORK_COLUMNS if c in frame]
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS, *quiet, *network) if c in frame])
     if "completion_s" in counters:
         # a bulk flow has no completion to reach: "bulk", where a sized flow
         # that did not finish reads "not reached"
@@ -108,6 +109,9 @@ def _print_summary(res: Results) -> None:
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table_text(counters))
         print(table_text(frame[list(RTT_COLUMNS)]))
+        if network:
+            # each flow's data packets at the network: loss, one-way delay, jitter
+            print(table_text(frame[["flow", *network]]))
     # no line when the run has no bottleneck figures (an emulation's links
     # table has no queueing delay)
     if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):

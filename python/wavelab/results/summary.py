@@ -74,6 +74,7 @@ def summary_frame(
             **{c: np.round(rates[c], 2) for c in ("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms")},
             "rtt_p99_ms": np.round(rates["rtt_p99_ms"], 2),
             "completion_s": f["completion_time"].round(4),
+            **network_columns(f),
         }
     )
     if metrics is not None:
@@ -86,6 +87,33 @@ def summary_frame(
     for c in RUN_COLUMNS:
         v = m.get(c, math.nan)
         out[c] = v if isinstance(v, str | int) else round(float(v), digits.get(c, 4))
+    return out
+
+
+NETWORK_COLUMNS = (
+    "packets_sent",
+    "packets_received",
+    "packets_lost",
+    "owd_mean_ms",
+    "owd_p50_ms",
+    "owd_p95_ms",
+    "owd_p99_ms",
+    "jitter_ms",
+)
+"""The summary's network statistics of a flow's data packets (when the
+flows table has them: the simulator's runs)."""
+
+
+def network_columns(f: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per flow, its data packets sent, received and dropped at the
+    network, their one-way delay mean and percentiles and their RFC 3550
+    interarrival jitter in ms; empty when the flows table lacks them (an
+    emulation, or results from before they were measured)."""
+    if "owd_mean" not in f:
+        return {}
+    out: dict[str, pd.Series] = {c: f[c] for c in NETWORK_COLUMNS[:3]}
+    for c in ("owd_mean", "owd_p50", "owd_p95", "owd_p99", "jitter"):
+        out[f"{c}_ms"] = (f[c] * 1e3).round(3)
     return out
 
 
