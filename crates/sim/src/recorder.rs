@@ -22,7 +22,11 @@ pub(crate) struct Recorder {
     /// Per flow: whether its packets are logged.
     logged: Vec<bool>,
     /// Per flow: its data packets and wire bytes dropped in the network.
-    pub drops: Vec<[u64; 2]>,
+    drops: Vec<[u64; 2]>,
+    /// Drops a virtual-time direction reported ahead of their time (flow,
+    /// wire bytes), counted once the clock reaches them, so that both engine
+    /// modes count the same drops at every instant.
+    ahead: Vec<(Instant, u32, u32)>,
     /// Canonical key of the event being processed, and the rows it wrote.
     key: u128,
     rows: u32,
@@ -37,6 +41,7 @@ impl Clone for Recorder {
             captures: Vec::new(),
             logged: self.logged.clone(),
             drops: self.drops.clone(),
+            ahead: self.ahead.clone(),
             key: self.key,
             rows: self.rows,
         }
@@ -48,6 +53,7 @@ impl Recorder {
     pub fn new(logged: Vec<bool>) -> Self {
         Recorder {
             drops: vec![[0; 2]; logged.len()],
+            ahead: Vec::new(),
             logged,
             ..Recorder::default()
         }
@@ -79,6 +85,34 @@ impl Recorder {
     }
 }
 
+impl Recorder {
+    /// Counts the drops reported so far whose time is at or before `now`.
+    pub fn count_drops(&mut self, now: Instant) {
+        let drops = &mut self.drops;
+        self.ahead.retain(|&(at, flow, size)| {
+            if at > now {
+                return true;
+            }
+            let d = &mut drops[flow as usize];
+            d[0] += 1;
+            d[1] += u64::from(size);
+            false
+        });
+    }
+
+    /// Per flow: its data packets and wire bytes dropped up to `now`.
+    pub fn drops(&self, now: Instant) -> Vec<[u64; 2]> {
+        let mut out = self.drops.clone();
+        for &(at, flow, size) in &self.ahead {
+            if at <= now {
+                out[flow as usize][0] += 1;
+                out[flow as usize][1] += u64::from(size);
+            }
+        }
+        out
+    }
+}
+
 impl Observer for Recorder {
     #[inline]
     fn wants_tx(&self) -> bool {
@@ -95,9 +129,7 @@ impl Observer for Recorder {
     #[inline]
     fn dropped(&mut self, p: &Packet, dir: DirId, cause: DropCause, at: Instant, row: Row) {
         if p.to_receiver && matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
-            let d = &mut self.drops[p.flow as usize];
-            d[0] += 1;
-            d[1] += u64::from(p.size);
+            self.ahead.push((at, p.flow, p.size));
         }
         if !self.logged[p.flow as usize] {
             return;

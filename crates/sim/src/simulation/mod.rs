@@ -180,6 +180,7 @@ impl Simulation {
     #[inline(never)]
     fn periodic_sync(&mut self) {
         self.net.sync(self.now);
+        self.rec.count_drops(self.now);
         for c in &mut self.rec.captures {
             c.flush_before(self.now);
         }

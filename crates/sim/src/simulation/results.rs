@@ -45,6 +45,7 @@ impl Simulation {
     fn flow_table(&self) -> Table {
         let now = self.now;
         let known = |x: f64| (!x.is_nan()).then_some(x);
+        let drops = self.rec.drops(now);
         let rows: Vec<FlowRecord> = self
             .flows
             .iter()
@@ -98,7 +99,7 @@ impl Simulation {
                     rtt_samples: f.rtts.count(),
                     network: Some({
                         let mut s = f.net.clone();
-                        s.lost = self.rec.drops[i];
+                        s.lost = drops[i];
                         s
                     }),
                 }
