@@ -5,8 +5,10 @@ the summary) and the block's lines from the table's header to the ``run:``
 line, and the packet and event counts after it, are replaced by what the
 command prints now (the wall time is left as it was).
 
-Blocks whose command needs a file the page writes first (``mm.toml``), a
-``--cc-file``, or spans several lines are listed as not checked.
+A block may hold several commands (each is checked up to the next ``$``),
+and a command may continue over lines ending in a backslash. Blocks whose
+command needs a file the page writes first (``mm.toml``, a ``--cc-file``
+not in the checkout) are listed as not checked.
 
     python scripts/doc_run_outputs.py            # lists the stale blocks, exit 1 if any
     python scripts/doc_run_outputs.py --write    # rewrites them
@@ -16,16 +18,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTS = re.compile(r"\n\n[\d,]+ packet hops, [\d,]+ events")
-BLOCK = re.compile(r"^\$ wavelab (run|demo)(?P<args>[^\n\\]*)\n(?P<body>.*?)^```", re.M | re.S)
+BLOCK = re.compile(
+    r"^\$ wavelab (run|demo)(?P<args>(?:[^\n\\]|\\\n)*)\n(?P<body>.*?)(?=^```|^\$ )", re.M | re.S
+)
+"""A ``$ wavelab run`` or ``demo`` command (continued over lines ending in a
+backslash) and what it printed, up to the block's end or its next command."""
 
 
 @dataclass
@@ -57,9 +65,26 @@ def blocks() -> list[Block]:
             counts = COUNTS.match(body, tail.end())
             if counts is not None:
                 end = m.start("body") + counts.end()
-            command = f"{m[1]}{m['args']}".strip()
+            command = " ".join(f"{m[1]}{m['args']}".replace("\\\n", " ").split())
             out.append(Block(path, command, start, end, text[start:end]))
     return out
+
+
+_LOADED: set[Path] = set()
+
+
+def _load_cc_file(path: Path, load: Callable[[Path], None]) -> None:
+    """Registers the algorithms of ``path`` once per process: a file of the
+    package by importing its module (as the tests do: one registration
+    whoever imports it first), any other by ``load`` (``--cc-file``)."""
+    if path in _LOADED:
+        return
+    package = ROOT / "python"
+    if path.is_relative_to(package / "wavelab"):
+        importlib.import_module(".".join(path.relative_to(package).with_suffix("").parts))
+    else:
+        load(path)
+    _LOADED.add(path)
 
 
 def printed(command: str) -> str | None:
@@ -76,7 +101,15 @@ def printed(command: str) -> str | None:
         sc = demo_scenario()
     else:
         if args.cc_file:
-            return None
+            # an algorithm file of the checkout (one the page writes first
+            # cannot be run from here)
+            from wavelab.custom_cc import load_cc_file
+
+            files = [ROOT / f for f in args.cc_file]
+            if not all(f.is_file() for f in files):
+                return None
+            for f in files:
+                _load_cc_file(f, load_cc_file)
         name = args.scenario
         if name.endswith(".toml") and not (ROOT / name).exists():
             return None

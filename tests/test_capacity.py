@@ -153,3 +153,26 @@ cc = "cubic"
     assert m["utilisation"] == pytest.approx(b["delivered_bytes"] * 8 / (36e6), rel=1e-12)
     # a bulk flow keeps the link busy, and never more than it could carry
     assert 0.7 < m["utilisation"] <= 1.0
+
+
+def test_a_leo_link_gives_the_intervals_its_model_drew() -> None:
+    import json
+
+    from wavelab import _native
+    from wavelab.scenario.builtin import builtin_scenario
+
+    sc = builtin_scenario("starlink", changes={"duration": "40s"})
+    normalized = sc.normalized
+    intervals, windows = _native.leo_plan(json.dumps(normalized), 1) or ([], [])
+    # reconfigurations at 12 and 27 s, each with a 50 ms outage
+    assert [round(i[0], 9) for i in intervals] == [0.0, 12.0, 27.0]
+    assert windows == [(12.0, 12.05), (27.0, 27.05)]
+    for side in (0, 1):
+        c = direction_capacity(normalized, 2 + side, 40.0)
+        assert c.known
+        assert c.times.tolist() == [0.0, 12.0, 12.05, 27.0, 27.05]
+        rates = [i[2 + side] for i in intervals]
+        assert c.rates.tolist() == [rates[0], 0.0, rates[1], 0.0, rates[2]]
+    assert [(w.start, w.end) for w in outages(normalized)[1]] == windows
+    # the core link has no model
+    assert _native.leo_plan(json.dumps(normalized), 0) is None

@@ -147,6 +147,9 @@ def test_workers_of_another_build_are_refused() -> None:
     )
 
 
+# slow (15 s): test_a_local_dask_cluster_gives_the_local_pools_results
+# checks the cluster's runs against the local pool's in the quick suite
+@pytest.mark.slow
 def test_a_reproduction_on_a_local_dask_cluster_writes_the_local_pools_outputs(
     tmp_path: Path,
 ) -> None:

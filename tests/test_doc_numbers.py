@@ -2,12 +2,15 @@
 the demo prints (its counts and every figure of its tables; only the wall
 time varies), each reproduction's figures in the README are the ones its
 page in docs/ shows, and the TCP Wave page's comparison table is what
-``wavelab reproduce wave-page`` writes (slow: the full reproduction)."""
+``wavelab reproduce wave-page`` writes (slow: the full reproduction), and
+every run's summary table in README.md and docs/ is what that run prints."""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,37 +92,71 @@ def test_the_wave_page_table_is_what_the_reproduction_writes(tmp_path: Path) -> 
     )
 
 
-KNOWN_STALE = {
-    # the scenarios' behaviour moved since these pages were written, and
-    # their prose discusses the old figures: to be rewritten with them
-    ("docs/algorithms/cubic.md", "run scenarios/cubic.toml"),
-    ("docs/scenarios.md", "run scenarios/wlan-arq.toml --out results/wlan-arq"),
-    ("docs/scenarios.md", "run leo-delay"),
-    ("docs/scenarios.md", "run mobiwac-handoff --set 'flows[0].log_packets=true' --out mw"),
-    (
-        "docs/scenarios.md",
-        "run mobiwac-handoff --set 'handoffs[0].kind=break-before-make' "
-        "--set 'handoffs[0].disconnection=1s' --out mw-bbm",
-    ),
-    (
-        "docs/scenarios.md",
-        "run demo --out demo-results --no-plots --pcap flow:first --pcap link:bottleneck:forward",
-    ),
-}
-"""Run outputs in docs/ that ``scripts/doc_run_outputs.py --write`` would
-change in figures, not only in layout."""
-
-
-@pytest.mark.slow
-def test_the_run_outputs_the_docs_show_are_what_the_runs_print() -> None:
-    import sys
-
+def _doc_run_outputs() -> Any:
     sys.path.insert(0, str(ROOT / "scripts"))
     import doc_run_outputs
 
-    stale = set()
-    for b in doc_run_outputs.blocks():
-        now = doc_run_outputs.printed(b.command)
-        if now is not None and now != b.shown:
-            stale.add((str(b.path.relative_to(ROOT)), b.command))
-    assert stale == KNOWN_STALE
+    return doc_run_outputs
+
+
+BLOCKS = _doc_run_outputs().blocks()
+
+
+@pytest.mark.parametrize(
+    "block", BLOCKS, ids=[f"{b.path.relative_to(ROOT)}:{b.command}" for b in BLOCKS]
+)
+def test_a_run_output_the_docs_show_is_what_the_run_prints(block: Any) -> None:
+    """Every summary table README.md and docs/ show under ``$ wavelab run``
+    or ``$ wavelab demo`` (``scripts/doc_run_outputs.py --write`` rewrites
+    them); one test per block, each a run of a second or less."""
+    now = _doc_run_outputs().printed(block.command)
+    if now is None:
+        pytest.skip("the command needs a file the page writes first")
+    assert now == block.shown, (
+        f"{block.path.relative_to(ROOT)} shows another output of `wavelab {block.command}`: "
+        "run scripts/doc_run_outputs.py --write and rewrite the prose around it"
+    )
+
+
+def test_the_readmes_sweep_counts_are_what_the_sweep_plans() -> None:
+    """The README's ``wavelab sweep handover-grid`` block: its points,
+    baselines, runs and table rows are the sweep's plan (the run itself
+    takes 13 s; its rates and times are the machine's, not checked)."""
+    from wavelab.sweep.grid import load_sweep
+    from wavelab.sweep.plan import plan_sweep
+
+    block = "\n".join(
+        _console_block(
+            README,
+            "wavelab sweep handover-grid --out results/handover-grid     "
+            "# a shipped sweep (sweeps/)",
+        )
+    )
+    plan = plan_sweep(load_sweep("handover-grid"))
+    m = re.search(r"handover-grid: (\d+) points and (\d+) baselines: (\d+) runs, 0 already", block)
+    assert m is not None, block
+    assert [int(g) for g in m.groups()] == [len(plan.points), plan.baselines, len(plan.runs)]
+    assert f"{len(plan.runs)} runs ran, 0 reused from the store, 0 failed" in block
+    assert f"runs.parquet and runs.csv ({len(plan.points)} rows)" in block
+
+
+def test_the_listed_points_are_what_the_sweep_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/scenarios.md's ``wavelab sweep handover-grid --list``: every row
+    it shows (the run keys aside: they hash the build), the short names and
+    the counts are what the command prints."""
+    from wavelab.cli.study_commands import _list_points
+    from wavelab.sweep.grid import load_sweep
+
+    page = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    shown = _console_block(page, "wavelab sweep handover-grid --list")
+    _list_points(load_sweep("handover-grid"))
+    printed = capsys.readouterr().out.rstrip("\n").splitlines()
+
+    def keyless(line: str) -> str:
+        return line.rsplit(maxsplit=1)[0] if re.search(r" [0-9a-f]{16}$", line) else line
+
+    rows = {keyless(line) for line in printed}
+    assert shown[0] == printed[0]  # the header
+    missing = [line for line in shown if line != "..." and keyless(line) not in rows]
+    assert not missing, f"docs/scenarios.md lists other points: {missing}"
+    assert shown[-3:] == printed[-3:]  # the short names and the counts

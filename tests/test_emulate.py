@@ -30,6 +30,10 @@ from wavelab.errors import ScenarioFileError
 from wavelab.results import Results
 from wavelab.scenario import builtin_scenario, from_toml
 
+# real packets on the wall clock: the tests wait more than they compute, so
+# scripts/test.sh runs them in its side process, beside the others
+pytestmark = pytest.mark.realtime
+
 
 @pytest.fixture(scope="module")
 def machine() -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import SMALL, wavelab
-from wavelab._util.table_text import NOT_REACHED, plain, table_text
+from wavelab._util.table_text import BULK, NOT_REACHED, plain, table_text
 from wavelab.cli import build_parser
 
 SHORT = SMALL.replace('duration = "3s"', 'duration = "1s"')
@@ -162,6 +162,45 @@ def test_a_runs_summary_prints_plain_numbers(tmp_path: Path) -> None:
     assert "goodput_mbps" in table and "rtt_p95_ms" in table
     for bad in ("NaN", "inf", "e+", "e-0"):
         assert bad not in table, table
+
+
+def test_a_bulk_flow_has_no_completion_and_a_sized_one_is_not_reached(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import tomllib
+
+    from wavelab.cli.run_commands import _print_summary
+
+    flows = """
+[[flows]]
+name = "bulk"
+from = "a"
+to = "b"
+
+[[flows]]
+name = "short"
+from = "a"
+to = "b"
+size = "20KB"
+
+[[flows]]
+name = "long"
+from = "a"
+to = "b"
+size = "100MB"
+"""
+    text = SHORT.split("[[flows]]")[0] + flows
+    import wavelab as api
+
+    res = api.run(api.from_dict(tomllib.loads(text)), progress=False)
+    _print_summary(res)
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:4]}
+    # a bulk flow sends until the run ends: nothing to reach; a sized flow
+    # that finished has its time; one that did not is "not reached"
+    assert rows["bulk"].endswith(f" {BULK}") and NOT_REACHED not in rows["bulk"]
+    done = float(rows["short"].split()[-1])
+    assert 0 < done < 1.0
+    assert rows["long"].endswith(f" {NOT_REACHED}")
 
 
 def test_a_status_line_shows_on_a_terminal_only(tmp_path: Path) -> None:

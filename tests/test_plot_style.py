@@ -149,7 +149,7 @@ def test_every_public_plot_takes_ax_and_returns_its_figure(
         for name, f in inspect.getmembers(run_plots, inspect.isfunction)
         if name.startswith("plot_") and name != "plot_all" and f.__module__ == run_plots.__name__
     ]
-    assert len(public) == 8
+    assert len(public) == 9
     for f in [*public, throughput_delay.plot_throughput_delay]:
         assert "ax" in inspect.signature(f).parameters, f.__name__
     for f in public:

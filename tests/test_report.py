@@ -8,6 +8,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -133,43 +134,22 @@ def test_sweep_report_loads_offline_and_shows_its_plots(
     capacity = browser.evaluate("document.getElementById('plot-rate').data[4]")
     assert capacity["name"] == "capacity (bottleneck:forward)"
     assert sorted(set(capacity["y"])) == [0, 2, 8]
-    # one marker per run, and per parameter point the seeds' mean with its interval
-    assert points["plot-scatter"] == [4, 2], "one marker per run, one mean per point"
-    browser.evaluate(
-        "(() => { const s = document.getElementById('scatter-y'); s.value = 'goodput_mbps';"
-        " s.dispatchEvent(new Event('change')); return true; })()"
-    )
-    bars = browser.evaluate(
-        "document.getElementById('plot-scatter').data.filter(t => t.error_y)"
-        ".map(t => [t.x, t.y, t.error_y.array, t.error_y.arrayminus])"
-    )
-    seeds = pd.read_parquet(sweep_dir / "seeds.parquet")
-    gp = seeds[seeds["metric"] == "goodput_mbps"].set_index("flows[0].cc")
-    assert len(bars) == 1 and sorted(bars[0][0]) == ["newreno", "wave"]
-    for x, y, up, down in zip(*bars[0], strict=True):
-        assert y == pytest.approx(gp.loc[x, "mean"], rel=1e-5)
-        assert up == pytest.approx(gp.loc[x, "ci95_high"] - gp.loc[x, "mean"], rel=1e-4)
-        assert down == pytest.approx(gp.loc[x, "mean"] - gp.loc[x, "ci95_low"], rel=1e-4)
-        assert up > 0
+    # one marker per run, coloured by the algorithm; two seeds per point are
+    # too few for an interval: no mean is drawn over them
+    assert points["plot-scatter"] == [2, 2], "one trace per algorithm, no means"
+    assert browser.evaluate("document.getElementById('scatter-color').value") == "flows[0].cc"
     assert (
         browser.evaluate("document.querySelectorAll('#plot-rate .scatterlayer .trace').length") == 5
     )
-    # the throughput-delay plot: p95 RTT reversed, a mean per parameter
-    # point with its intervals both ways, from seeds.parquet
+    # the throughput-delay plot: p95 RTT reversed, each run drawn (two
+    # seeds: no interval; the means of three seeds are checked below)
     td = browser.evaluate(
         "(() => { const g = document.getElementById('plot-throughput-delay');"
         " return { range: g._fullLayout.xaxis.range,"
-        " means: g.data.filter(t => t.error_x).map(t => [t.name, t.x, t.y, t.error_x.array]),"
+        " means: g.data.filter(t => t.error_x).length,"
         " runs: g.data.filter(t => !t.error_x).map(t => t.x.length) }; })()"
     )
-    assert td["range"][0] > td["range"][1] and sum(td["runs"]) == 4
-    rtt = seeds[seeds["metric"] == "rtt_p95_ms"].set_index("flows[0].cc")
-    means = {name.split("=")[1].split(" ")[0]: (x, y, e) for name, x, y, e in td["means"]}
-    assert sorted(means) == ["newreno", "wave"]
-    for cc, (x, y, e) in means.items():
-        assert x[0] == pytest.approx(rtt.loc[cc, "mean"], rel=1e-5)
-        assert y[0] == pytest.approx(gp.loc[cc, "mean"], rel=1e-5)
-        assert e[0] == pytest.approx(rtt.loc[cc, "ci95_high"] - rtt.loc[cc, "mean"], rel=1e-4)
+    assert td["range"][0] > td["range"][1] and sum(td["runs"]) == 4 and td["means"] == 0
     first = browser.evaluate("document.body.getAttribute('data-plotted-run')")
     table_rows = browser.evaluate("document.querySelectorAll('tbody tr.clickable').length")
     assert table_rows == 4
@@ -255,6 +235,103 @@ def test_the_report_is_usable_on_a_phone_in_the_algorithms_colours(
             assert (colour, symbol) == (st.color, st.symbol), name
     finally:
         browser.viewport(1400, 1000)
+
+
+def _tabled_sweep(d: Path) -> Path:
+    """A sweep's folder with its tables alone (no runs): CUBIC with three
+    seeds at 40-50 ms, BBR with two, Wave with three whose p95 RTTs reach
+    seconds and whose goodputs spread so widely that a 95 % interval would
+    reach below zero."""
+    import json
+
+    from wavelab.analysis.seeds import aggregate
+
+    points = {
+        "cubic": [(40.0, 5.0), (45.0, 5.2), (50.0, 5.1)],
+        "bbr": [(60.0, 6.0), (62.0, 6.1)],
+        "wave": [(10_000.0, 0.1), (30_000.0, 0.2), (76_000.0, 4.0)],
+    }
+    rows = [
+        {"point": f"{cc}-{s}", "run": f"{cc}-{s}", "status": "ok", "flows[0].cc": cc, "seed": s,
+         "rtt_p95_ms": rtt, "goodput_mbps": g}
+        for cc, runs in points.items() for s, (rtt, g) in enumerate(runs)
+    ]  # fmt: skip
+    d.mkdir()
+    table = pd.DataFrame(rows)
+    table.to_parquet(d / "runs.parquet")
+    aggregate(table, ["flows[0].cc", "seed"]).to_parquet(d / "seeds.parquet")
+    axes = [{"paths": ["flows[0].cc"]}, {"paths": ["seed"]}]
+    (d / "sweep.json").write_text(json.dumps({"name": "tabled", "axes": axes}))
+    return d
+
+
+def test_the_sweep_plots_tell_the_truth(tmp_path: Path, browser: Browser) -> None:
+    from wavelab.plot.style import ALGORITHM_STYLES
+    from wavelab.report import write_report
+
+    html = write_report(_tabled_sweep(tmp_path / "sweep"), tmp_path / "report.html")
+    browser.events.clear()
+    browser.open(html.as_uri())
+    # no run's series embedded: the page is ready once its two sweep plots are drawn
+    browser.wait_for(
+        "window.wavelabReport && window.wavelabReport.ready"
+        " && document.querySelectorAll('.js-plotly-plot').length === 2",
+        timeout=60,
+    )
+    assert_clean(browser, html)
+
+    def plot(name: str) -> dict[str, Any]:
+        value: dict[str, Any] = browser.evaluate(
+            f"(() => {{ const g = document.getElementById('{name}');"
+            " return { x: g._fullLayout.xaxis.type, y: g._fullLayout.yaxis.type,"
+            " traces: g.data.map(t => ({ name: t.name, n: t.x.length, colour: t.marker.color,"
+            " symbol: t.marker.symbol, opacity: t.marker.opacity,"
+            " y: t.y, down: t.error_y ? t.error_y.arrayminus : null,"
+            " xdown: t.error_x ? t.error_x.arrayminus : null, x: t.x })) }; })()"
+        )
+        return value
+
+    # the metric plot: goodput by algorithm, each in its colour and marker
+    scatter = plot("plot-scatter")
+    runs = [t for t in scatter["traces"] if t["down"] is None]
+    assert [t["name"] for t in runs] == ["flows[0].cc=cubic", "flows[0].cc=bbr", "flows[0].cc=wave"]
+    for t in runs:
+        st = ALGORITHM_STYLES[t["name"].split("=")[1]]
+        assert (t["colour"], t["symbol"]) == (st.color, st.symbol)
+    # a mean with its interval for three seeds, none for BBR's two; Wave's
+    # interval stops at zero goodput
+    means = {t["name"].split("=")[1].split(" ")[0]: t for t in scatter["traces"] if t["down"]}
+    assert sorted(means) == ["cubic", "wave"]
+    wave = means["wave"]
+    assert wave["y"][0] == pytest.approx(1.4333, abs=1e-3)
+    assert wave["down"][0] == pytest.approx(wave["y"][0])
+    # the p95 RTT from 40 ms to 76 s: a logarithmic axis
+    browser.evaluate(
+        "(() => { const s = document.getElementById('scatter-y'); s.value = 'rtt_p95_ms';"
+        " s.dispatchEvent(new Event('change')); return true; })()"
+    )
+    assert plot("plot-scatter")["y"] == "log"
+    # the throughput-delay plot: coloured by algorithm, the delay axis
+    # logarithmic and reversed, means from three seeds only
+    td = plot("plot-throughput-delay")
+    assert td["x"] == "log"
+    lo, hi = browser.evaluate(
+        "document.getElementById('plot-throughput-delay')._fullLayout.xaxis.range"
+    )
+    assert lo > hi  # reversed: better is to the right
+    means = {t["name"].split("=")[1].split(" ")[0]: t for t in td["traces"] if t["xdown"]}
+    assert sorted(means) == ["cubic", "wave"]
+    assert means["wave"]["down"][0] == pytest.approx(means["wave"]["y"][0])
+    assert means["wave"]["xdown"][0] <= means["wave"]["x"][0]
+    # the runs under a mean are faint, BBR's two (its only marks) are not
+    opacity = {t["name"]: t["opacity"] for t in td["traces"] if not t["xdown"]}
+    assert opacity["flows[0].cc=cubic"] == 0.35 and opacity["flows[0].cc=bbr"] == 0.85
+    # a narrow spread keeps a linear axis
+    browser.evaluate(
+        "(() => { const s = document.getElementById('scatter-y'); s.value = 'goodput_mbps';"
+        " s.dispatchEvent(new Event('change')); return true; })()"
+    )
+    assert plot("plot-scatter")["y"] != "log"
 
 
 def test_run_and_reproduction_reports(tmp_path: Path, browser: Browser, small_file: Path) -> None:

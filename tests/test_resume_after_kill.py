@@ -19,7 +19,7 @@ import pytest
 STORE = {"mobiwac2009": "sweep"}
 """Where each study keeps its runs under its output directory (else ``store``)."""
 
-SLOW = {"dcnet2016", "satwlan", "mobiwac2009"}
+SLOW = {"wave-page", "dcnet2016", "satwlan", "mobiwac2009"}
 """Studies whose quick form takes more than about ten seconds, run with ``-m slow``."""
 
 STUDIES = ["wsc-tcp", "wave-page", "dcnet2016", "satwlan", "mobiwac2009"]

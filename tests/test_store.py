@@ -233,6 +233,10 @@ def test_ctrl_c_and_sigterm_stop_at_once_keep_the_finished_runs_and_resume(
     kept = (table["status"] == "ok").sum()
     assert 2 <= kept < 12 and set(table["status"]) == {"ok", "pending"}
     assert f"{kept} of 12 runs are finished and kept" in last
+    if how != "SIGINT to the group":
+        # what the store holds is checked above; the resume from it is the
+        # same whatever signal stopped the sweep (and runs the 12 runs' rest)
+        return
     res = wavelab("sweep", str(f), "--out", str(out), "--jobs", "2", "--quiet")
     assert res.returncode == 0 and f"{kept} already in" in res.stderr
     assert set(pd.read_parquet(out / "runs.parquet")["status"]) == {"ok"}

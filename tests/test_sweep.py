@@ -107,7 +107,7 @@ def test_unknown_parameters_are_named_before_anything_runs() -> None:
     assert error_of({"links[1].rat": ["8Mbit/s"]}) == (
         's.toml: sweep."links[1].rat": unknown parameter: links[1].rat: unknown field `rat`, '
         "expected one of `preset`, `name`, `between`, `rate`, `delay`, `queue`, `qdisc`, `loss`, "
-        "`forward`, `reverse`, `schedule`, `outages`, `handovers`, `arq`, `outage_process`"
+        "`forward`, `reverse`, `schedule`, `outages`, `handovers`, `arq`, `outage_process`, `leo`"
     )
     msg = error_of({"flows[0].tcp.sak": [True]})
     assert 'sweep."flows[0].tcp.sak": unknown parameter' in msg and "`sak`" in msg

@@ -22,6 +22,9 @@ SWEEP = LOSSY.replace('duration = "6s"', 'duration = "2s"') + (
 )
 
 
+# slow (18 s): tests/test_truthful_plots.py checks the intervals' rules
+# in the quick suite
+@pytest.mark.slow
 def test_throughput_delay_per_run_and_per_point_with_intervals(tmp_path: Path) -> None:
     (tmp_path / "one.toml").write_text(SWEEP)
     (tmp_path / "seeds.toml").write_text(SWEEP + "seeds = 3\n")

@@ -17,6 +17,7 @@ import wavelab
 from conftest import ROOT
 from wavelab import report
 from wavelab.analysis import RATE_WINDOW, goodput_and_send_rate, rate_ceiling, windowed_rate
+from wavelab.plot import figure_files
 from wavelab.plot import run_plots as plots
 
 
@@ -66,7 +67,8 @@ def _figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         caught[path.name] = fig
         return path
 
-    monkeypatch.setattr(plots, "save_figure", save)
+    # every plot writes through figure_files.write_figure, which saves with this
+    monkeypatch.setattr(figure_files, "save_figure", save)
     monkeypatch.setattr(plots.plt, "close", lambda fig: None)
     return caught
 

@@ -70,6 +70,13 @@ class PathChange:
 def rate_trace(path: str) -> list[tuple[float, float]]:
     """A CSV rate trace's points: (seconds, bit/s), each a step from its time."""
 
+def leo_plan(
+    json: str, link: int
+) -> tuple[list[tuple[float, float, float, float]], list[tuple[float, float]]] | None:
+    """The LEO model's path of link ``link``: intervals as (start s, one-way
+    delay s, downlink bit/s, uplink bit/s) and outage windows (start s, end
+    s); None for a link without ``leo``."""
+
 def mahimahi_trace(path: str) -> tuple[bytes, int]:
     """A Mahimahi trace as the simulator reads it: its opportunities' offsets
     within a period (milliseconds, little-endian uint64 bytes) and the

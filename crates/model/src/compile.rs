@@ -22,8 +22,8 @@
 //!   switch per flow and side, so both engine modes apply them identically.
 
 use crate::link::{
-    outage_windows, Arq, CsvTrace, Link, LossModel, MahimahiTrace, Measured, Opportunities,
-    Outages, Quantity, Settings,
+    outage_windows, Arq, CsvTrace, DelayInterpolation, LeoPlan, Link, LossModel, MahimahiTrace,
+    Measured, Opportunities, Outages, Quantity, Settings, Stepped,
 };
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -167,18 +167,10 @@ pub struct CompiledLinks {
     pub handovers: Vec<LinkHandoverPlan>,
 }
 
-/// The clock-free model ([`Link`]) of every link direction of a scenario
-/// (direction `2 i` is link `i` forward, `2 i + 1` reverse), with every
-/// change and outage window known before the run: schedules, handovers at
-/// a time, the outage windows of break-before-make handoffs; seeded as in a
-/// simulation. This is what a driver on the wall clock runs (with the
-/// routes switching at the handoffs' instants). A handover at `"steady"` is
-/// decided during the run: its direction's model has no change for it.
-///
-/// CSV traces of a direction's rate, delay and loss are in it. Link-layer
-/// ARQ, Mahimahi traces and reordering are not yet: a scenario with `arq`,
-/// `trace` or `reorder = true` on a link is an error naming it.
-pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
+/// Refuses what the wall-clock drivers cannot run: link-layer ARQ,
+/// Mahimahi traces, reordering, and (unless `allow_qdisc`) queue
+/// disciplines, each an error naming its field.
+fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioError> {
     sc.validate()?;
     for (i, l) in sc.links.iter().enumerate() {
         let qdisc = |d: &Option<QdiscSpec>| !d.as_ref().unwrap_or(&l.qdisc).is_drop_tail();
@@ -190,8 +182,8 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             l.reverse.trace.is_some(),
             l.forward.reorder,
             l.reverse.reorder,
-            qdisc(&l.forward.qdisc),
-            qdisc(&l.reverse.qdisc),
+            !allow_qdisc && qdisc(&l.forward.qdisc),
+            !allow_qdisc && qdisc(&l.reverse.qdisc),
         ];
         if let Some(k) = stepped_only.iter().position(|&a| a) {
             let field = [
@@ -227,14 +219,75 @@ pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
             return Err(ScenarioError::at(format!("links[{i}].{field}"), what));
         }
     }
+    Ok(())
+}
+
+/// The clock-free model ([`Link`]) of every link direction of a scenario
+/// (direction `2 i` is link `i` forward, `2 i + 1` reverse), with every
+/// change and outage window known before the run: schedules, handovers at
+/// a time, the outage windows of break-before-make handoffs; seeded as in a
+/// simulation. This is what a driver on the wall clock runs (with the
+/// routes switching at the handoffs' instants). A handover at `"steady"` is
+/// decided during the run: its direction's model has no change for it.
+///
+/// CSV traces of a direction's rate, delay and loss are in it. Link-layer
+/// ARQ, Mahimahi traces and reordering are not yet: a scenario with `arq`,
+/// `trace` or `reorder = true` on a link is an error naming it.
+pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
+    check_wall_clock(sc, false)?;
+    Ok(wall_clock_links::<()>(sc)?
+        .into_iter()
+        .map(|l| match l {
+            WallClockLink::ClockFree(l) => l,
+            WallClockLink::Stepped { .. } => unreachable!("queue disciplines were refused"),
+        })
+        .collect())
+}
+
+/// A link direction as a wall-clock driver runs it.
+// built once per run: the variants' sizes do not matter
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum WallClockLink<T> {
+    /// Drop-tail: the clock-free model, whose packets' fates are known when
+    /// they are offered.
+    ClockFree(Link),
+    /// A queue discipline: the stepped model, whose discipline decides at
+    /// the head of the queue; the driver holds its events and applies its
+    /// scheduled `changes` (in order) at their instants.
+    Stepped {
+        /// The direction.
+        link: Box<Stepped<T>>,
+        /// Its scheduled changes, in the order they apply.
+        changes: Vec<(Instant, ScheduleEntry)>,
+    },
+}
+
+/// [`link_models`] with queue disciplines: a direction that runs one is the
+/// stepped model ([`Stepped`]) with the discipline seeded as in a
+/// simulation, the others the clock-free model. This is what the emulator
+/// runs.
+pub fn wall_clock_links<T: Copy>(sc: &Scenario) -> Result<Vec<WallClockLink<T>>, ScenarioError> {
+    check_wall_clock(sc, true)?;
     let (_, handoffs) = compile_routes(sc, &sc.topology());
     let c = compile_links(sc, &handoffs)?;
     Ok(c.dirs
         .into_iter()
         .enumerate()
         .map(|(d, m)| {
-            Link::new(m.settings, m.loss, m.outages, timeline(&c.changes, d))
+            let changes = timeline(&c.changes, d);
+            if m.qdisc.is_drop_tail() {
+                return WallClockLink::ClockFree(
+                    Link::new(m.settings, m.loss, m.outages, changes).with_measured(m.measured),
+                );
+            }
+            let link = Stepped::new(m.settings, m.loss, m.outages)
                 .with_measured(m.measured)
+                .with_qdisc(&m.qdisc, Rng::derive(sc.seed, Stream::LinkQdisc(d as u32)));
+            WallClockLink::Stepped {
+                link: Box::new(link),
+                changes,
+            }
         })
         .collect())
 }
@@ -288,6 +341,15 @@ pub fn node_handoffs_until(sc: &Scenario, end: Instant) -> Vec<NodeHandoffRecord
         .collect()
 }
 
+/// The path the LEO model of link `i` of `sc` draws (its intervals and
+/// outages), if it has one: what its directions run, from the link's own
+/// random stream.
+pub fn leo_plan(sc: &Scenario, i: usize) -> Option<LeoPlan> {
+    let spec = sc.links.get(i)?.leo?;
+    let mut rng = Rng::derive(sc.seed, Stream::LinkLeo(i as u32));
+    Some(spec.plan(at(sc.duration), &mut rng))
+}
+
 /// Compiles every link direction, the changes to come and the link
 /// handovers, with the outage windows the node handoffs put on the links.
 /// The trace files are read again (validation read them too): a file changed
@@ -311,6 +373,10 @@ pub fn compile_links(
         if let Some(p) = &l.outage_process {
             let mut rng = Rng::derive(sc.seed, Stream::LinkOutages(i as u32));
             windows.extend(outage_windows(p, at(sc.duration), &mut rng));
+        }
+        let leo = l.leo.zip(leo_plan(sc, i));
+        if let Some((_, plan)) = &leo {
+            windows.extend(plan.outages.iter().copied());
         }
         for h in &l.handovers {
             let time = match h.at {
@@ -356,25 +422,49 @@ pub fn compile_links(
                     .transpose()
                     .map_err(|e| ScenarioError::at(at_field(field), e.to_string()))
             };
+            let (loss, measured) = match &leo {
+                // the LEO model's series and loss (validation refused every
+                // other source of them)
+                Some((spec, plan)) => (
+                    if k == 0 {
+                        spec.downlink_loss
+                    } else {
+                        spec.uplink_loss
+                    },
+                    Measured::new(
+                        Some(plan.rate_trace(k)),
+                        Some(plan.delay_trace(spec)),
+                        None,
+                        DelayInterpolation::Linear,
+                    ),
+                ),
+                None => (
+                    ov.loss.unwrap_or(l.loss),
+                    Measured::new(
+                        series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
+                        ov.delay_trace
+                            .as_ref()
+                            .map(|f| CsvTrace::load_delay(f, ov.delay_trace_format))
+                            .transpose()
+                            .map_err(|e| {
+                                ScenarioError::at(at_field("delay_trace"), e.to_string())
+                            })?,
+                        series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
+                        ov.delay_interpolation,
+                    ),
+                ),
+            };
             dirs.push(DirectionModel {
                 settings: Settings {
                     rate: ov.rate.unwrap_or(l.rate),
                     delay: ov.delay.unwrap_or(l.delay),
                     limit: ov.queue.unwrap_or(l.queue),
                 },
-                loss: LossModel::new(
-                    ov.loss.unwrap_or(l.loss),
-                    Rng::derive(sc.seed, Stream::LinkLoss(dir)),
-                ),
+                loss: LossModel::new(loss, Rng::derive(sc.seed, Stream::LinkLoss(dir))),
                 outages: outages.clone(),
                 arq: ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new),
                 trace,
-                measured: Measured::new(
-                    series("rate_trace", &ov.rate_trace, Quantity::Rate)?,
-                    series("delay_trace", &ov.delay_trace, Quantity::Delay)?,
-                    series("loss_trace", &ov.loss_trace, Quantity::Loss)?,
-                    ov.delay_interpolation,
-                ),
+                measured,
                 reorder: ov.reorder,
                 qdisc: ov.qdisc.clone().unwrap_or_else(|| l.qdisc.clone()),
             });

@@ -39,6 +39,6 @@ pub mod tables;
 pub mod topology;
 
 pub use capture::{CaptureError, CaptureStats};
-pub use compile::{link_models, route_switches, RouteSwitches};
+pub use compile::{link_models, route_switches, wall_clock_links, RouteSwitches, WallClockLink};
 pub use scenario::{Scenario, ScenarioError};
 pub use tables::{Column, ColumnData, ColumnType, Results, RunStats, Table};

@@ -33,6 +33,8 @@ pub enum Stream {
     /// A link direction's queue discipline (its random drops and marks,
     /// its flow hash's perturbation).
     LinkQdisc(u32),
+    /// A LEO access link's path: its delays and rates per interval.
+    LinkLeo(u32),
 }
 
 impl Rng {
@@ -43,6 +45,7 @@ impl Rng {
             Stream::FlowIsn(i) => (2u64, i),
             Stream::LinkOutages(i) => (3u64, i),
             Stream::LinkQdisc(i) => (4u64, i),
+            Stream::LinkLeo(i) => (5u64, i),
         };
         let mut st = seed ^ (kind << 56) ^ ((id as u64) << 8) ^ 0x5eed;
         let mut s = [0u64; 4];

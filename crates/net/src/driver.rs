@@ -14,7 +14,7 @@
 
 use crate::clock::Clock;
 use crate::network::{Network, PacketId, Report};
-use crate::packet::{decrement_ttl, Ipv4, Placed, Stream};
+use crate::packet::{decrement_ttl, set_ce, Ipv4, Placed, Stream};
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 use std::collections::HashMap;
@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tun_rs::SyncDevice;
 use wavelab_model::capture::{Capture, TapPoint};
+use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{LinkCounters, Settings};
 use wavelab_model::tables::series::QueueSeries;
 use wavelab_model::tables::{event, PacketEvent, PacketLog};
@@ -446,8 +447,11 @@ impl Wire {
         self.network.sync(stopped);
         self.out.links = (0..self.network.dirs())
             .map(|d| {
-                let l = self.network.link(d as DirId);
-                (l.counters().clone(), l.settings_at(stopped))
+                let d = d as DirId;
+                (
+                    self.network.counters(d).clone(),
+                    self.network.settings_at(d, stopped),
+                )
             })
             .collect();
         // as a simulation's: what the links serialise after the end is not in
@@ -571,11 +575,14 @@ impl Wire {
             self.free.push(id);
             return;
         };
-        let (flow, to_receiver) = ip
-            .ports(packet)
+        let ports = ip.ports(packet);
+        let (flow, to_receiver) = ports
             .and_then(|(sp, dp)| self.routing.flows.get(&(ip.src, ip.dst, sp, dp)))
             .copied()
             .unwrap_or((NO_FLOW, true));
+        // what a queue discipline reads: the ECN field and the flow
+        let (sp, dp) = ports.unwrap_or((0, 0));
+        let flow_key = flow_key(ip.src, ip.dst, sp, dp, ip.protocol);
         let route = if flow == NO_FLOW {
             match self.routing.pair_routes.get(&(from, to)) {
                 Some(&r) => r,
@@ -628,7 +635,8 @@ impl Wire {
             }
         }
         let mut reports = std::mem::take(&mut self.reports);
-        self.network.inject(at, id, n as u32, route, &mut reports);
+        self.network
+            .inject(at, id, n as u32, route, ip.ecn, flow_key, &mut reports);
         for r in reports.drain(..) {
             self.report(r);
         }
@@ -637,6 +645,14 @@ impl Wire {
 
     fn report(&mut self, r: Report) {
         match r {
+            Report::Marked { packet, .. } => {
+                // the discipline marks ECN-capable packets only (it drops
+                // the others), so the header takes the mark
+                let h = self.headroom;
+                let s = &mut self.slots[packet as usize];
+                let marked = set_ce(&mut s.buf[h..h + s.len]);
+                debug_assert!(marked, "a marked packet is ECN-capable");
+            }
             Report::Transmitted {
                 packet,
                 dir,
@@ -749,11 +765,17 @@ impl Wire {
         if self.config.queues {
             self.network.sync(t);
             for d in 0..self.network.dirs() {
-                let l = self.network.link(d as DirId);
-                let (packets, bytes) = l.queued();
-                self.out
-                    .queues
-                    .record(t, d as u32, packets, bytes, l.counters());
+                let d = d as DirId;
+                let (packets, bytes) = self.network.queued(d);
+                let state = self.network.qdisc_state(d, t);
+                self.out.queues.record(
+                    t,
+                    d,
+                    packets,
+                    bytes,
+                    self.network.counters(d),
+                    state.as_ref(),
+                );
             }
         }
         // nothing offered from now on ends its serialisation before the

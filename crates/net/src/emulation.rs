@@ -195,8 +195,8 @@ impl Emulation {
         }
         let addresses: Vec<[u8; 4]> = plan.nodes.iter().map(|n| n.address).collect();
         let (routes, routing) = routing(&plan);
-        let network = Network::new(
-            wavelab_model::link_models(&plan.scenario).expect("validated"),
+        let network = Network::with_links(
+            wavelab_model::wall_clock_links(&plan.scenario).expect("validated"),
             routes,
         );
         let clock = Clock::start();

@@ -2,6 +2,7 @@
 //! protocol, TTL), the TCP ports, and, for the packet log, where a segment
 //! stands in its flow's byte stream.
 
+use wavelab_model::link::qdisc::Ecn;
 use wavelab_model::tables::kind_code;
 use wavelab_tcp::{Flags, Segment, SeqNum, TxKind};
 
@@ -16,6 +17,9 @@ pub struct Ipv4 {
     pub protocol: u8,
     /// Header length in bytes.
     pub header_len: usize,
+    /// The ECN field (the two low bits of the traffic class byte, RFC 3168
+    /// section 5).
+    pub ecn: Ecn,
 }
 
 /// The protocol number of TCP.
@@ -37,6 +41,7 @@ impl Ipv4 {
             dst: [buf[16], buf[17], buf[18], buf[19]],
             protocol: buf[9],
             header_len,
+            ecn: Ecn::from_bits(buf[1]),
         })
     }
 
@@ -52,21 +57,14 @@ impl Ipv4 {
     }
 }
 
-/// Takes `hops` off the TTL of the IPv4 packet `buf` (as that many routers
-/// would; never below 1) and updates the header checksum incrementally
-/// (RFC 1624, equation 3).
-pub fn decrement_ttl(buf: &mut [u8], hops: u8) {
-    if hops == 0 || buf.len() < 20 {
-        return;
-    }
-    let old_ttl = buf[8];
-    let new_ttl = old_ttl.saturating_sub(hops).max(1);
-    if new_ttl == old_ttl {
-        return;
-    }
-    // the 16-bit word holding the TTL (high byte) and the protocol
-    let old_word = u16::from_be_bytes([old_ttl, buf[9]]);
-    let new_word = u16::from_be_bytes([new_ttl, buf[9]]);
+/// Writes `byte` at `at` (< 20) of the IPv4 header at the start of `buf`
+/// and updates the header checksum incrementally (RFC 1624, equation 3).
+fn rewrite_header_byte(buf: &mut [u8], at: usize, byte: u8) {
+    // the 16-bit word holding the byte
+    let w = at & !1;
+    let old_word = u16::from_be_bytes([buf[w], buf[w + 1]]);
+    buf[at] = byte;
+    let new_word = u16::from_be_bytes([buf[w], buf[w + 1]]);
     let old_sum = u16::from_be_bytes([buf[10], buf[11]]);
     // HC' = ~(~HC + ~m + m')
     let mut sum = (!old_sum) as u32 + (!old_word) as u32 + new_word as u32;
@@ -74,8 +72,39 @@ pub fn decrement_ttl(buf: &mut [u8], hops: u8) {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     let new_sum = !(sum as u16);
-    buf[8] = new_ttl;
     buf[10..12].copy_from_slice(&new_sum.to_be_bytes());
+}
+
+/// Takes `hops` off the TTL of the IPv4 packet `buf` (as that many routers
+/// would; never below 1) and updates the header checksum.
+pub fn decrement_ttl(buf: &mut [u8], hops: u8) {
+    if hops == 0 || buf.len() < 20 {
+        return;
+    }
+    let old_ttl = buf[8];
+    let new_ttl = old_ttl.saturating_sub(hops).max(1);
+    if new_ttl != old_ttl {
+        rewrite_header_byte(buf, 8, new_ttl);
+    }
+}
+
+/// Sets Congestion Experienced in the ECN field of the IPv4 packet `buf`
+/// and updates the header checksum, as a router's queue discipline does
+/// (RFC 3168 section 5). Only an ECN-capable packet (ECT(0), ECT(1)) is
+/// changed: a Not-ECT packet must be dropped instead, and a CE one stays
+/// CE; returns true if the packet is CE afterwards.
+pub fn set_ce(buf: &mut [u8]) -> bool {
+    if buf.len() < 20 {
+        return false;
+    }
+    match Ecn::from_bits(buf[1]) {
+        Ecn::NotEct => false,
+        Ecn::Ce => true,
+        Ecn::Ect0 | Ecn::Ect1 => {
+            rewrite_header_byte(buf, 1, buf[1] | 0b11);
+            true
+        }
+    }
 }
 
 /// A segment's place in its flow, as the packet log shows it.
@@ -185,6 +214,27 @@ mod tests {
             (ip.src, ip.dst, ip.protocol),
             ([10, 0, 0, 1], [10, 0, 0, 3], TCP)
         );
+    }
+
+    #[test]
+    fn ce_is_set_on_ect_packets_only_and_keeps_the_checksum_valid() {
+        for (tos, after, ok) in [
+            (0b1011_1010u8, 0b1011_1011u8, true), // DSCP kept, ECT(0) -> CE
+            (0x01, 0x03, true),                   // ECT(1) -> CE
+            (0x03, 0x03, true),                   // CE stays CE
+            (0xb8, 0xb8, false),                  // Not-ECT: never marked
+        ] {
+            let mut h = [
+                0x45, tos, 0, 60, 0x12, 0x34, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 3,
+            ];
+            let c = checksum(&h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            assert_eq!(set_ce(&mut h), ok, "tos {tos:#x}");
+            assert_eq!(h[1], after, "tos {tos:#x}");
+            assert_eq!(checksum(&h), 0, "a valid header sums to zero");
+            let ecn = Ipv4::parse(&h).unwrap().ecn;
+            assert_eq!(ecn == Ecn::Ce, ok);
+        }
     }
 
     #[test]

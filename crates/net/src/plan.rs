@@ -323,9 +323,10 @@ impl Plan {
             normalized["flows"][*i]["cc"] = Value::String(name.clone());
         }
         Self::check_links(&scenario)?;
-        // what the clock-free link model cannot run (link-layer ARQ) is
-        // refused here, naming its field, rather than when the run starts
-        wavelab_model::link_models(&scenario)?;
+        // what the wall-clock link models cannot run (link-layer ARQ,
+        // Mahimahi traces, reordering) is refused here, naming its field,
+        // rather than when the run starts
+        wavelab_model::wall_clock_links::<()>(&scenario)?;
         let topology = scenario.topology();
         let all_nodes = scenario.node_names();
         let route_plan = wavelab_model::route_switches(&scenario)?;
@@ -509,6 +510,17 @@ impl Plan {
                 &format!("{p}.dsack"),
             )?;
         }
+        // ECN: 1 requests it on the sender's SYNs; 2, the kernel's default,
+        // accepts it when a peer asks but never requests it (RFC 3168
+        // section 6.1.1). The receiver's side keeps 2 or 1, which both
+        // accept.
+        set(
+            &mut settings[from],
+            from_name,
+            "net.ipv4.tcp_ecn",
+            if t.ecn { "1" } else { "2" }.into(),
+            &format!("{p}.ecn"),
+        )?;
         set(
             &mut settings[from],
             from_name,
@@ -612,11 +624,6 @@ impl Plan {
             "partial_ack_timer",
             "the kernel's retransmission timer rules apply",
         );
-        note(
-            notes,
-            "ecn",
-            "not applied: the namespaces keep the kernel's default net.ipv4.tcp_ecn (ECN accepted when the peer asks, never requested)",
-        );
         // the loss-recovery and receiver rules the linux profile names are
         // the kernel's own; written out for an emulated flow they change nothing
         for field in [
@@ -629,6 +636,7 @@ impl Plan {
             "ca_per_ack",
             "receiver",
             "bbr_quantum",
+            "tso",
         ] {
             note(
                 notes,
@@ -762,6 +770,11 @@ pub(crate) mod tests {
         assert!(s
             .sysctls
             .contains(&("net.ipv4.tcp_sack".into(), "0".into())));
+        assert!(s.sysctls.contains(&("net.ipv4.tcp_ecn".into(), "2".into())));
+        let ecn = plan("cc = \"cubic\"\ntcp = { ecn = true }").unwrap();
+        assert!(ecn.nodes[0]
+            .sysctls
+            .contains(&("net.ipv4.tcp_ecn".into(), "1".into())));
         assert!(s
             .sysctls
             .contains(&("net.ipv4.tcp_recovery".into(), "0".into())));

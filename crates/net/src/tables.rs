@@ -280,8 +280,10 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
                     acks_sent: rx.map(|i| i.segs_out.into()),
                     duplicate_segments: None,
                     out_of_order_segments: rx.map(|i| i.rcv_ooopack.into()),
-                    // the emulator does not negotiate ECN (`tcp.ecn` is
-                    // the simulated core's)
+                    // the kernel negotiates ECN (`tcp.ecn` sets the
+                    // sender's net.ipv4.tcp_ecn) but TCP_INFO counts
+                    // neither its ECE ACKs nor its reductions; the CE
+                    // marks are the links table's `marked`
                     ecn_echoes: None,
                     ecn_reductions: None,
                     ce_received: None,

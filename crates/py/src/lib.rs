@@ -81,6 +81,39 @@ fn rate_trace(path: &str) -> PyResult<Vec<(f64, f64)>> {
     Ok(t.points().map(|(s, b)| (s, (b as u64) as f64)).collect())
 }
 
+/// The path the LEO model of link `link` of a scenario (JSON) draws, as the
+/// simulator and the emulator run it: its intervals as (start s, base
+/// one-way delay s, downlink bit/s, uplink bit/s) and its outage windows as
+/// (start s, end s); `None` for a link without `leo`. The capacity and
+/// outages of a LEO link are plotted from it (one generator).
+#[pyfunction]
+fn leo_plan(json: &str, link: usize) -> PyResult<LeoPlanRows> {
+    let sc = scenario_from_json(json)?;
+    Ok(wavelab_sim::compile::leo_plan(&sc, link).map(|p| {
+        let intervals = p
+            .intervals
+            .iter()
+            .map(|i| {
+                (
+                    i.start.as_secs_f64(),
+                    i.delay.as_secs_f64(),
+                    i.downlink.as_bps() as f64,
+                    i.uplink.as_bps() as f64,
+                )
+            })
+            .collect();
+        let outages = p
+            .outages
+            .iter()
+            .map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64()))
+            .collect();
+        (intervals, outages)
+    }))
+}
+
+/// [`leo_plan`]'s rows.
+type LeoPlanRows = Option<(Vec<(f64, f64, f64, f64)>, Vec<(f64, f64)>)>;
+
 /// A Mahimahi trace (`trace`) as the simulator reads it: its delivery
 /// opportunities' offsets within a period in milliseconds (`uint64`,
 /// little-endian bytes) and the period in milliseconds; `ValueError` naming
@@ -501,6 +534,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
     m.add_function(wrap_pyfunction!(rate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(leo_plan, m)?)?;
     m.add_function(wrap_pyfunction!(mahimahi_trace, m)?)?;
     m.add_function(wrap_pyfunction!(column_unit, m)?)?;
     m.add_function(wrap_pyfunction!(live_simulations, m)?)?;

@@ -32,7 +32,7 @@
 use crate::engine::{Event, EventQueue};
 use crate::packet::{Arena, Packet, PacketId};
 use wavelab_model::histogram::Histogram;
-use wavelab_model::link::qdisc::Ecn;
+use wavelab_model::link::qdisc::{Ecn, QueueState};
 use wavelab_model::link::{
     Admitted, DropCause, Link, LinkCounters, Outages, Outcome, Settings, Stepped,
 };
@@ -142,6 +142,15 @@ impl Dir {
         match self {
             Dir::Virtual(v) => v.link.settings_at(now),
             Dir::Reference(r) => r.settings(),
+        }
+    }
+
+    /// Its queue discipline's state at `now`; None for drop-tail (the
+    /// virtual-time mode runs drop-tail only).
+    pub fn qdisc_state(&mut self, now: Instant) -> Option<QueueState> {
+        match self {
+            Dir::Virtual(_) => None,
+            Dir::Reference(r) => r.qdisc_state(now),
         }
     }
 

@@ -4,7 +4,7 @@
 //! 5 ms target (Nichols and Jacobson 2012; RFC 8289 section 4.2) and PIE
 //! near its 15 ms target (RFC 8033 section 4.1).
 
-mod common;
+use crate::common;
 
 /// One `rate` bottleneck with a 20 ms one-way delay and a 1,000-packet
 /// buffer running `qdisc` on both directions; one CUBIC flow for 30 s.
@@ -248,5 +248,173 @@ fn every_algorithm_runs_with_ecn() {
             assert!(reductions > 0, "{cc} reduces on a mark");
             assert_eq!(flow("retransmissions"), 0, "{cc} loses nothing");
         }
+    }
+}
+
+/// A shipped scenario's run.
+fn shipped(name: &str) -> wavelab_sim::Results {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    common::run(&std::fs::read_to_string(format!("{dir}/{name}.toml")).unwrap())
+}
+
+/// The queue series' rows of direction `dir` at or after `from` seconds:
+/// the values of column `c`.
+fn queue_col(r: &wavelab_sim::Results, dir: u32, from: f64, c: &str) -> Vec<f64> {
+    let q = &r.queues;
+    let (time, dirs) = (q.f64s("time"), q.col::<u32>("dir"));
+    let values: Vec<f64> = match q.column(c) {
+        Some(wavelab_model::tables::ColumnData::U64(v)) => v.iter().map(|&x| x as f64).collect(),
+        _ => q.f64s(c).to_vec(),
+    };
+    (0..time.len())
+        .filter(|&i| dirs[i] == dir && time[i] >= from)
+        .map(|i| values[i])
+        .collect()
+}
+
+/// The `q` quantile of `v` (nearest rank; 1.0 is the maximum).
+fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The queue series of CoDel's direction: once slow start's overshoot is
+/// drained (after 10 s) the sojourn of the packet last dequeued stays near
+/// the 5 ms target (RFC 8289 section 4.4): its 90th percentile within 50 %
+/// of it, no sample above twice it (drop-tail's queue on the same link
+/// holds 0.88 s); the dropping state and count follow the drops, and the
+/// cumulative drops end at the links table's count; the reverse (ACK)
+/// direction's discipline never drops.
+#[test]
+fn the_queue_series_shows_codel_settling_near_its_target() {
+    let r = shipped("bufferbloat-codel");
+    let sojourn = queue_col(&r, 0, 10.0, "sojourn");
+    let (p90, max) = (
+        percentile(sojourn.clone(), 0.9),
+        percentile(sojourn.clone(), 1.0),
+    );
+    let dropping = queue_col(&r, 0, 0.0, "codel_dropping");
+    let count = queue_col(&r, 0, 0.0, "codel_count");
+    let drops = queue_col(&r, 0, 0.0, "aqm_drops");
+    eprintln!(
+        "codel: sojourn after 10 s: median {:.4} s, p90 {p90:.4} s, max {max:.4} s over {} \
+         samples; dropping in {} samples, max count {}, drops {}",
+        percentile(sojourn.clone(), 0.5),
+        sojourn.len(),
+        dropping.iter().filter(|&&d| d == 1.0).count(),
+        count.iter().cloned().fold(0.0, f64::max),
+        drops.last().unwrap(),
+    );
+    assert!(
+        (0.0025..0.0075).contains(&p90),
+        "p90 sojourn near 5 ms ({p90} s)"
+    );
+    assert!(max < 0.010, "no sojourn above twice the target ({max} s)");
+    assert!(dropping.iter().all(|&d| d == 0.0 || d == 1.0));
+    assert!(dropping.contains(&1.0), "CoDel entered its dropping state");
+    assert!(count.iter().cloned().fold(0.0, f64::max) >= 1.0);
+    assert!(
+        drops.windows(2).all(|w| w[0] <= w[1]),
+        "drops are cumulative"
+    );
+    assert_eq!(
+        *drops.last().unwrap() as u64,
+        r.links.u64s("dropped_aqm")[0]
+    );
+    // no probability on CoDel; nothing but NaN
+    assert!(queue_col(&r, 0, 0.0, "drop_prob")
+        .iter()
+        .all(|p| p.is_nan()));
+    assert!(queue_col(&r, 1, 0.0, "aqm_drops").iter().all(|&d| d == 0.0));
+}
+
+/// PIE's drop probability in the queue series: high while slow start's
+/// overshoot drains, then settled: every 5 s mean from 5 s to 30 s is
+/// positive and within an order of magnitude of a single flow's need
+/// (1e-4 to 1e-2), and the sojourn's median after 10 s is within 50 % of
+/// the 15 ms target (RFC 8033 section 4.1).
+#[test]
+fn the_queue_series_shows_pies_probability_settling() {
+    let r = shipped("bufferbloat-pie");
+    let p = queue_col(&r, 0, 0.0, "drop_prob");
+    // 10 samples a second; the first 5 s, then the next five windows of 5 s
+    let means: Vec<f64> = p[..300]
+        .chunks(50)
+        .map(|w| w.iter().sum::<f64>() / w.len() as f64)
+        .collect();
+    let sojourn = percentile(queue_col(&r, 0, 10.0, "sojourn"), 0.5);
+    eprintln!(
+        "pie: mean drop probability per 5 s {means:.5?}; median sojourn after 10 s {sojourn:.4} s"
+    );
+    for m in &means[1..] {
+        assert!(
+            (1e-4..1e-2).contains(m),
+            "PIE's probability settled ({means:?})"
+        );
+    }
+    assert!(means[0] > 10.0 * means[5], "higher during the overshoot");
+    assert!(
+        (0.0075..0.0225).contains(&sojourn),
+        "sojourn near 15 ms ({sojourn})"
+    );
+    assert!(queue_col(&r, 0, 0.0, "codel_dropping")
+        .iter()
+        .all(|d| d.is_nan()));
+    let drops = queue_col(&r, 0, 0.0, "aqm_drops");
+    assert_eq!(
+        *drops.last().unwrap() as u64,
+        r.links.u64s("dropped_aqm")[0]
+    );
+}
+
+/// With ECN the marks the queue series counts are the marks of the links
+/// table and the CE-marked segments the receiver saw.
+#[test]
+fn the_queue_series_counts_the_marks_the_receiver_saw() {
+    let r = shipped("bufferbloat-codel-ecn");
+    let marks = queue_col(&r, 0, 0.0, "aqm_marks");
+    let (last, links, received) = (
+        *marks.last().unwrap() as u64,
+        r.links.u64s("marked")[0],
+        r.flows.u64s("ce_received")[0],
+    );
+    eprintln!("ecn: series marks {last}, links marked {links}, ce_received {received}");
+    assert!(last > 0);
+    assert_eq!(last, links);
+    assert_eq!(last, received);
+    assert!(queue_col(&r, 0, 0.0, "aqm_drops").iter().all(|&d| d == 0.0));
+}
+
+/// DualPI2's columns: p_C and p_CL are coupled in every row, p_C = (p_CL /
+/// k)^2 with k = 2 (RFC 9332 section 2.4), and a drop-tail run has only NaN
+/// and zeros in the discipline's columns.
+#[test]
+fn the_queue_series_shows_dualpi2s_coupling() {
+    let r = shipped("bufferbloat-dualpi2");
+    let p_c = queue_col(&r, 0, 0.0, "drop_prob");
+    let p_cl = queue_col(&r, 0, 0.0, "prob_l");
+    assert!(p_cl.iter().any(|&p| p > 0.0), "DualPI2's probability rose");
+    for (c, l) in p_c.iter().zip(&p_cl) {
+        let coupled = (l / 2.0).powi(2);
+        assert!(
+            (c - coupled).abs() < 1e-9,
+            "p_C {c} vs (p_CL / 2)^2 {coupled}"
+        );
+    }
+    let tail = shipped("bufferbloat-drop-tail");
+    for c in [
+        "sojourn",
+        "drop_prob",
+        "prob_l",
+        "codel_dropping",
+        "codel_count",
+    ] {
+        assert!(
+            queue_col(&tail, 0, 0.0, c).iter().all(|v| v.is_nan()),
+            "{c}"
+        );
+    }
+    for c in ["aqm_drops", "aqm_marks"] {
+        assert!(queue_col(&tail, 0, 0.0, c).iter().all(|&v| v == 0.0), "{c}");
     }
 }

@@ -3,7 +3,7 @@
 //! reports reach the sender with the retries each frame needed; both engine
 //! modes agree; on/off outage processes put their windows on the link.
 
-mod common;
+use crate::common;
 
 use wavelab_sim::Scenario;
 

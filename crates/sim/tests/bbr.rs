@@ -7,9 +7,7 @@
 //! delivery-rate samples count delivered payload bytes, and 10 Mbit/s of
 //! 1500-byte packets carries 10 × 1460 / 1500 = 9.733 Mbit/s of payload.
 
-mod common;
-
-use common::{dumbbell, flows_col, jain, run};
+use crate::common::{dumbbell, flows_col, jain, run};
 use wavelab_sim::Results;
 
 /// Payload rate of the bottleneck: 10 Mbit/s × 1460 / 1500.

@@ -1,8 +1,6 @@
 //! System checks of CUBIC (RFC 9438): whole simulations.
 
-mod common;
-
-use common::{delivered_at, dumbbell, jain, run};
+use crate::common::{delivered_at, dumbbell, jain, run};
 use wavelab_sim::{Scenario, Simulation};
 use wavelab_tcp::{CongestionControl, Instant};
 

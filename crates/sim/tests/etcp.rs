@@ -6,7 +6,7 @@
 //! segment, a 200 ms minimum RTO, an initial window of 3), the handoff at 5 s
 //! notified to the sender as `wavelab reproduce mobiwac2009` does.
 
-mod common;
+use crate::common;
 
 use wavelab_sim::{Results, Scenario, Simulation};
 use wavelab_tcp::SenderStats;

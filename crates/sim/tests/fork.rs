@@ -3,7 +3,7 @@
 //! of the scenario with the handoff there gives (the digests of every
 //! table), and the simulation it was forked from is unchanged by it.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use wavelab_sim::{Results, Scenario, Simulation};

@@ -3,9 +3,9 @@
 //! node behind both, on two access links. The flow goes from the server to
 //! the mobile node; at the handoff its data and its ACKs switch links.
 
-mod common;
+use crate::common;
 
-use common::run;
+use crate::common::run;
 use wavelab_sim::{Results, Simulation};
 
 /// The topology with access links `old` and `new` (rate in kbit/s, one-way

@@ -2,9 +2,7 @@
 //! drops everything in both directions for HT, and its rate and delay switch
 //! to the new link's at T.
 
-mod common;
-
-use common::run;
+use crate::common::run;
 use wavelab_sim::Results;
 
 /// A 2 Mbit/s / 30 ms bottleneck (L1) switching to 8 Mbit/s / 240 ms (L2).

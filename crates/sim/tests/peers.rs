@@ -2,9 +2,7 @@
 //! reproductions of the peer-agreement study, shortened, each asserting the mechanism that
 //! was wrong.
 
-mod common;
-
-use common::run;
+use crate::common::run;
 use wavelab_sim::Results;
 
 /// The DCNET 2016 scenario on L2 alone (8 Mbit/s, 240 ms one way, 100

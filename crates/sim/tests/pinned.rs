@@ -7,12 +7,12 @@
 //! shows what moved. Optimisations of the engine must leave them
 //! bit-identical. A deliberate change of behaviour (a bug fix) updates the
 //! pins, with the reason in the commit message: the failure prints the new
-//! digest and the snapshot's diff; `INSTA_UPDATE=always cargo test --test
-//! pinned` rewrites the snapshots (or `cargo insta review`, if installed),
+//! digest and the snapshot's diff; `INSTA_UPDATE=always cargo test -p
+//! wavelab-sim --test integration pinned::` rewrites the snapshots (or `cargo insta review`, if installed),
 //! and the new digests go in by hand. Under `CI=true` nothing is written and
 //! a mismatch fails.
 
-mod common;
+use crate::common;
 
 use wavelab_sim::Scenario;
 

@@ -1,8 +1,6 @@
 //! System checks: whole simulations whose outcome is known from theory.
 
-mod common;
-
-use common::{delivered_at, dumbbell, jain, run};
+use crate::common::{delivered_at, dumbbell, jain, run};
 use wavelab_sim::{ColumnData, Results, Table};
 
 #[test]

@@ -6,7 +6,7 @@
 //! LEO-like delay trace. Errors that name the file and the line, or the
 //! field.
 
-mod common;
+use crate::common;
 
 use wavelab_sim::Scenario;
 
@@ -102,15 +102,16 @@ fn a_bad_trace_is_named_with_its_file_and_line() {
 }
 
 /// A file under a fresh temporary folder, written with `text`.
-struct Temp(std::path::PathBuf);
+/// A temporary folder of trace files, removed at the end of the test.
+pub(crate) struct Temp(std::path::PathBuf);
 
 impl Temp {
-    fn new(tag: &str) -> Self {
+    pub(crate) fn new(tag: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("wavelab-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Temp(dir)
     }
-    fn file(&self, name: &str, text: &str) -> String {
+    pub(crate) fn file(&self, name: &str, text: &str) -> String {
         let f = self.0.join(name);
         std::fs::write(&f, text).unwrap();
         f.to_str().unwrap().to_string()

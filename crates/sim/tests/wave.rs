@@ -1,9 +1,7 @@
 //! TCP Wave on the TCP Wave project page's experiments (the shipped scenario
 //! files scenarios/wave-page-single.toml and scenarios/wave-page-fairness.toml).
 
-mod common;
-
-use common::{flows_col, run};
+use crate::common::{flows_col, run};
 use wavelab_sim::Results;
 
 /// (time, value) of column `col` for flow `flow`.

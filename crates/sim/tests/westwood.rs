@@ -1,9 +1,7 @@
 //! System checks of Westwood+ (Mascolo et al., Performance Evaluation 2004):
 //! whole simulations.
 
-mod common;
-
-use common::{delivered_at, jain, run};
+use crate::common::{delivered_at, jain, run};
 use wavelab_sim::{Scenario, Simulation};
 use wavelab_tcp::{CongestionControl, Instant};
 

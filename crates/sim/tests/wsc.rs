@@ -4,8 +4,7 @@
 //! sooner than NewReno's, which slow-start every time; a transfer to a
 //! receiver the host never reached falls back to slow start.
 
-mod common;
-use common::{dumbbell, run};
+use crate::common::{dumbbell, run};
 
 /// Five 300 kB transfers, 5 s apart, from `sender` to `receiver` on the
 /// standard dumbbell (10 Mbit/s, 50 ms, BDP buffer), then one to `other`

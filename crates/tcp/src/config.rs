@@ -101,6 +101,9 @@ pub struct TcpConfig {
     /// BBR's allowance above its bandwidth-delay product for the window and
     /// the gain cycle's in-flight targets (default `"none"`).
     pub bbr_quantum: BbrQuantum,
+    /// How a paced sender releases data: one segment per pacing interval, or
+    /// Linux's TSO bursts (default `"none"`).
+    pub tso: Tso,
     /// Classic ECN (RFC 3168 section 6.1): the sender offers it on its SYN
     /// (ECE and CWR set), the receiver accepts on its SYN-ACK (ECE set); once
     /// both agreed, new data carries ECT(0), the receiver echoes a CE mark
@@ -186,6 +189,31 @@ pub enum BbrQuantum {
     /// phase. On a slow path the budget keeps a standing queue of about six
     /// segments in PROBE_BW, so that PROBE_BW's RTT samples do not refresh
     /// the min RTT and PROBE_RTT comes every 10 s.
+    Linux,
+}
+
+/// How a paced sender releases its data (`tcp.tso`).
+///
+/// Linux builds each transmission of a paced flow as one TSO/GSO packet of
+/// `tcp_tso_autosize` segments (net/ipv4/tcp_output.c, 6.18: the bytes of
+/// 1/1024 s at the pacing rate, `sk_pacing_shift` = 10, at least the
+/// algorithm's `min_tso_segs`) and sets the pacing timer by the whole
+/// packet's length (`tcp_update_skb_after_send`). The segments of one such
+/// burst leave together and queue behind each other at a slower bottleneck,
+/// so every RTT sample of a burst's last segment carries one more
+/// serialisation time per segment ahead of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tso {
+    /// One segment per pacing interval (RFC 9293 TCP has no TSO; the BBR
+    /// draft's pacing of single packets).
+    #[default]
+    None,
+    /// Linux's bursts: the algorithm's send quantum
+    /// ([`crate::cc::CongestionControl::send_quantum`]; BBR's
+    /// `bbr_tso_segs_goal`: at least 2 segments at or above 1.2 Mbit/s of
+    /// pacing) leave at one instant, and the pacer then waits for all of
+    /// them. Algorithms that do not pace send as before.
     Linux,
 }
 
@@ -346,6 +374,7 @@ impl Default for TcpConfig {
             ca_per_ack: false,
             receiver: ReceiverProfile::Rfc,
             bbr_quantum: BbrQuantum::None,
+            tso: Tso::None,
             timer_hz: 0,
             ecn: false,
         }

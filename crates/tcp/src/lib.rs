@@ -47,7 +47,7 @@ pub mod wire;
 pub use cc::{CaState, Cc, CcConfig, CongestionControl};
 pub use config::{
     BbrQuantum, Hystart, LostRetransmissions, PartialAckTimer, ReceiverProfile, RecoveryReduction,
-    RtoRearm, RtoSsthresh, SsthreshBasis, TcpConfig,
+    RtoRearm, RtoSsthresh, SsthreshBasis, TcpConfig, Tso,
 };
 pub use profile::TcpProfile;
 pub use receiver::{Receiver, ReceiverState, ReceiverStats};

@@ -3,12 +3,12 @@
 //! bases, F-RTO's two-ACK decision (RFC 5682 section 3.1), the undo of a
 //! reduction whose every retransmission came back as a DSACK (RFC 3708),
 //! Linux's quick-ACK receiver, Linux's timers after a tail loss probe, the
-//! timer wheel those timers fire on, and BBR's window allowance as Linux
-//! sizes it.
+//! timer wheel those timers fire on, BBR's window allowance as Linux
+//! sizes it, and the TSO bursts Linux sends a paced flow's data in.
 
 use wavelab_tcp::cc::bbr::Mode;
 use wavelab_tcp::config::{
-    BbrQuantum, ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis,
+    BbrQuantum, ReceiverProfile, RecoveryReduction, RtoRearm, SsthreshBasis, Tso,
 };
 use wavelab_tcp::profile::TcpProfile;
 use wavelab_tcp::testing::{ms, synack, Harness, ISS, SYNACK_WINDOW};
@@ -366,6 +366,8 @@ struct Path {
     acks: Vec<PathAck>,
     /// Data on its way to the receiver: (arrival, offset).
     data: Vec<(Instant, u64)>,
+    /// The instant each data segment left the sender.
+    sent_at: Vec<Instant>,
 }
 
 impl Path {
@@ -378,10 +380,12 @@ impl Path {
             received: Default::default(),
             acks: Vec::new(),
             data: Vec::new(),
+            sent_at: Vec::new(),
         }
     }
 
     fn send(&mut self, now: Instant, offset: u64) {
+        self.sent_at.push(now);
         let mut start = (now + self.one_way / 2).max(self.busy_until);
         if start >= self.hold.0 && start < self.hold.1 {
             start = self.hold.1;
@@ -763,6 +767,57 @@ fn linux_bbr_quantum_keeps_a_queue_and_probes_rtt_every_ten_seconds() {
                 assert!((10.2..11.0).contains(&gap), "{probe_rtt:?}");
                 // 3 x 2 segments, plus one where rounding up to even adds it
                 assert!(extra.iter().all(|&e| e == 6 || e == 7), "{extra:?}");
+            }
+        }
+    }
+}
+
+/// How BBR's paced data leaves on a 2 Mbit/s, 60 ms path, by `tcp.tso`.
+/// One segment per pacing interval by default; with Linux's TSO bursts
+/// (`"linux"`, the linux profile) the segments of `bbr_tso_segs_goal` (2 at
+/// this rate: 1/1024 s of it is less than a segment, and BBR's
+/// `bbr_min_tso_segs` is 2 at or above 1.2 Mbit/s) leave at one instant,
+/// and the next burst waits for the pacing time of both.
+#[test]
+fn linux_tso_sends_bbrs_paced_data_two_segments_at_a_time() {
+    for tso in [Tso::None, Tso::Linux] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            tso,
+            ..TcpProfile::Linux.config()
+        };
+        let mut h = Harness::new(c, "bbr");
+        let far = ms(1_000_000);
+        let mut path = Path::new(250_000, Duration::from_millis(30), (far, far));
+        run(&mut h, &mut path, 9_000, |_, _| {});
+        // the sends of PROBE_BW, grouped by instant
+        let mut groups: Vec<(Instant, usize)> = Vec::new();
+        for &t in path.sent_at.iter().filter(|&&t| t >= ms(5_000)) {
+            match groups.last_mut() {
+                Some(g) if g.0 == t => g.1 += 1,
+                _ => groups.push((t, 1)),
+            }
+        }
+        let sizes: std::collections::BTreeMap<usize, usize> =
+            groups.iter().fold(Default::default(), |mut m, g| {
+                *m.entry(g.1).or_default() += 1;
+                m
+            });
+        let segments: usize = sizes.iter().map(|(k, n)| k * n).sum();
+        assert!(segments > 800, "{tso:?}: {sizes:?}");
+        match tso {
+            Tso::None => assert_eq!(sizes.keys().copied().collect::<Vec<_>>(), [1], "{sizes:?}"),
+            Tso::Linux => {
+                assert_eq!(sizes.keys().max(), Some(&2), "{sizes:?}");
+                // nearly every segment in a pair (a burst cut short by the
+                // window or PROBE_RTT's four segments aside)
+                assert!(sizes[&2] * 2 * 100 >= segments * 95, "{sizes:?}");
+                // the pacer waits for the whole pair: two segments' time at
+                // the fastest pacing rate, PROBE_BW's 1.25 x 2 Mbit/s (6.66
+                // ms of 1,040-byte packets; one segment's would be 3.33)
+                let gaps = groups.windows(2).filter(|w| w[0].1 == 2);
+                let min_gap = gaps.map(|w| w[1].0 - w[0].0).min().unwrap();
+                assert!(min_gap >= Duration::from_micros(6_600), "{min_gap:?}");
             }
         }
     }

@@ -1,7 +1,8 @@
 """Tables for the terminal: plain numbers (``1580``, not ``1.58e+03``; ``0``,
 not ``1.76e-13``), and a word where a number is missing: ``not reached``
-for a time that never came (a recovery, a transfer's end), ``-`` for a
-figure that does not exist. pandas' own ``to_string`` prints ``NaN`` and
+for a time that never came (a recovery, a transfer's end), ``bulk`` for the
+completion time of a flow without a size (which has no end to reach), ``-``
+for a figure that does not exist. pandas' own ``to_string`` prints ``NaN`` and
 ``inf`` and switches to exponents, which a reader has to decode; the units
 are in the column names (``goodput_mbps``, ``rtt_p95_ms``)."""
 
@@ -15,6 +16,10 @@ import pandas as pd
 
 NOT_REACHED = "not reached"
 """What a table shows for a time that was never reached (NaN or infinite)."""
+
+BULK = "bulk"
+"""What a table shows for the completion time of a bulk flow (one without a
+``size``): it sends until the run ends, so it has no completion to reach."""
 
 MISSING = "-"
 """What a table shows for a figure that does not exist (NaN)."""
@@ -88,4 +93,12 @@ def _cell(x: object, digits: int, missing: str) -> str:
     return plain(x, digits, missing)
 
 
-__all__ = ["MISSING", "NOT_REACHED", "REACHED_WORDS", "plain", "reach_columns", "table_text"]
+__all__ = [
+    "BULK",
+    "MISSING",
+    "NOT_REACHED",
+    "REACHED_WORDS",
+    "plain",
+    "reach_columns",
+    "table_text",
+]

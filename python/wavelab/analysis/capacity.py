@@ -29,6 +29,7 @@ computed from it is NaN rather than a guess.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -183,9 +184,27 @@ def outages(
                 float(back[0]["time"]) if back else end,
                 f"handoff ({r['node']} away)",
             )
+    for i in range(len(links)):
+        leo = _leo(normalized, i)
+        for start, stop in leo[1] if leo is not None else []:
+            add(i, start, stop, f"reconfiguration ({names[i]})")
     for spans in out.values():
         spans.sort(key=lambda w: (w.start, w.end))
     return out
+
+
+def _leo(
+    normalized: Mapping[str, Any], i: int
+) -> tuple[list[tuple[float, float, float, float]], list[tuple[float, float]]] | None:
+    """The path link ``i``'s LEO model draws (``_native.leo_plan``), or None
+    (also for a scenario that no longer validates here, e.g. a trace file of
+    another link gone since the run: its capacity is then not drawn)."""
+    if not normalized["links"][i].get("leo"):
+        return None
+    try:
+        return _native.leo_plan(json.dumps(dict(normalized)), i)
+    except _native.ScenarioError:
+        return None
 
 
 def _trace_steps(path: Path, end: float) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
@@ -222,10 +241,15 @@ def direction_capacity(
     name = str(link.get("name") or f"link{i}")
     label = f"{name}:{SIDES[side]}"
     override = link.get(SIDES[side]) or {}
-    known = not link.get("outage_process")
     trace = override.get("trace")
     rate_trace = override.get("rate_trace")
-    if trace:
+    leo = _leo(normalized, i)
+    known = not link.get("outage_process") and (leo is not None or not link.get("leo"))
+    if leo is not None:
+        # one rate per interval between the LEO model's reconfigurations
+        times = np.array([row[0] for row in leo[0]])
+        rates = np.array([row[2 + side] for row in leo[0]])
+    elif trace:
         times, rates = _trace_steps(Path(str(trace)), end)
     elif rate_trace:
         # the configured rate before the first point, the last one held (a

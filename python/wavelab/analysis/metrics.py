@@ -3,7 +3,10 @@
 From the flows table of each run:
 
 * totals over the run's flows: ``goodput_mbps`` (sum), ``retransmissions``,
-  ``fast_retransmits``, ``rto_expiries``, ``spurious_retransmissions``,
+  ``fast_retransmits``, ``rto_expiries``, ``spurious_retransmissions``, the
+  ECN counters ``ecn_echoes`` (ACKs with ECN-Echo the senders got),
+  ``ecn_reductions`` (the window reductions they caused) and
+  ``ce_received`` (data segments that reached the receivers marked CE),
   ``retransmission_rate`` (retransmitted segments / segments sent), and
   ``jain`` (Jain's fairness index of the flows' goodputs, with 2 flows or more);
 * the RTT over every sample every sender took (RFC 6298 measurements, all
@@ -14,7 +17,9 @@ From the flows table of each run:
   average (ties: the slowest), named in ``bottleneck``: the queueing delay
   of every packet it sent, ``queue_delay_mean_ms``, ``queue_delay_p95_ms``,
   ``queue_delay_p99_ms``; its ``loss_rate`` (packets dropped there, by the
-  queue, the loss model or an outage, / packets offered to it); and its
+  queue, its discipline, the loss model or an outage, / packets offered to
+  it); the packets its queue discipline dropped as congestion signals,
+  ``aqm_drops``, and set CE on, ``marks`` (both 0 on drop-tail); and its
   ``utilisation``: the bits it delivered to the far end (IP bytes) / the
   integral of its capacity over the run, where the capacity follows every
   rate schedule, handover and trace and is 0 while the link is down
@@ -73,8 +78,16 @@ PER_FLOW_LIMIT = 16
 """Runs with more flows get only the totals (and the recovery on their sum)."""
 HOLD = 10.0
 """Seconds the rate must stay recovered for ``recovery_sustained_s``."""
-COUNTERS = ("retransmissions", "fast_retransmits", "rto_expiries", "spurious_retransmissions")
-VERSION = 4
+COUNTERS = (
+    "retransmissions",
+    "fast_retransmits",
+    "rto_expiries",
+    "spurious_retransmissions",
+    "ecn_echoes",
+    "ecn_reductions",
+    "ce_received",
+)
+VERSION = 5
 """Changes when the metrics computed by :func:`flow_metrics` change (stored
 metrics of another version are recomputed from the run's files)."""
 RTT: tuple[tuple[str, str], ...] = tuple(
@@ -137,7 +150,7 @@ def flow_metrics(
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
     out["goodput_mbps"] = float(np.nansum(goodputs)) if goodputs else math.nan
     for c in COUNTERS:
-        out[c] = _total(flows[c])
+        out[c] = _total(flows[c]) if c in flows else math.nan
     out["retransmission_rate"] = _ratio(
         float(_total(flows["retransmissions"])), float(_total(flows["segments_sent"]))
     )
@@ -216,7 +229,8 @@ def bottleneck_metrics(
         return {}
     row = int(np.flatnonzero(np.asarray(links["dir"]) == d)[0])
     b = {n: list(links[n])[row] for n in [str(c) for c in links]}
-    dropped = float(b["dropped_queue"] + b["dropped_random"] + b["dropped_outage"])
+    aqm = _count(b.get("dropped_aqm", 0))
+    dropped = float(b["dropped_queue"] + b["dropped_random"] + b["dropped_outage"] + aqm)
     cap = direction_capacity(normalized, d, simulated, handovers, handoffs)
     bits = cap.bits() if cap.known else math.nan
     return {
@@ -225,6 +239,8 @@ def bottleneck_metrics(
         "queue_delay_p95_ms": _num(b["queue_delay_p95"]) * 1e3,
         "queue_delay_p99_ms": _num(b["queue_delay_p99"]) * 1e3,
         "loss_rate": _ratio(dropped, float(b["arrived"])),
+        "aqm_drops": aqm,
+        "marks": _count(b.get("marked", 0)),
         "utilisation": _ratio(float(b["delivered_bytes"]) * 8, bits),
         "capacity_mb": bits / 8e6,
         "up_s": cap.up_seconds() if cap.known else math.nan,

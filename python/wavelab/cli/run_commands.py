@@ -18,7 +18,7 @@ from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
 from wavelab._util.progress_bars import status
-from wavelab._util.table_text import table_text
+from wavelab._util.table_text import BULK, table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
@@ -91,7 +91,20 @@ def _print_summary(res: Results) -> None:
     with two flows or more)."""
     frame = res.summary()
     rtt = list(RTT_COLUMNS[1:])
-    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS) if c in frame])
+    # the ECN counters only when the run had ECN (a count above zero)
+    quiet = [
+        c
+        for c in ("ecn_echoes", "ecn_reductions", "ce_received")
+        if c in frame and not (frame[c].fillna(0) > 0).any()
+    ]
+    counters = frame.drop(columns=[c for c in (*rtt, *RUN_COLUMNS, *quiet) if c in frame])
+    if "completion_s" in counters:
+        # a bulk flow has no completion to reach: "bulk", where a sized flow
+        # that did not finish reads "not reached"
+        sized = _sized_flows(res)
+        if len(sized) == len(counters):
+            done = counters["completion_s"].tolist()
+            counters["completion_s"] = [v if s else BULK for v, s in zip(done, sized, strict=True)]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table_text(counters))
         print(table_text(frame[list(RTT_COLUMNS)]))
@@ -99,6 +112,15 @@ def _print_summary(res: Results) -> None:
     # table has no queueing delay)
     if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):
         print(_run_line(frame.iloc[0]))
+
+
+def _sized_flows(res: Results) -> list[bool]:
+    """Per flow (replicas expanded, in flow order), whether the scenario
+    gives it a ``size`` to transfer."""
+    out: list[bool] = []
+    for spec in res.scenario.normalized.get("flows", []):
+        out += [spec.get("size") is not None] * int(spec.get("count", 1))
+    return out
 
 
 def _run_line(row: pd.Series) -> str:
@@ -114,6 +136,10 @@ def _run_line(row: pd.Series) -> str:
         f"loss_rate {fmt(row['loss_rate'], 5)}",
         f"utilisation {fmt(row['utilisation'], 4)}",
     ]
+    # a queue discipline's signals, when it gave any (drop-tail gives none)
+    signals = [(c, row.get(c)) for c in ("aqm_drops", "marks")]
+    if any(not pd.isna(v) and v > 0 for _, v in signals):
+        parts += [f"{c} {int(v)}" for c, v in signals if not pd.isna(v)]
     if not pd.isna(row["jain"]):
         parts.append(f"jain {row['jain']:.4f}")
     return "  ".join(parts)

@@ -176,6 +176,7 @@ def compare(sim: Results, emu: Results) -> Comparison:
         for col in ("goodput_recovery_s", "sender_recovery_s", "r_ss_mbps"):
             name = f"{col} ({x['link']} at {x['handover_s']:g} s)"
             rows.append(_row(str(x["flow"]), name, float(x[col]), float(y[col])))
+    rows += discipline_rows(sim, emu)
     e = emu.run.get("emulation", {})
     flagged = None
     if e.get("flagged"):
@@ -186,6 +187,36 @@ def compare(sim: Results, emu: Results) -> Comparison:
     if not emu.complete or not sim.complete:
         flagged = (flagged + "; " if flagged else "") + "a run was interrupted"
     return Comparison(pd.DataFrame(rows), flagged)
+
+
+def discipline_figures(res: Results) -> dict[str, dict[str, float]]:
+    """Per link direction that a queue discipline runs (``link:direction``):
+    the packets it marked CE and dropped, and the mean sojourn over the
+    queue series' samples (ms)."""
+    q = res.queues
+    if q.empty or "sojourn" not in q:
+        return {}
+    rows = {int(r["dir"]): r for _, r in res.links.iterrows()}
+    out = {}
+    for d, part in q.groupby("dir", sort=True):
+        if not part["sojourn"].notna().any():
+            continue  # drop-tail
+        row = rows[int(str(d))]
+        out[f"{row['link']}:{row['direction']}"] = {
+            "marked": _float(row["marked"]),
+            "dropped_aqm": _float(row["dropped_aqm"]),
+            "mean_sojourn_ms": _mean(part["sojourn"]) * 1e3,
+        }
+    return out
+
+
+def discipline_rows(sim: Results, emu: Results) -> list[dict[str, Any]]:
+    """The rows of :func:`discipline_figures` of both runs, the direction in
+    the ``flow`` column."""
+    a, b = discipline_figures(sim), discipline_figures(emu)
+    return [
+        _row(name, fig, a[name][fig], b[name][fig]) for name in a if name in b for fig in a[name]
+    ]
 
 
 def _row(flow: str, figure: str, sim: float, emu: float) -> dict[str, Any]:

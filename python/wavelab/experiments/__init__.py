@@ -34,6 +34,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "wavelab.experiments.satwlan",
         "GEO satellite + WLAN (Annese et al.): Table II and Figures 2-4, plus CUBIC, BBR, Wave",
     ),
+    "starlink": (
+        "wavelab.experiments.starlink",
+        "Starlink-like LEO access (a new satellite every 15 s): BBR, CUBIC, NewReno, "
+        "Westwood+, Wave, downlink and uplink, seeds with 95 % CIs, the minimum-RTT sawtooth",
+    ),
     "mobiwac2009": (
         "wavelab.experiments.mobiwac2009",
         "MobiWac 2009 vertical handoffs, 1-4 flows: regular TCP, ETCPv0, ETCPv1 "

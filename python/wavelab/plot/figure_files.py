@@ -57,3 +57,17 @@ def save_figure(fig: Any, path: Path, dpi: int | None = None) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, dpi=dpi or _DPI.get(), format=path.suffix.lstrip(".") or "png")
     return write_atomically(path, buf.getvalue())
+
+
+def write_figure(fig: Any, path: str | Path | None, own: bool) -> None:
+    """What every plot function does last: writes ``fig`` to ``path`` if
+    one is given (:func:`save_figure`) and then, if the figure is the
+    function's own (no ``ax`` was passed in), closes it; a figure drawn
+    into the caller's axes stays open for the caller."""
+    if path is None:
+        return
+    save_figure(fig, Path(path))
+    if own:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -64,7 +64,7 @@ from wavelab.analysis.rates import (
     rate_ceiling,
 )
 from wavelab.analysis.rtt import rtt_cdf
-from wavelab.plot.figure_files import figure_dpi, figure_format, save_figure
+from wavelab.plot.figure_files import figure_dpi, figure_format, write_figure
 from wavelab.plot.spec import FIGURES, TRACES
 from wavelab.plot.style import (
     GREY,
@@ -180,10 +180,7 @@ def _finish(
     if own:
         fig.suptitle(f"{results.scenario.name}: {FIGURES[figure]['title']}")
         fig.tight_layout()
-    if path is not None:
-        save_figure(fig, Path(path))
-        if own:
-            plt.close(fig)
+    write_figure(fig, path, own)
     return fig
 
 
@@ -428,6 +425,29 @@ def plot_queues(
     return _finish(fig, axes, results, "queue", path, own)
 
 
+def plot_queue_delay(
+    results: Results, path: Path | None = None, window: TimeRange = None, *, ax: Target = None
+) -> Figure | None:
+    """Queue delay over time of each link direction a queue discipline runs:
+    the queue series' ``sojourn`` (the time the packet most recently
+    dequeued waited, in ms); None when no direction has a discipline (a
+    drop-tail direction's sojourn is NaN)."""
+    q = _within(results.queues, window)
+    if not len(q) or "sojourn" not in q:
+        return None
+    managed = [d for d, part in q.groupby("dir", sort=True) if part["sojourn"].notna().any()]
+    if not managed:
+        return None
+    fig, axes, own = _panels(1, 3.2, ax)
+    for d in managed:
+        part = q[q["dir"] == d]
+        axes[0].plot(part["time"], part["sojourn"] * 1e3, lw=1, label=str(part["link"].iloc[0]))
+    axes[0].set_ylabel(FIGURES["queue-delay"]["y"])
+    _mark_events(axes, results, window)
+    axes[0].legend(loc="upper right")
+    return _finish(fig, axes, results, "queue-delay", path, own)
+
+
 # Variables measured in seconds are drawn in milliseconds.
 _SECONDS = {"tx_time", "dispersion", "min_rtt", "avg_rtt", "delta_rtt", "rt_prop", "rtt_min", "k"}
 
@@ -575,6 +595,10 @@ def plot_all(
         put("cwnd", plot_cwnd(results, out / f"cwnd.{fmt}", window=window))
         put("rtt", plot_rtt(results, out / f"rtt.{fmt}", window=window))
         put("queue", plot_queues(results, out / f"queue.{fmt}", window=window))
+        put(
+            "queue-delay",
+            plot_queue_delay(results, out / f"queue-delay.{fmt}", window=window),
+        )
         put("algorithm", plot_algorithm_state(results, out / f"algorithm.{fmt}", window=window))
         put("jain", plot_jain(results, out / f"jain.{fmt}", window=window))
         put("rtt-cdf", plot_rtt_cdf(results, out / f"rtt-cdf.{fmt}"))

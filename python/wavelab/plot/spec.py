@@ -30,6 +30,11 @@ FIGURES: dict[str, dict[str, str]] = {
     "sequence": {"title": "sequence numbers", "y": "segment", "x": "time (s)"},
     "rtt-cdf": {"title": "RTT distribution", "y": "fraction of samples", "x": "RTT (ms)"},
     "queue": {"title": "queues", "y": "packets waiting", "x": "time (s)"},
+    "queue-delay": {
+        "title": "queue delay (sojourn of the last packet dequeued)",
+        "y": "ms",
+        "x": "time (s)",
+    },
     "algorithm": {"title": "algorithm state", "y": "", "x": "time (s)"},
     "jain": {"title": "fairness", "y": "Jain's index", "x": "time (s)"},
     "throughput-delay": {
@@ -62,6 +67,18 @@ TRACES: dict[str, str] = {
 }
 """Each trace's label (after the flow's name where it belongs to a flow)."""
 
+MIN_SEEDS = 3
+"""The fewest runs a point's 95 % confidence interval is drawn from, in the
+PNGs and the report alike: with two, Student's t(0.975, 1) = 12.7 makes an
+interval wider than the data says anything about; such points are drawn as
+their runs instead."""
+
+LOG_SPAN = 100.0
+"""A delay axis is logarithmic when the largest delay is more than this
+many times the smallest (two decades), in the PNGs and the report alike: on
+a linear axis a few runs with seconds of queueing squeeze every other point
+onto one line."""
+
 
 def is_algorithm_path(param: str) -> bool:
     """Whether a sweep parameter chooses a congestion-control algorithm
@@ -73,8 +90,9 @@ def is_algorithm_path(param: str) -> bool:
 def report_spec(algorithms: Sequence[str] = ()) -> dict[str, Any]:
     """What the report's script draws with, JSON-ready: :data:`FIGURES`,
     :data:`TRACES`, the palette, the flows' line styles, the state and event
-    colours, and the colour and marker of every built-in algorithm and of
-    ``algorithms``."""
+    colours, the colour and marker of every built-in algorithm and of
+    ``algorithms``, and the rules of truthful sweep plots
+    (:data:`MIN_SEEDS`, :data:`LOG_SPAN`)."""
     names = list(ALGORITHM_STYLES) + [a for a in algorithms if a not in ALGORITHM_STYLES]
     return {
         "figures": FIGURES,
@@ -87,4 +105,6 @@ def report_spec(algorithms: Sequence[str] = ()) -> dict[str, Any]:
         "outage": OUTAGE_COLOR,
         "states": STATE_COLORS,
         "algorithms": {a: asdict(algorithm_style(a)) for a in names},
+        "min_seeds": MIN_SEEDS,
+        "log_span": LOG_SPAN,
     }

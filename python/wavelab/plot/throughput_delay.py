@@ -33,8 +33,8 @@ from matplotlib.figure import Figure
 
 from wavelab.analysis.seeds import mean_ci
 from wavelab.errors import WavelabError
-from wavelab.plot.figure_files import save_figure
-from wavelab.plot.spec import FIGURES, is_algorithm_path
+from wavelab.plot.figure_files import write_figure
+from wavelab.plot.spec import FIGURES, LOG_SPAN, MIN_SEEDS, is_algorithm_path
 from wavelab.plot.style import PALETTE, algorithm_style
 
 GOODPUT = "goodput_mbps"
@@ -44,17 +44,6 @@ MAX_LABELS = 16
 
 def _label(row: pd.Series, params: list[str]) -> str:
     return ", ".join(f"{p}={row[p]}" for p in params)
-
-
-MIN_SEEDS = 3
-"""The fewest runs a point's 95 % confidence interval is drawn from: with
-two, Student's t(0.975, 1) = 12.7 makes an interval wider than the data
-says anything about; such points are drawn as their runs instead."""
-
-LOG_SPAN = 100.0
-"""The delay axis is logarithmic when the largest delay is more than this
-many times the smallest (two decades): on a linear axis a few runs with
-seconds of queueing squeeze every other point onto one line."""
 
 
 def _points(runs: pd.DataFrame, params: list[str], delay: str) -> pd.DataFrame:
@@ -191,10 +180,7 @@ def plot_throughput_delay(
         ax.legend()
     if own:
         fig.tight_layout()
-    if path is not None:
-        save_figure(fig, Path(path))
-        if own:
-            plt.close(fig)
+    write_figure(fig, path, own)
     return fig
 
 

@@ -12,7 +12,9 @@ What it shows:
   filterable; a click selects a run), a plot of any metric against any
   parameter (when the sweep varies the seed, each parameter point's mean
   over the seeds with its 95 % confidence interval as error bars, from
-  ``seeds.parquet``, over the runs' points), the throughput-delay plot
+  ``seeds.parquet``, over the runs' points, where the point has
+  :data:`wavelab.plot.spec.MIN_SEEDS` seeds or more; an interval stops at
+  zero for a metric that cannot go below it), the throughput-delay plot
   (goodput against the p95 RTT or another delay, the delay axis reversed
   as Pantheon draws it; with seeds each parameter point's mean with its
   95 % intervals both ways, as ``wavelab plot DIR`` draws it), and the
@@ -28,6 +30,13 @@ What it shows:
 Wherever two runs or more are embedded, a list chooses the runs drawn
 together, overlaid one colour per run (the palette's, in the order
 chosen, as ``wavelab compare`` draws its figures).
+
+Both sweep plots follow the rules of the PNGs
+(:mod:`wavelab.plot.throughput_delay`): coloured and marked by the algorithm
+when the sweep varies one (:func:`wavelab.plot.spec.is_algorithm_path`), an
+axis of delays logarithmic when they span more than
+:data:`wavelab.plot.spec.LOG_SPAN`, no interval from fewer than
+:data:`wavelab.plot.spec.MIN_SEEDS` seeds.
 
 What a run's time series holds: :mod:`wavelab.report.time_series`.
 """
@@ -125,6 +134,9 @@ def _sweep_page(d: Path, max_runs: int) -> _Page:
                     else f"the first {len(shown)} of {len(table)} rows",
                 ),
                 "params": params + typed,
+                # the parameters that choose an algorithm: plots are
+                # coloured and marked by them first
+                "algorithm_params": [p for p in params if is_algorithm_path(p)],
                 "metrics": metrics,
                 "seeds": _seeds_data(d / SEEDS),
                 "axes": meta["axes"],

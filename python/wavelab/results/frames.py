@@ -38,8 +38,11 @@ class Results:
       rto, recovery state and the algorithm's variables (``cc_*`` columns);
     * ``flows``: per-flow counters and completion times;
     * ``links``: per-link-direction counters (sent, delivered, dropped by cause);
-    * ``queues``: per link direction per sample: queue length, and the bytes
-      serialised and delivered so far;
+    * ``queues``: per link direction per sample: queue length, the bytes
+      serialised and delivered so far, and the queue discipline's state
+      (``sojourn``, ``aqm_drops``, ``aqm_marks``, ``drop_prob``, ``prob_l``,
+      ``codel_dropping``, ``codel_count``: NaN or 0 on a drop-tail
+      direction; docs/scenarios.md, "The queue series");
     * ``packets``: the per-packet log of flows with ``log_packets = true``;
     * ``handovers``: when each handover of the scenario happened;
     * ``handoffs``: the handoffs of multi-homed nodes (when, from which

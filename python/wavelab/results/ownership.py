@@ -36,7 +36,17 @@ from typing import Any
 from wavelab.errors import WavelabError
 from wavelab.results.tables import TABLES
 
-PLOTS = ("sequence", "rate", "cwnd", "rtt", "queue", "algorithm", "jain", "rtt-cdf")
+PLOTS = (
+    "sequence",
+    "rate",
+    "cwnd",
+    "rtt",
+    "queue",
+    "queue-delay",
+    "algorithm",
+    "jain",
+    "rtt-cdf",
+)
 """The plots of a run (:func:`wavelab.plot.run_plots.plot_all`), without their extension."""
 
 PLOT_FORMATS = ("png", "pdf", "svg")

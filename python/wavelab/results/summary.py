@@ -22,6 +22,8 @@ RUN_COLUMNS = (
     "queue_delay_mean_ms",
     "queue_delay_p95_ms",
     "loss_rate",
+    "aqm_drops",
+    "marks",
     "utilisation",
     "jain",
 )
@@ -38,13 +40,15 @@ def summary_frame(
     metrics: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One row per flow of a ``flows`` table: the figures people compare
-    first. Per flow: goodput, bytes delivered, the retransmission counters and
+    first. Per flow: goodput, bytes delivered, the retransmission counters,
+    the ECN counters (``ecn_echoes``, ``ecn_reductions``, ``ce_received``) and
     ``retransmission_rate``, the minimum RTT and ``rtt_mean_ms``,
     ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms`` (its sender's samples),
     completion time. Per run, repeated on each row (:data:`RUN_COLUMNS`; with
     the links table, run figures and normalised scenario): the bottleneck's
     name, queueing delay mean and p95 (ms), ``loss_rate`` (packets dropped
-    there / offered) and ``utilisation``, and ``jain`` (Jain's index of the
+    there / offered), its discipline's ``aqm_drops`` and ``marks`` (CE set),
+    and ``utilisation``, and ``jain`` (Jain's index of the
     flows' goodputs; empty for one flow, where it says nothing). Every figure
     comes from :func:`wavelab.analysis.metrics.flow_metrics` and
     :func:`wavelab.analysis.metrics.retransmission_and_rtt`, as in a sweep's
@@ -64,6 +68,7 @@ def summary_frame(
             "fast_retransmits": f["fast_retransmits"],
             "rto_expiries": f["rto_expiries"],
             "spurious_retransmissions": f["spurious_retransmissions"],
+            **{c: f[c] for c in ("ecn_echoes", "ecn_reductions", "ce_received") if c in f},
             "retransmission_rate": np.round(rates["retransmission_rate"], 5),
             "min_rtt_ms": (f["min_rtt"] * 1e3).round(2),
             **{c: np.round(rates[c], 2) for c in ("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms")},
@@ -80,7 +85,7 @@ def summary_frame(
     digits = {"queue_delay_mean_ms": 2, "queue_delay_p95_ms": 2, "loss_rate": 5}
     for c in RUN_COLUMNS:
         v = m.get(c, math.nan)
-        out[c] = v if isinstance(v, str) else round(float(v), digits.get(c, 4))
+        out[c] = v if isinstance(v, str | int) else round(float(v), digits.get(c, 4))
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from wavelab import _native
+from wavelab.analysis.metrics import COUNTERS as METRIC_COUNTERS
 from wavelab.analysis.metrics import VERSION as METRICS_VERSION
 from wavelab.analysis.metrics import flow_metrics, handoff_metrics, recovery_metrics, unit
 from wavelab.results.tables import with_units
@@ -163,10 +164,7 @@ FIRST = ("point",)
 AFTER_PARAMS = ("run", "status", "error", "baseline_run", "flows")
 TOTALS = (
     "goodput_mbps",
-    "retransmissions",
-    "fast_retransmits",
-    "rto_expiries",
-    "spurious_retransmissions",
+    *METRIC_COUNTERS,
     "retransmission_rate",
     "jain",
     "rtt_mean_ms",
@@ -178,6 +176,8 @@ TOTALS = (
     "queue_delay_p95_ms",
     "queue_delay_p99_ms",
     "loss_rate",
+    "aqm_drops",
+    "marks",
     "utilisation",
     "capacity_mb",
     "up_s",
@@ -198,10 +198,7 @@ everything else in the table is deterministic)."""
 PER_FLOW = (
     "goodput_mbps",
     "delivered_mb",
-    "retransmissions",
-    "fast_retransmits",
-    "rto_expiries",
-    "spurious_retransmissions",
+    *METRIC_COUNTERS,
     "retransmission_rate",
     "min_rtt_ms",
     "rtt_mean_ms",

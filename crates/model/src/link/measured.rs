@@ -28,7 +28,7 @@
 
 use super::trace_file::{excerpt, read_trace_file, TraceError};
 use super::LossModel;
-use crate::link::{DelayInterpolation, LossSpec};
+use crate::link::{DelayInterpolation, DelayTraceFormat, LossSpec};
 use wavelab_tcp::units::{parse_duration, parse_rate, MAX_DURATION};
 use wavelab_tcp::{Duration, Instant, Rate};
 
@@ -120,6 +120,69 @@ impl CsvTrace {
         Self::parse(path, &text, what)
     }
 
+    /// Reads the delay trace `path` written as `format` (a regular file as
+    /// [`CsvTrace::load`] reads): CSV points as they are, an RTT series
+    /// halved, or LeoReplayer's one delay in milliseconds per 10 ms line.
+    pub fn load_delay(path: &str, format: DelayTraceFormat) -> Result<Self, TraceError> {
+        let text = read_trace_file(path)?;
+        match format {
+            DelayTraceFormat::Csv => Self::parse(path, &text, Quantity::Delay),
+            DelayTraceFormat::Rtt => {
+                let mut t = Self::parse(path, &text, Quantity::Delay)?;
+                for v in &mut t.values {
+                    *v = (*v / 2.0).floor();
+                }
+                Ok(t)
+            }
+            DelayTraceFormat::Leoreplayer => Self::parse_leoreplayer(path, &text),
+        }
+    }
+
+    /// Parses LeoReplayer's delay format: one one-way delay in milliseconds
+    /// (a plain number, fractions allowed) per line, line `k` (from 0,
+    /// blank lines and `#` comments skipped) holding from `k` x 10 ms.
+    pub fn parse_leoreplayer(file: &str, text: &str) -> Result<Self, TraceError> {
+        const STEP_NS: u64 = 10_000_000;
+        let (mut times, mut values) = (Vec::new(), Vec::new());
+        for (i, raw) in text.lines().enumerate() {
+            let t = raw.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let ms = match t.parse::<f64>() {
+                Ok(ms) if ms.is_finite() && ms >= 0.0 && ms <= MAX_DURATION.as_secs_f64() * 1e3 => {
+                    ms
+                }
+                _ => {
+                    return Err(TraceError {
+                        file: file.to_string(),
+                        line: i + 1,
+                        message: format!(
+                            "{} is not a delay (LeoReplayer's format: one delay in milliseconds \
+                             per line, each line 10 ms)",
+                            excerpt(t)
+                        ),
+                    })
+                }
+            };
+            times.push(times.len() as u64 * STEP_NS);
+            values.push((ms * 1e6).round());
+        }
+        if times.is_empty() {
+            return Err(TraceError {
+                file: file.to_string(),
+                line: 0,
+                message: "has no delays (one number of milliseconds per line)".to_string(),
+            });
+        }
+        Ok(CsvTrace {
+            times,
+            values,
+            seen: 0,
+            last: 0,
+        })
+    }
+
     /// Parses a CSV trace's text (`file` names it in errors).
     pub fn parse(file: &str, text: &str, what: Quantity) -> Result<Self, TraceError> {
         let err = |line: usize, message: String| TraceError {
@@ -190,6 +253,20 @@ impl CsvTrace {
             seen: 0,
             last: 0,
         })
+    }
+
+    /// A series of the given points (times in nanoseconds, never
+    /// decreasing; values as [`CsvTrace::points`] gives them), as a generator
+    /// such as the LEO model ([`super::LeoSpec`]) draws them.
+    pub fn from_points(times: Vec<u64>, values: Vec<f64>) -> Self {
+        debug_assert!(times.len() == values.len() && !times.is_empty());
+        debug_assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        CsvTrace {
+            times,
+            values,
+            seen: 0,
+            last: 0,
+        }
     }
 
     /// The points in order: (seconds from the start of the run, value: bit/s
@@ -349,6 +426,41 @@ mod tests {
 
     fn ms(x: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(x)
+    }
+
+    #[test]
+    fn a_leoreplayer_delay_file_is_one_delay_per_10_ms() {
+        let text = "# delay_1.txt\n25.5\n30\n\n28.25\n";
+        let mut s = CsvTrace::parse_leoreplayer("delay_1.txt", text).unwrap();
+        assert_eq!(s.len(), 3);
+        let step = DelayInterpolation::Step;
+        assert_eq!(s.delay(ms(0), step), Some(Duration::from_micros(25_500)));
+        assert_eq!(s.delay(ms(19), step), Some(Duration::from_millis(30)));
+        assert_eq!(s.delay(ms(20), step), Some(Duration::from_micros(28_250)));
+        // the last delay holds
+        assert_eq!(s.delay(ms(5000), step), Some(Duration::from_micros(28_250)));
+        let e = CsvTrace::parse_leoreplayer("d.txt", "25\n-3\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("\"-3\" is not a delay"), "{e}");
+        let e = CsvTrace::parse_leoreplayer("d.txt", "25,1\n").unwrap_err();
+        assert!(e.to_string().contains("d.txt line 1"), "{e}");
+        assert!(CsvTrace::parse_leoreplayer("d.txt", "# nothing\n").is_err());
+    }
+
+    #[test]
+    fn an_rtt_series_gives_half_its_rtt_as_the_one_way_delay() {
+        let dir = std::env::temp_dir().join(format!("wavelab-rtt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("path.rtt");
+        std::fs::write(&f, "time,rtt\n0,50ms\n2.5,0.081\n").unwrap();
+        let f = f.to_str().unwrap();
+        let mut s = CsvTrace::load_delay(f, DelayTraceFormat::Rtt).unwrap();
+        let step = DelayInterpolation::Step;
+        assert_eq!(s.delay(ms(100), step), Some(Duration::from_millis(25)));
+        assert_eq!(s.delay(ms(2600), step), Some(Duration::from_micros(40_500)));
+        let mut c = CsvTrace::load_delay(f, DelayTraceFormat::Csv).unwrap();
+        assert_eq!(c.delay(ms(100), step), Some(Duration::from_millis(50)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

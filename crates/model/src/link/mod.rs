@@ -54,6 +54,7 @@
 mod arq;
 mod clock_free;
 mod fading;
+mod leo;
 mod loss;
 mod measured;
 mod outages;
@@ -68,10 +69,14 @@ mod wireless;
 pub use arq::{Arq, Attempts};
 pub use clock_free::Link;
 pub use fading::outage_windows;
+pub use leo::{DelayRange, LeoInterval, LeoPlan, LeoSpec, RateRange};
 pub use loss::LossModel;
 pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
-pub use params::{parse_queue, DelayInterpolation, Direction, LossSpec, QueueLimit, ScheduleEntry};
+pub use params::{
+    parse_queue, DelayInterpolation, DelayTraceFormat, Direction, LossSpec, QueueLimit,
+    ScheduleEntry,
+};
 pub use stepped::{Admitted, Arrived, Finished, Stepped};
 pub use trace::{MahimahiTrace, Opportunities, MAX_TIMESTAMP_MS, MTU};
 pub use trace_file::{TraceError, MAX_TRACE_BYTES, TRACE_READ_SECONDS};

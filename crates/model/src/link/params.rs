@@ -168,6 +168,28 @@ pub struct ScheduleEntry {
     pub loss: Option<LossSpec>,
 }
 
+/// How a delay trace's file is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DelayTraceFormat {
+    /// `time,delay` points (see [`crate::link::CsvTrace`]).
+    #[default]
+    Csv,
+    /// `time,rtt` points, as path RTT series are published (a Hypatia-style
+    /// series of a satellite path's RTT): the one-way delay is half the RTT.
+    Rtt,
+    /// LeoReplayer's `delay_N.txt`: one one-way delay in milliseconds per
+    /// line, each line the next 10 ms interval from the start of the run.
+    Leoreplayer,
+}
+
+impl DelayTraceFormat {
+    /// True for the default (kept out of the normalised scenario).
+    pub fn is_csv(&self) -> bool {
+        *self == DelayTraceFormat::Csv
+    }
+}
+
 /// How a delay trace is read between two of its points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -241,6 +241,14 @@ impl<T: Copy> Stepped<T> {
         }
     }
 
+    /// The queue discipline's state at `now` (its periodic updates brought
+    /// up to `now` first), for the queue series; None for drop-tail.
+    pub fn qdisc_state(&mut self, now: Instant) -> Option<qdisc::QueueState> {
+        let a = self.aqm.as_mut()?;
+        a.qdisc.advance(now);
+        Some(a.qdisc.state())
+    }
+
     /// The same direction with link-layer ARQ: its loss model is then the
     /// loss of one attempt.
     pub fn with_arq(mut self, arq: Arq) -> Self {

@@ -6,7 +6,7 @@
 use super::preset;
 use super::{ArqSpec, LinkHandoverSpec, LossSpec, OutageProcessSpec, QueueLimit, ScheduleEntry};
 use crate::link::qdisc::QdiscSpec;
-use crate::link::DelayInterpolation;
+use crate::link::{DelayInterpolation, DelayTraceFormat, LeoSpec};
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
 
@@ -57,6 +57,12 @@ pub struct LinkSpec {
     /// On/off outages drawn from distributions (besides `outages`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage_process: Option<OutageProcessSpec>,
+    /// A LEO satellite access link (Starlink-like): reconfigurations every
+    /// `period` that change the delay and the capacities, with delay
+    /// spikes, outages and non-congestive loss ([`LeoSpec`]). The link's
+    /// directions then run the series it draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leo: Option<LeoSpec>,
 }
 
 /// Per-direction overrides of a link's settings.
@@ -92,6 +98,9 @@ pub struct DirectionSpec {
     /// A CSV trace (time, one-way delay) of this direction's delay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_trace: Option<String>,
+    /// How `delay_trace` is written (default CSV `time,delay` points).
+    #[serde(skip_serializing_if = "DelayTraceFormat::is_csv")]
+    pub delay_trace_format: DelayTraceFormat,
     /// How `delay_trace` is read between two points (default: a step).
     #[serde(skip_serializing_if = "DelayInterpolation::is_step")]
     pub delay_interpolation: DelayInterpolation,

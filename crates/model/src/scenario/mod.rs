@@ -154,26 +154,30 @@ impl Scenario {
     /// Parses and validates a scenario written as JSON (what the Python layer
     /// passes after reading TOML).
     pub fn from_json_str(s: &str) -> Result<Scenario, ScenarioError> {
-        let de = &mut serde_json::Deserializer::from_str(s);
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            locate(e, |i: &serde_json::Error| {
-                // The JSON position means nothing to someone who wrote TOML.
-                let m = i.to_string();
-                let suffix = format!(" at line {} column {}", i.line(), i.column());
-                m.strip_suffix(&suffix).unwrap_or(&m).to_string()
-            })
-        })?;
-        sc.validate()?;
-        Ok(sc)
+        let value: serde_json::Value = serde_json::from_str(s)
+            .map_err(|e| ScenarioError::at("", format!("not valid JSON: {e}")))?;
+        Scenario::from_value(value)
     }
 
     /// Parses and validates a scenario written as TOML.
+    ///
+    /// The TOML is read into a JSON value first and the scenario is
+    /// deserialized from that, as [`Scenario::from_json_str`] does: one
+    /// deserializer for both formats, because the serde code generated for
+    /// each (format, type) pair was most of this crate's build time.
     pub fn from_toml_str(s: &str) -> Result<Scenario, ScenarioError> {
-        let de = toml::Deserializer::parse(s).map_err(|e| {
+        let value: serde_json::Value = toml::from_str(s).map_err(|e: toml::de::Error| {
             ScenarioError::at("", format!("not valid TOML: {}", e.to_string().trim()))
         })?;
-        let sc: Scenario = serde_path_to_error::deserialize(de)
-            .map_err(|e| locate(e, |i: &toml::de::Error| i.message().to_string()))?;
+        Scenario::from_value(value)
+    }
+
+    /// Deserializes and validates a scenario from a JSON value, whichever
+    /// format it was written in: the one place serde meets the scenario's
+    /// types, so that their deserialization is compiled once.
+    fn from_value(value: serde_json::Value) -> Result<Scenario, ScenarioError> {
+        let sc: Scenario = serde_path_to_error::deserialize(value)
+            .map_err(|e| locate(e, |i: &serde_json::Error| i.to_string()))?;
         sc.validate()?;
         Ok(sc)
     }

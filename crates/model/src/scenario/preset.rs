@@ -12,6 +12,7 @@ use super::{
     ArqSpec, BackoffSpec, DirectionSpec, LinkHandoverSpec, LinkSpec, LossSpec, OutageProcessSpec,
     OutageSpec, QdiscSpec, QueueLimit, ScheduleEntry,
 };
+use crate::link::LeoSpec;
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::{Duration, Rate};
 
@@ -111,6 +112,8 @@ pub(crate) struct LinkSpecWritten {
     arq: Option<ArqSpec>,
     #[serde(default)]
     outage_process: Option<OutageProcessSpec>,
+    #[serde(default)]
+    leo: Option<LeoSpec>,
 }
 
 impl TryFrom<LinkSpecWritten> for LinkSpec {
@@ -120,8 +123,11 @@ impl TryFrom<LinkSpecWritten> for LinkSpec {
         // serde's own wording, which the scenario's error locator turns into
         // "links[i].rate: missing (it is required)"
         let missing = |field: &str| format!("missing field `{field}`");
-        let rate = w.rate.or(preset.as_ref().map(|p| p.0));
-        let delay = w.delay.or(preset.as_ref().map(|p| p.1));
+        // a LEO link's directions run the series its model draws: the
+        // configured rate and delay (shown in the links table) default to
+        // the downlink's highest rate and the lowest base delay
+        let rate = (w.rate.or(preset.as_ref().map(|p| p.0))).or(w.leo.map(|l| l.downlink.max));
+        let delay = (w.delay.or(preset.as_ref().map(|p| p.1))).or(w.leo.map(|l| l.delay.min));
         Ok(LinkSpec {
             name: w.name,
             between: w.between,
@@ -137,6 +143,7 @@ impl TryFrom<LinkSpecWritten> for LinkSpec {
             handovers: w.handovers,
             arq: w.arq.or(preset.and_then(|p| p.4)),
             outage_process: w.outage_process,
+            leo: w.leo,
         })
     }
 }

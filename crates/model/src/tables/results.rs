@@ -70,14 +70,18 @@ impl Results {
     /// with the queue disciplines (`dropped_aqm`, `marked`), counted only
     /// when one is not zero, so that a drop-tail run keeps its digest, and
     /// the flows' ECN counters (`ecn_echoes`, `ecn_reductions`,
-    /// `ce_received`) likewise, so that a run without ECN keeps it.
+    /// `ce_received`) likewise, so that a run without ECN keeps it, and the
+    /// queue table's discipline columns
+    /// ([`super::series::QDISC_COLUMNS`]), counted only when one holds a
+    /// value other than 0 or NaN, so that a drop-tail run keeps its digest.
     pub fn digest(&self) -> u64 {
         let mut h = Fnv::default();
         let links = without_zero_columns(&self.links, &["dropped_aqm", "marked"]);
         let flows = without_zero_columns(&self.flows, &ECN_COUNTERS);
+        let queues = without_zero_columns(&self.queues, &super::series::QDISC_COLUMNS);
         for t in [
             &self.series,
-            &self.queues,
+            &queues,
             &flows,
             &links,
             &self.packets,
@@ -98,12 +102,16 @@ impl Results {
 const ECN_COUNTERS: [&str; 3] = ["ecn_echoes", "ecn_reductions", "ce_received"];
 
 /// `table` without those of the columns `names` that hold only zeros (or
-/// nothing: a counter the driver cannot know).
+/// nothing: a counter the driver cannot know), or only NaN (floats).
 fn without_zero_columns(table: &Table, names: &[&str]) -> Table {
     let mut t = table.clone();
     t.columns.retain(|c| {
         !names.contains(&c.name.as_str())
-            || !matches!(&c.data, ColumnData::U64(v) if v.iter().all(|&x| x == 0))
+            || !match &c.data {
+                ColumnData::U64(v) => v.iter().all(|&x| x == 0),
+                ColumnData::F64(v) => v.iter().all(|x| x.is_nan()),
+                _ => false,
+            }
     });
     t
 }

@@ -2,6 +2,7 @@
 //! the algorithm's own variables) and per link direction (queue length).
 
 use super::{ColumnData, Table};
+use crate::link::qdisc::QueueState;
 use crate::link::LinkCounters;
 use wavelab_tcp::{CaState, CongestionControl, Instant, Receiver, Sender};
 
@@ -224,8 +225,11 @@ impl Series {
     }
 }
 
-/// Queue lengths, and the bytes serialised and delivered so far, of every
-/// link direction at each sample.
+/// Queue lengths, the bytes serialised and delivered so far, and the queue
+/// discipline's state, of every link direction at each sample.
+///
+/// The discipline's columns ([`QueueState`]) hold NaN (floats) or 0
+/// (counts) on a drop-tail direction.
 #[derive(Clone, Debug, Default)]
 pub struct QueueSeries {
     time: Vec<f64>,
@@ -234,18 +238,62 @@ pub struct QueueSeries {
     bytes: Vec<u64>,
     sent_bytes: Vec<u64>,
     delivered_bytes: Vec<u64>,
+    sojourn: Vec<f64>,
+    aqm_drops: Vec<u64>,
+    aqm_marks: Vec<u64>,
+    drop_prob: Vec<f64>,
+    prob_l: Vec<f64>,
+    codel_dropping: Vec<f64>,
+    codel_count: Vec<f64>,
 }
 
+/// The queue table's columns that a queue discipline fills (NaN or 0 on a
+/// drop-tail direction).
+pub const QDISC_COLUMNS: [&str; 7] = [
+    "sojourn",
+    "aqm_drops",
+    "aqm_marks",
+    "drop_prob",
+    "prob_l",
+    "codel_dropping",
+    "codel_count",
+];
+
 impl QueueSeries {
-    /// Records direction `dir`: `packets` and `bytes` waiting, and its
-    /// counters.
-    pub fn record(&mut self, now: Instant, dir: u32, packets: u64, bytes: u64, c: &LinkCounters) {
+    /// Records direction `dir`: `packets` and `bytes` waiting, its
+    /// counters, and its queue discipline's `state` (None: drop-tail).
+    pub fn record(
+        &mut self,
+        now: Instant,
+        dir: u32,
+        packets: u64,
+        bytes: u64,
+        c: &LinkCounters,
+        state: Option<&QueueState>,
+    ) {
         self.time.push(now.as_secs_f64());
         self.dir.push(dir);
         self.packets.push(packets);
         self.bytes.push(bytes);
         self.sent_bytes.push(c.sent_bytes);
         self.delivered_bytes.push(c.delivered_bytes);
+        let nan = f64::NAN;
+        let s = state.copied().unwrap_or(QueueState {
+            sojourn: nan,
+            drops: 0,
+            marks: 0,
+            drop_prob: nan,
+            prob_l: nan,
+            codel_dropping: nan,
+            codel_count: nan,
+        });
+        self.sojourn.push(s.sojourn);
+        self.aqm_drops.push(s.drops);
+        self.aqm_marks.push(s.marks);
+        self.drop_prob.push(s.drop_prob);
+        self.prob_l.push(s.prob_l);
+        self.codel_dropping.push(s.codel_dropping);
+        self.codel_count.push(s.codel_count);
     }
 
     /// The series as a table (`dir` indexes the links table).
@@ -260,6 +308,16 @@ impl QueueSeries {
             "delivered_bytes",
             ColumnData::U64(self.delivered_bytes.clone()),
         );
+        t.push("sojourn", ColumnData::F64(self.sojourn.clone()));
+        t.push("aqm_drops", ColumnData::U64(self.aqm_drops.clone()));
+        t.push("aqm_marks", ColumnData::U64(self.aqm_marks.clone()));
+        t.push("drop_prob", ColumnData::F64(self.drop_prob.clone()));
+        t.push("prob_l", ColumnData::F64(self.prob_l.clone()));
+        t.push(
+            "codel_dropping",
+            ColumnData::F64(self.codel_dropping.clone()),
+        );
+        t.push("codel_count", ColumnData::F64(self.codel_count.clone()));
         t
     }
 }

@@ -11,6 +11,8 @@ pub fn unit(table: &str, column: &str) -> Option<&'static str> {
         ("bursts", "seq") => return None, // the kernel's sequence number
         ("notifications", "seq") | ("packets", "seq") => return Some("B"),
         ("queues", "bytes") => return Some("B"),
+        ("queues", "sojourn") => return Some("s"),
+        ("queues", "drop_prob" | "prob_l") => return Some("1"),
         _ => {}
     }
     if column.starts_with("cc_") {

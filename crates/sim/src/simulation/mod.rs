@@ -336,10 +336,11 @@ impl Simulation {
         }
         if self.sc.output.queues {
             self.net.sync(now);
-            for (i, d) in self.net.dirs.iter().enumerate() {
+            for (i, d) in self.net.dirs.iter_mut().enumerate() {
                 let (packets, bytes) = d.queued();
+                let state = d.qdisc_state(now);
                 self.queues
-                    .record(now, i as u32, packets, bytes, d.counters());
+                    .record(now, i as u32, packets, bytes, d.counters(), state.as_ref());
             }
         }
         let next = now + self.interval;

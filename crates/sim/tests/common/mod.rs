@@ -1,5 +1,5 @@
-//! Helpers shared by the system tests (each test file is its own crate and
-//! uses a subset, hence the `dead_code` allowance).
+//! Helpers shared by the system tests (no file uses all of them, hence the
+//! `dead_code` allowance).
 #![allow(dead_code)]
 
 use wavelab_sim::{Results, Scenario, Simulation};

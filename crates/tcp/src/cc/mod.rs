@@ -243,6 +243,8 @@ pub struct WindowOptions {
     pub hystart: crate::config::Hystart,
     /// BBR's allowance above its bandwidth-delay product.
     pub bbr_quantum: crate::config::BbrQuantum,
+    /// Whether a paced algorithm sends Linux's TSO bursts.
+    pub tso: crate::config::Tso,
 }
 
 impl Default for WindowOptions {
@@ -258,6 +260,7 @@ impl From<&crate::TcpConfig> for WindowOptions {
             ca_per_ack: c.ca_per_ack,
             hystart: c.hystart,
             bbr_quantum: c.bbr_quantum,
+            tso: c.tso,
         }
     }
 }
@@ -372,6 +375,12 @@ pub trait CongestionControl: fmt::Debug {
     /// Pacing rate the sender must not exceed, if any.
     fn pacing_rate(&self) -> Option<Rate> {
         None
+    }
+    /// Segments a paced sender may release at one instant before its pacer
+    /// waits for all of them (at least 1): Linux's TSO burst (`tcp.tso`).
+    /// Only read while [`CongestionControl::pacing_rate`] is set.
+    fn send_quantum(&self) -> u64 {
+        1
     }
     /// Whether the algorithm lets data out now.
     fn send_gate(&self, _now: Instant) -> SendGate {
@@ -697,6 +706,9 @@ impl CongestionControl for Cc {
     }
     fn pacing_rate(&self) -> Option<Rate> {
         dispatch!(self, c => c.pacing_rate())
+    }
+    fn send_quantum(&self) -> u64 {
+        dispatch!(self, c => c.send_quantum())
     }
     fn send_gate(&self, now: Instant) -> SendGate {
         dispatch!(self, c => c.send_gate(now))

@@ -238,6 +238,10 @@ pub struct Sender {
     ack_pending: bool,
     pacer_next: Instant,
     pacer_blocked: bool,
+    /// Segments the pacing burst begun at `burst_at` may still send at that
+    /// instant (`tcp.tso`; always 0 with single-segment pacing).
+    burst_left: u64,
+    burst_at: Instant,
     round_sent: u32,
     challenges: ChallengeAcks,
     stats: SenderStats,
@@ -306,6 +310,8 @@ impl Sender {
             ack_pending: false,
             pacer_next: Instant::ZERO,
             pacer_blocked: false,
+            burst_left: 0,
+            burst_at: Instant::ZERO,
             round_sent: 0,
             challenges: ChallengeAcks::default(),
             stats: SenderStats::default(),
@@ -767,13 +773,20 @@ impl Sender {
         self.cc.pacing_rate().is_some()
     }
 
+    /// True while the pacing burst begun at this instant may send more
+    /// (`tcp.tso = "linux"`): Linux sends a TSO packet of several segments
+    /// at once and only then waits for the pacing timer.
+    fn in_burst(&self, now: Instant) -> bool {
+        self.burst_left > 0 && now == self.burst_at
+    }
+
     /// Picks the next data segment: a retransmission (RFC 6675 NextSeg rule 1)
     /// before new data (rule 2), within the window, the gate and the pacer.
     fn next_data(&mut self, now: Instant) -> Option<Transmit> {
         self.pacer_blocked = false;
         // (the clock test first: it is one comparison, and false whenever
         // the algorithm does not pace)
-        if now < self.pacer_next && self.pacing_active() {
+        if now < self.pacer_next && self.pacing_active() && !self.in_burst(now) {
             self.pacer_blocked = true;
             return None;
         }
@@ -875,6 +888,15 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         if let Some(rate) = self.cc.pacing_rate() {
+            // a send through an open pacer begins a burst of the
+            // algorithm's send quantum; the pacer then waits for all of it
+            // (Linux's `tcp_update_skb_after_send` charges a TSO packet's
+            // whole length)
+            if now >= self.pacer_next {
+                self.burst_left = self.cc.send_quantum().max(1);
+                self.burst_at = now;
+            }
+            self.burst_left = self.burst_left.saturating_sub(1);
             self.pacer_next = self.pacer_next.max(now) + rate.tx_time(ip_len);
         }
         self.cc.on_packet_sent(now, &info);

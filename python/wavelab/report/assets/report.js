@@ -137,8 +137,47 @@
   /* The colour and marker of group g (the i-th) of a plot coloured by
      parameter param: its algorithm's when param chooses the algorithm. */
   function groupStyle(param, g, i) {
-    var a = /(^|\.)cc$/.test(param || "") ? SPEC.algorithms[g] : null;
+    var algo = (D.sweep && D.sweep.algorithm_params) || [];
+    var a = algo.indexOf(param) >= 0 ? SPEC.algorithms[g] : null;
     return a ? { color: a.color, symbol: a.symbol } : { color: COLORS[i % COLORS.length], symbol: "circle" };
+  }
+
+  /* The rules every sweep plot follows, as the PNGs (wavelab.plot.spec):
+     colour by the algorithm first; an axis of delays ("_ms") logarithmic
+     when its values span more than SPEC.log_span; an interval only from
+     SPEC.min_seeds seeds or more, never below zero for a metric that is. */
+  function defaultColour(sw, others) {
+    var algo = sw.algorithm_params || [];
+    return algo.length ? algo[0] : (others.length ? others[0] : "");
+  }
+
+  function isDelay(metric) { return /_ms(:|$)/.test(metric || ""); }
+
+  function axisType(metric, values) {
+    if (!isDelay(metric)) return "-";
+    var v = values.filter(function (x) { return typeof x === "number" && isFinite(x); });
+    if (!v.length) return "-";
+    var lo = Math.min.apply(null, v), hi = Math.max.apply(null, v);
+    return lo > 0 && hi > SPEC.log_span * lo ? "log" : "-";
+  }
+
+  /* The half-widths below and above mean of a seeds row's interval; the
+     lower one stops at zero where the metric cannot go below it. */
+  function interval(mean, low, high, nonNegative) {
+    var down = low === null ? 0 : Math.abs(mean - low), up = high === null ? 0 : Math.abs(high - mean);
+    if (nonNegative && mean >= 0) down = Math.min(down, mean);
+    return [down, up];
+  }
+
+  /* The runs' markers (one trace per group, in the order of groups) are
+     drawn faint where their group's means are drawn over them, full where
+     they are all there is. */
+  function fadeRuns(traces, groups, means) {
+    groups.forEach(function (g, i) { if (means && means[g]) traces[i].marker.opacity = 0.35; });
+  }
+
+  function allNonNegative(sw, ci) {
+    return ci >= 0 && sw.rows.every(function (r) { return r[ci] === null || typeof r[ci] !== "number" || r[ci] >= 0; });
   }
 
   function line(flow, i, y, key, extra) {
@@ -436,9 +475,10 @@
     sw.params.forEach(function (c) { cs.appendChild(el("option", { value: c, text: c })); });
     var pick = ["recovery_s", "goodput_mbps"].filter(function (m) { return sw.metrics.indexOf(m) >= 0; });
     if (pick.length) ys.value = pick[0];
-    /* colour by a second parameter, never by the seed (the seeds' means are drawn instead) */
+    /* colour by the algorithm, else by a second parameter, never by the
+       seed (the seeds' means are drawn instead) */
     var colourable = sw.params.filter(function (c) { return c !== "seed"; });
-    if (colourable.length > 1) cs.value = colourable[1];
+    cs.value = defaultColour(sw, colourable.slice(1));
     var div = el("div", { cls: "plot", id: "plot-scatter" });
     p.appendChild(el("div", { cls: "controls" }, el("label", { text: "x" }), xs, el("label", { text: "y" }), ys,
       el("label", { text: "colour" }), cs));
@@ -455,10 +495,12 @@
       var names = Object.keys(groups);
       var traces = names.map(function (g, i) {
         return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
-          customdata: groups[g].key, marker: { size: 8, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: sw.seeds ? 0.35 : 0.8 },
+          customdata: groups[g].key, marker: { size: 8, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: 0.8 },
           hovertemplate: "%{x}: %{y}<br>run %{customdata}<extra></extra>" };
       });
-      /* the seeds' mean and 95 % interval per parameter point, as error bars */
+      var runTraces = traces.length, clip = allNonNegative(sw, yi);
+      /* the seeds' mean and 95 % interval per parameter point with
+         SPEC.min_seeds seeds or more, as error bars (fewer: its runs alone) */
       var sd = sw.seeds;
       var sx = sd ? sd.columns.indexOf(xs.value) : -1, sc = sd && cs.value ? sd.columns.indexOf(cs.value) : -1;
       if (sd && sx >= 0 && (!cs.value || sc >= 0)) {
@@ -466,11 +508,12 @@
         var lo = sd.columns.indexOf("ci95_low"), hi = sd.columns.indexOf("ci95_high"), n = sd.columns.indexOf("n");
         var means = {};
         sd.rows.forEach(function (r) {
-          if (r[mi] !== ys.value || r[mean] === null) return;
+          if (r[mi] !== ys.value || r[mean] === null || !(r[n] >= SPEC.min_seeds)) return;
           var g = sc >= 0 ? fmt(r[sc]) : "runs";
           var m = (means[g] = means[g] || { x: [], y: [], up: [], down: [], n: [] });
+          var e = interval(r[mean], r[lo], r[hi], clip);
           m.x.push(r[sx]); m.y.push(r[mean]); m.n.push(r[n]);
-          m.up.push(r[hi] === null ? 0 : r[hi] - r[mean]); m.down.push(r[lo] === null ? 0 : r[mean] - r[lo]);
+          m.up.push(e[1]); m.down.push(e[0]);
         });
         Object.keys(means).forEach(function (g) {
           var i = names.indexOf(g), m = means[g];
@@ -480,9 +523,12 @@
             hovertemplate: "%{x}: mean %{y} over %{customdata} seeds<extra>95 % CI</extra>" });
         });
       }
+      fadeRuns(traces, names, means);
+      var all = function (axis) { return [].concat.apply([], traces.slice(0, runTraces).map(function (t) { return t[axis]; })); };
       Plotly.react(div, traces, { height: 360, margin: NARROW ? { l: 44, r: 8, t: 20, b: 50 } : { l: 60, r: 20, t: 20, b: 50 },
         legend: NARROW ? { orientation: "h", x: 0, y: -0.25, yanchor: "top" } : {},
-        xaxis: { title: { text: xs.value } }, yaxis: { title: { text: ys.value } }, hovermode: "closest" }, CONFIG);
+        xaxis: { title: { text: xs.value }, type: axisType(xs.value, all("x")) },
+        yaxis: { title: { text: ys.value }, type: axisType(ys.value, all("y")) }, hovermode: "closest" }, CONFIG);
     }
     [xs, ys, cs].forEach(function (sel) { sel.addEventListener("change", scatter); });
     scatter();
@@ -509,12 +555,14 @@
     var params = sw.params.filter(function (c) { return c !== "seed"; });
     cs.appendChild(el("option", { value: "", text: "(none)" }));
     params.forEach(function (c) { cs.appendChild(el("option", { value: c, text: c })); });
-    if (params.length) cs.value = params[0];
+    cs.value = defaultColour(sw, params);
     var div = el("div", { cls: "plot", id: "plot-throughput-delay" });
     p.appendChild(el("div", { cls: "controls" }, el("label", { text: "delay" }), ds, el("label", { text: "colour" }), cs));
     p.appendChild(div);
     p.appendChild(el("p", { cls: "note", text: "The delay axis is reversed, as Pantheon draws it: better is up and to the right." +
-      (sw.seeds ? " Large opaque markers: each parameter point's mean over its seeds with its 95 % confidence intervals; faint markers: single runs." : "") }));
+      (sw.seeds ? " Large markers: each parameter point's mean over its seeds with its 95 % confidence intervals, where it has " +
+        SPEC.min_seeds + " seeds or more; small markers: single runs (faint where a mean is drawn)." : "") +
+      " The delay axis is logarithmic when the delays span more than a factor of " + SPEC.log_span + "." }));
     function draw() {
       var runCol = sw.columns.indexOf("run"), st = sw.columns.indexOf("status");
       var xi = sw.columns.indexOf(ds.value), yi = sw.columns.indexOf(G), ci = sw.columns.indexOf(cs.value);
@@ -527,9 +575,10 @@
       });
       var traces = order.map(function (g, i) {
         return { type: "scatter", mode: "markers", name: cs.value ? cs.value + "=" + g : g, x: groups[g].x, y: groups[g].y,
-          customdata: groups[g].key, marker: { size: 7, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: sw.seeds ? 0.35 : 0.85 },
+          customdata: groups[g].key, marker: { size: 7, color: groupStyle(cs.value, g, i).color, symbol: groupStyle(cs.value, g, i).symbol, opacity: 0.85 },
           hovertemplate: "%{x} ms, %{y} Mbit/s<br>run %{customdata}<extra></extra>" };
       });
+      var runTraces = traces.length, clipX = allNonNegative(sw, xi), clipY = allNonNegative(sw, yi);
       var sd = sw.seeds;
       if (sd) {
         var mi = sd.columns.indexOf("metric");
@@ -547,12 +596,13 @@
         Object.keys(byKey).forEach(function (k) {
           var b = byKey[k];
           if (!b.x || !b.y || b.x[col("mean")] === null || b.y[col("mean")] === null) return;
+          if (!(b.x[col("n")] >= SPEC.min_seeds && b.y[col("n")] >= SPEC.min_seeds)) return;
           var g = sc >= 0 ? fmt(b.x[sc]) : "runs";
           var m = (means[g] = means[g] || { x: [], y: [], xu: [], xd: [], yu: [], yd: [], n: [] });
-          var half = function (r, which) { var v = r[col(which)]; return v === null ? 0 : Math.abs(v - r[col("mean")]); };
+          var half = function (r, clip) { return interval(r[col("mean")], r[col("ci95_low")], r[col("ci95_high")], clip); };
+          var ex = half(b.x, clipX), ey = half(b.y, clipY);
           m.x.push(b.x[col("mean")]); m.y.push(b.y[col("mean")]); m.n.push(b.y[col("n")]);
-          m.xu.push(half(b.x, "ci95_high")); m.xd.push(half(b.x, "ci95_low"));
-          m.yu.push(half(b.y, "ci95_high")); m.yd.push(half(b.y, "ci95_low"));
+          m.xu.push(ex[1]); m.xd.push(ex[0]); m.yu.push(ey[1]); m.yd.push(ey[0]);
         });
         Object.keys(means).forEach(function (g) {
           var i = order.indexOf(g), m = means[g];
@@ -563,9 +613,12 @@
             hovertemplate: "%{x} ms, %{y} Mbit/s: mean over %{customdata} seeds<extra>95 % CI</extra>" });
         });
       }
+      fadeRuns(traces, order, means);
+      var shown = [].concat.apply([], traces.slice(0, runTraces).map(function (t) { return t.x; }));
+      var type = axisType(ds.value, shown);
       Plotly.react(div, traces, { height: 420, margin: NARROW ? { l: 44, r: 8, t: 20, b: 50 } : { l: 60, r: 20, t: 20, b: 50 },
         legend: NARROW ? { orientation: "h", x: 0, y: -0.25, yanchor: "top" } : {},
-        xaxis: { title: { text: ds.value + " (reversed)" }, autorange: "reversed" },
+        xaxis: { title: { text: ds.value + (type === "log" ? " (log, reversed)" : " (reversed)") }, autorange: "reversed", type: type },
         yaxis: { title: { text: "goodput (Mbit/s)" }, rangemode: "tozero" }, hovermode: "closest" }, CONFIG);
     }
     [ds, cs].forEach(function (sel) { sel.addEventListener("change", draw); });

@@ -226,6 +226,11 @@ impl<P: Queued> Codel<P> {
     pub fn tally(&self) -> Tally {
         self.tally
     }
+
+    /// Its state (dropping or not, the drop count).
+    pub fn vars(&self) -> &Vars {
+        &self.vars
+    }
 }
 
 impl<P> Metrics for Codel<P> {

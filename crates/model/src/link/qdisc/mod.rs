@@ -222,6 +222,68 @@ impl<P: Queued> Qdisc<P> {
     }
 }
 
+/// A discipline's state as the queue series records it: the figures every
+/// discipline has, and NaN where a discipline has no such figure (see
+/// [`Qdisc::state`] for which fills what).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueState {
+    /// Seconds the packet most recently dequeued waited in the discipline
+    /// (its sojourn time, measured at the head, RFC 8289 section 4.1); 0
+    /// before the first dequeue.
+    pub sojourn: f64,
+    /// Packets it dropped as congestion signals so far (not for a full
+    /// buffer).
+    pub drops: u64,
+    /// Packets it set CE on so far.
+    pub marks: u64,
+    /// Its drop (or mark) probability: PIE's p (RFC 8033 section 4.2),
+    /// RED's latest early-drop probability, DualPI2's classic p_C (RFC 9332
+    /// section 2.4); NaN for CoDel and FQ-CoDel.
+    pub drop_prob: f64,
+    /// DualPI2's coupled L4S marking probability p_CL = k p' (RFC 9332
+    /// section 2.4), the floor of p_L = max(p_L', p_CL) (its native step
+    /// marking is a per-packet threshold, not a probability); NaN for the
+    /// other disciplines.
+    pub prob_l: f64,
+    /// CoDel: 1 in the dropping state, else 0 (RFC 8289 section 5.2); NaN
+    /// for the other disciplines (FQ-CoDel's queues each have their own).
+    pub codel_dropping: f64,
+    /// CoDel: the drop count of its control law; NaN for the others.
+    pub codel_count: f64,
+}
+
+impl<P: Queued> Qdisc<P> {
+    /// Its state now (call [`Qdisc::advance`] first to bring PIE's and
+    /// DualPI2's periodic updates up to the instant).
+    pub fn state(&self) -> QueueState {
+        let t = each!(self, q => q.tally());
+        let mut s = QueueState {
+            sojourn: t.sojourn.as_secs_f64(),
+            drops: t.drops,
+            marks: t.marks,
+            drop_prob: f64::NAN,
+            prob_l: f64::NAN,
+            codel_dropping: f64::NAN,
+            codel_count: f64::NAN,
+        };
+        match self {
+            Qdisc::Red(q) => s.drop_prob = q.probability(),
+            Qdisc::Pie(q) => s.drop_prob = q.probability(),
+            Qdisc::DualPi2(q) => {
+                let (_, p_c, p_cl) = q.probabilities();
+                s.drop_prob = p_c;
+                s.prob_l = p_cl;
+            }
+            Qdisc::Codel(q) => {
+                s.codel_dropping = q.vars().dropping() as u8 as f64;
+                s.codel_count = q.vars().count() as f64;
+            }
+            Qdisc::FqCodel(_) => {}
+        }
+        s
+    }
+}
+
 impl<P> Metrics for Qdisc<P> {
     fn metric_names(&self) -> &'static [&'static str] {
         each!(self, q => q.metric_names())

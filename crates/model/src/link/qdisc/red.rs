@@ -148,6 +148,11 @@ impl<P: Queued> Red<P> {
     pub fn tally(&self) -> Tally {
         self.tally
     }
+
+    /// The early-drop (or mark) probability of the last arrival.
+    pub fn probability(&self) -> f64 {
+        self.p
+    }
 }
 
 impl<P> Metrics for Red<P> {

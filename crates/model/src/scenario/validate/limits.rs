@@ -90,6 +90,9 @@ fn highest_rate(sc: &Scenario, i: usize, k: usize) -> u64 {
         .filter(|e| e.direction.covers(k))
         .filter_map(|e| e.rate);
     let handed = l.handovers.iter().filter_map(|h| h.rate);
+    let leo = l
+        .leo
+        .map(|m| if k == 0 { m.downlink.max } else { m.uplink.max });
     let traced = d
         .rate_trace
         .as_ref()
@@ -98,6 +101,7 @@ fn highest_rate(sc: &Scenario, i: usize, k: usize) -> u64 {
     std::iter::once(d.rate.unwrap_or(l.rate))
         .chain(scheduled)
         .chain(handed)
+        .chain(leo)
         .map(Rate::as_bps)
         .chain(traced)
         .max()

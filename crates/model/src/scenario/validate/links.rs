@@ -64,6 +64,7 @@ pub(super) fn check(sc: &Scenario) -> Result<(), ScenarioError> {
             }
         }
         super::traces::check(&p, l)?;
+        super::leo::check(&p, l, sc.duration)?;
         if let Some(o) = &l.outage_process {
             check_outage_process(&format!("{p}.outage_process"), o, sc.duration)?;
         }
@@ -125,7 +126,7 @@ fn check_queue(path: &str, q: QueueLimit) -> Result<(), ScenarioError> {
     }
 }
 
-fn check_loss(path: &str, l: &LossSpec) -> Result<(), ScenarioError> {
+pub(super) fn check_loss(path: &str, l: &LossSpec) -> Result<(), ScenarioError> {
     let probs: Vec<(&str, f64)> = match *l {
         LossSpec::None => vec![],
         LossSpec::Bernoulli { p } => vec![("p", p)],

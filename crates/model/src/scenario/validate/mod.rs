@@ -7,8 +7,8 @@
 //! 2. the resources it asks for ([`limits`], bounds of [`crate::limits`]);
 //! 3. the names ([`names`], rules of [`crate::names`]);
 //! 4. each link in file order ([`links`]): its ends and name, its settings,
-//!    schedule, handovers ([`handovers`]), ARQ, traces ([`traces`]),
-//!    outage process and outage windows;
+//!    schedule, handovers ([`handovers`]), ARQ, traces ([`traces`]), LEO
+//!    model ([`leo`]), outage process and outage windows;
 //! 5. each flow ([`flows`]): its nodes, TCP and congestion-control
 //!    settings, times, commands and routes;
 //! 6. the handoffs of multi-homed nodes ([`handoffs`]);
@@ -17,6 +17,7 @@
 mod flows;
 mod handoffs;
 mod handovers;
+mod leo;
 mod limits;
 mod links;
 mod names;

@@ -24,7 +24,6 @@ pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
         }
         let csv = [
             ("rate_trace", &d.rate_trace, Quantity::Rate),
-            ("delay_trace", &d.delay_trace, Quantity::Delay),
             ("loss_trace", &d.loss_trace, Quantity::Loss),
         ];
         for (field, file, what) in csv {
@@ -32,6 +31,15 @@ pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
                 CsvTrace::load(file, what)
                     .map_err(|e| ScenarioError::at(at(field), e.to_string()))?;
             }
+        }
+        if let Some(file) = &d.delay_trace {
+            CsvTrace::load_delay(file, d.delay_trace_format)
+                .map_err(|e| ScenarioError::at(at("delay_trace"), e.to_string()))?;
+        } else if !d.delay_trace_format.is_csv() {
+            return Err(ScenarioError::at(
+                at("delay_trace_format"),
+                "there is no delay_trace to read",
+            ));
         }
         if d.trace.is_some() && d.rate_trace.is_some() {
             return Err(ScenarioError::at(

@@ -78,7 +78,9 @@
 //! * **cwnd = `cwnd_gain` × BDP** with no send-quantum allowance (the draft's
 //!   `3 × send_quantum`): wavelab has no TSO and sends single segments; the
 //!   floor is 4 segments. The send quantum itself is omitted for the same
-//!   reason. `tcp.bbr_quantum = "linux"` (the linux profile) adds Linux's
+//!   reason unless `tcp.tso = "linux"` asks for Linux's TSO bursts
+//!   ([`crate::Tso`]): then [`CongestionControl::send_quantum`] is
+//!   `bbr_tso_segs_goal`. `tcp.bbr_quantum = "linux"` (the linux profile) adds Linux's
 //!   `bbr_quantization_budget` to every in-flight target instead (see
 //!   [`crate::BbrQuantum`]): on a 2 Mbit/s path it is six segments, a
 //!   standing queue in PROBE_BW that keeps PROBE_BW's RTT samples above
@@ -115,6 +117,7 @@ use super::{
     AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, SenderRequest, SentInfo,
     UndoEvent, WindowOptions, WindowStart,
 };
+use crate::config::Tso;
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
 use state::Machine;
@@ -227,9 +230,21 @@ impl CongestionControl for Bbr {
         Some(self.m.pacing_rate)
     }
 
-    /// `tcp.bbr_quantum`: the allowance above the bandwidth-delay product.
+    /// With `tcp.tso = "linux"`, Linux's TSO burst of a BBR flow:
+    /// `tcp_tso_segs` with BBR's `min_tso_segs`, the segments
+    /// `bbr_tso_segs_goal` also counts.
+    fn send_quantum(&self) -> u64 {
+        match self.m.tso {
+            Tso::None => 1,
+            Tso::Linux => self.m.tso_segs_goal(),
+        }
+    }
+
+    /// `tcp.bbr_quantum`: the allowance above the bandwidth-delay product;
+    /// `tcp.tso`: whether paced data leaves in Linux's TSO bursts.
     fn set_options(&mut self, options: &WindowOptions) {
         self.m.quantum = options.bbr_quantum;
+        self.m.tso = options.tso;
     }
 
     fn set_mss(&mut self, mss: u32) {

@@ -5,7 +5,7 @@
 use super::filters::{MaxBwFilter, MinRttFilter};
 use super::params::BbrParams;
 use crate::cc::{CaState, WindowStart};
-use crate::config::BbrQuantum;
+use crate::config::{BbrQuantum, Tso};
 use crate::rate::RateSample;
 use crate::time::{Duration, Instant, Rate};
 
@@ -52,6 +52,8 @@ pub(super) struct Machine {
     pub(super) initial_cwnd: u64,
     /// The allowance above a bandwidth-delay product (`tcp.bbr_quantum`).
     pub(super) quantum: BbrQuantum,
+    /// Whether paced data leaves in Linux's TSO bursts (`tcp.tso`).
+    pub(super) tso: Tso,
 
     // ----- the model
     /// BBR.BtlBw samples, bit/s of payload.
@@ -124,6 +126,7 @@ impl Machine {
             mss,
             initial_cwnd,
             quantum: BbrQuantum::None,
+            tso: Tso::None,
             bw: MaxBwFilter::new(p.bw_window_rounds),
             rtprop: MinRttFilter::new(p.min_rtt_window),
             rtprop_expired: false,
@@ -210,7 +213,7 @@ impl Machine {
     /// most 127. Linux also caps the bytes at the GSO size (about 64 KB),
     /// which binds only above about 530 Mbit/s of pacing with segments over
     /// 516 bytes; that cap is left out.
-    fn tso_segs_goal(&self) -> u64 {
+    pub(super) fn tso_segs_goal(&self) -> u64 {
         let bytes_per_sec = self.pacing_rate.as_bps() / 8;
         let min_segs = if self.pacing_rate.as_bps() < 1_200_000 {
             1

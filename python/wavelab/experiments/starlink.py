@@ -1,0 +1,231 @@
+"""TCP over a Starlink-like LEO access link (``wavelab reproduce starlink``).
+
+The algorithms the LEO literature compares, each alone on the built-in
+``starlink`` scenario (the ``leo`` link model: a new satellite every 15 s,
+a new base delay and capacity per interval, a delay spike and a 50 ms outage
+at each switch, 1 % loss without congestion), downlink (server to dish) and
+uplink (dish to server), over several seeds (each seed is another drawn
+path). What the published measurements say, beside our figures:
+
+* the minimum RTT changes every 15 s, a sawtooth of plateaus (Huston, "A
+  transport protocol's view of Starlink", APNIC blog, May 2024; Mohan et
+  al., "A Multifaceted Look at Starlink Performance", WWW 2024);
+* BBR carries far more than CUBIC, and CUBIC more than Reno (Huston's
+  measurements over Starlink), since the loss the link makes is not
+  congestion and the loss-based algorithms take it for congestion.
+
+BBRv3 is not implemented (BBR here is v1), so the comparison of BBRv3's
+uplink with BBRv1's is not made. TCP Wave runs without SACK, as its papers
+describe its loss recovery; the others with SACK, as Linux runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from wavelab import _native
+from wavelab._util.table_text import table_text
+from wavelab.analysis.capacity import direction_capacity
+from wavelab.experiments.figures import save
+from wavelab.experiments.runs import run_runs
+from wavelab.experiments.tables import Markdown, Tables
+from wavelab.plot.style import algorithm_style
+from wavelab.results.frames import Results
+from wavelab.scenario.builtin import builtin_scenario
+from wavelab.scenario.loading import Scenario
+from wavelab.sweep.study import StudyRun
+
+ALGORITHMS = ("bbr", "cubic", "newreno", "westwood", "wave")
+DIRECTIONS = ("downlink", "uplink")
+SAT = 1
+"""The LEO link's index in the scenario (``sat``: gateway -> dish)."""
+
+
+@dataclass(frozen=True)
+class Form:
+    """How long each run is, and its seeds."""
+
+    duration: float
+    seeds: tuple[int, ...]
+
+
+FULL = Form(90.0, (1, 2, 3, 4, 5))
+QUICK = Form(30.0, (1, 2))
+
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+"""Student's t, two-sided 95 %, by degrees of freedom (the seeds less one)."""
+
+
+def scenarios(form: Form) -> dict[str, Scenario]:
+    """The runs, named ``<algorithm>-<direction>-seed<k>``."""
+    base = builtin_scenario("starlink").with_changes({"duration": f"{form.duration:g}s"})
+    out: dict[str, Scenario] = {}
+    for algo in ALGORITHMS:
+        for direction in DIRECTIONS:
+            for seed in form.seeds:
+                changes: dict[str, object] = {
+                    "seed": seed,
+                    "flows[0].cc": algo,
+                    "flows[0].tcp": {"sack": algo != "wave"},
+                }
+                if direction == "uplink":
+                    changes |= {"flows[0].from": "dish", "flows[0].to": "server"}
+                out[f"{algo}-{direction}-seed{seed}"] = base.with_changes(changes)
+    return out
+
+
+def _direction(name: str) -> int:
+    """The LEO link's direction a run's data takes (2: forward, 3: reverse)."""
+    return 2 * SAT + (0 if "-downlink-" in name else 1)
+
+
+def run_row(name: str, res: Results, duration: float) -> dict[str, object]:
+    """One run's figures: goodput, the share of the drawn capacity it used,
+    its timeouts and retransmissions."""
+    algo, direction, seed = name.rsplit("-", 2)
+    flow = res.flows.iloc[0]
+    delivered = float(flow["bytes_delivered"]) * 8
+    capacity = direction_capacity(res.scenario.normalized, _direction(name), duration)
+    return {
+        "algorithm": algo,
+        "direction": direction,
+        "seed": int(seed.removeprefix("seed")),
+        "goodput_mbps": delivered / duration / 1e6,
+        "utilisation": delivered / capacity.bits(),
+        "rto_expiries": int(flow["rto_expiries"]),
+        "retransmission_rate": float(flow["retransmissions"]) / max(1, int(flow["segments_sent"])),
+    }
+
+
+def summarise(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm and direction: the mean over the seeds and its 95 %
+    confidence interval (Student's t), of goodput and utilisation."""
+    out = []
+    for (algo, direction), g in rows.groupby(["algorithm", "direction"], sort=False):
+        n = len(g)
+        entry: dict[str, object] = {"algorithm": algo, "direction": direction, "seeds": n}
+        for col in ("goodput_mbps", "utilisation"):
+            mean = float(g[col].mean())
+            half = T_975[n - 1] * float(g[col].std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+            entry[col] = mean
+            entry[f"{col}_ci95"] = half
+        entry["rto_expiries"] = float(g["rto_expiries"].mean())
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def checks(summary: pd.DataFrame) -> pd.DataFrame:
+    """The published statements beside what the runs give."""
+    rows = []
+    for direction in DIRECTIONS:
+        part = summary[summary["direction"] == direction].set_index("algorithm")
+        g = part["goodput_mbps"]
+        order = " > ".join(f"{a} {g[a]:.1f}" for a in g.sort_values(ascending=False).index)
+        holds = g["bbr"] > g["cubic"] > g["newreno"]
+        rows.append(
+            (
+                f"{direction}: goodput order (Mbit/s)",
+                "BBR above CUBIC above Reno (Huston 2024)",
+                f"{order}: {'holds' if holds else 'does not hold'}",
+            )
+        )
+    return pd.DataFrame(rows, columns=["check", "published", "wavelab"])
+
+
+def min_rtt_per_second(res: Results) -> pd.Series:
+    """The smallest RTT sample in each second of a run (s)."""
+    s = res.series[res.series["rtt"] > 0]
+    return s.groupby(np.floor(s["time"].to_numpy()))["rtt"].min()
+
+
+def path_rtt(res: Results) -> tuple[np.ndarray, np.ndarray]:
+    """The drawn path's RTT with no queue (two core delays and two base
+    delays), as a step per interval: times, RTTs (s)."""
+    normalized = res.scenario.normalized
+    plan = _native.leo_plan(json.dumps(dict(normalized)), SAT)
+    assert plan is not None
+    delay = _native.quantity(str(normalized["links"][0]["delay"]))
+    assert delay is not None
+    core = 2 * delay[0]
+    times = np.array([row[0] for row in plan[0]])
+    return times, np.array([core + 2 * row[1] for row in plan[0]])
+
+
+def figures(runs: Mapping[str, Results], summary: pd.DataFrame, form: Form, out: Path) -> None:
+    """The minimum-RTT sawtooth of the first seed's downlink runs, and the
+    goodput of each algorithm with its confidence interval. The sawtooth is
+    drawn for the algorithms whose RTT samples follow Karn's rule (TCP
+    Wave's include, by design, samples inflated by loss repair: seconds
+    long over this lossy path)."""
+    seed = form.seeds[0]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for algo in ("bbr", "cubic", "newreno"):
+        m = min_rtt_per_second(runs[f"{algo}-downlink-seed{seed}"])
+        ax.plot(m.index, m * 1e3, lw=1, label=algo, color=algorithm_style(algo).color)
+    times, rtt = path_rtt(runs[f"cubic-downlink-seed{seed}"])
+    ax.step(times, rtt * 1e3, where="post", color="black", ls="--", lw=1, label="path (no queue)")
+    for t in times[1:]:
+        ax.axvline(t, color="grey", lw=0.5, alpha=0.5)
+    ax.set(
+        xlabel="time (s)",
+        ylabel="smallest RTT in each second (ms)",
+        title=f"Minimum RTT over the LEO path (downlink, seed {seed}): a plateau per satellite",
+    )
+    ax.legend(ncol=3, fontsize=8)
+    ax.grid(alpha=0.3)
+    save(fig, out / "min_rtt.png")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, direction in zip(axes, DIRECTIONS, strict=True):
+        part = summary[summary["direction"] == direction]
+        colors = [algorithm_style(a).color for a in part["algorithm"]]
+        ax.bar(
+            part["algorithm"],
+            part["goodput_mbps"],
+            yerr=part["goodput_mbps_ci95"].fillna(0),
+            color=colors,
+            capsize=4,
+        )
+        ax.set(title=f"{direction} ({len(form.seeds)} seeds, 95 % CI)", ylabel="goodput (Mbit/s)")
+        ax.grid(alpha=0.3, axis="y")
+    save(fig, out / "goodput.png")
+
+
+def reproduce(
+    out: Path,
+    quick: bool,
+    jobs: int | None,
+    cluster: str | None = None,
+    cluster_timeout: float | None = None,
+) -> Path:
+    """Runs the study (into ``out/store``, resumable), prints and writes the
+    tables, draws the figures."""
+    form = QUICK if quick else FULL
+    out.mkdir(parents=True, exist_ok=True)
+    study = {k: StudyRun(sc) for k, sc in scenarios(form).items()}
+    runs = run_runs("starlink", study, out, jobs, cluster, cluster_timeout).results
+    rows = pd.DataFrame([run_row(k, runs[k], form.duration) for k in study])
+    summary = summarise(rows)
+    check = checks(summary)
+    tables = Tables(out)
+    tables.csv("runs.csv", rows)
+    tables.csv("summary.csv", summary)
+    tables.csv("comparison.csv", check)
+    tables.markdown("summary.md", Markdown().table(summary.round(3)).table(check))
+    figures(runs, summary, form, out)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 90):
+        print(table_text(summary.round(3)))
+        print()
+        print(table_text(check))
+    return out
