@@ -243,13 +243,11 @@ fn every_algorithm_runs_with_ecn() {
         // run's last ~21 ms is still on the wire when the run ends
         // (DCTCP keeps a standing queue and was marked at 9.993 s). Every
         // mark made up to 25 ms before the end has reached the receiver.
-        let early = *queue_col(&r, 0, 0.0, "aqm_marks")
+        let before_end = queue_col(&r, 0, 0.0, "time")
             .iter()
-            .zip(queue_col(&r, 0, 0.0, "time"))
-            .filter(|&(_, t)| t <= 10.0 - 0.025)
-            .map(|(m, _)| m)
-            .last()
-            .unwrap() as u64;
+            .filter(|&&t| t <= 10.0 - 0.025)
+            .count();
+        let early = queue_col(&r, 0, 0.0, "aqm_marks")[before_end - 1] as u64;
         eprintln!(
             "{cc}: marked {marks} ({early} by 9.975 s), ce_received {}, ecn_reductions {reductions}, retransmissions {}",
             flow("ce_received"),
