@@ -94,3 +94,63 @@ fn dctcp_holds_the_queue_near_k_on_a_step_and_alpha_tracks_the_marked_fraction()
         "alpha {alpha_mean} vs marked fraction {fraction}"
     );
 }
+
+/// Prague's scalable response (ECT(1), the alpha / 2 cut) in DualPI2's L
+/// queue beside a CUBIC flow with classic ECN in its C queue, one 40 ms
+/// path (the shipped scenario prague-dualpi2). RFC 9332 section 2.1
+/// couples the L queue's marking to the classic one as p_L = k sqrt(p_C'),
+/// k = 2, which for equal RTTs makes a scalable flow's rate (about 2 / p_L
+/// segments per RTT) and a classic one's (about 1.22 / sqrt(p_C) for Reno,
+/// CUBIC near it at this BDP) the same order: we ask for rates within a
+/// factor of two of each other, a bound the uncoupled queues (Prague
+/// would see only its own shallow step) would break. Prague's packets see
+/// the L queue's millisecond-scale delay (its RTT median within 8 ms of
+/// the 40 ms base) while CUBIC's sit behind the classic queue's 15 ms
+/// target; neither loses a packet, as both respond to marks.
+#[test]
+fn prague_in_the_l_queue_shares_with_cubic_in_the_classic_queue() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let r = common::run(&std::fs::read_to_string(format!("{dir}/prague-dualpi2.toml")).unwrap());
+    let (goodput, rtt) = (r.flows.f64s("goodput"), r.flows.f64s("rtt_p50"));
+    let retransmissions = r.flows.u64s("retransmissions");
+    eprintln!(
+        "prague {:.2} Mbit/s, rtt p50 {:.1} ms; cubic {:.2} Mbit/s, rtt p50 {:.1} ms; retransmissions {retransmissions:?}",
+        goodput[0] / 1e6,
+        rtt[0] * 1e3,
+        goodput[1] / 1e6,
+        rtt[1] * 1e3
+    );
+    assert_eq!(retransmissions, &[0, 0]);
+    let ratio = goodput[0] / goodput[1];
+    assert!((0.5..=2.0).contains(&ratio), "prague / cubic rate {ratio}");
+    assert!(goodput[0] + goodput[1] > 9.0e6, "the link is used");
+    assert!(rtt[0] < 0.048, "prague's rtt median {}", rtt[0]);
+    assert!(
+        rtt[1] > rtt[0] + 0.01,
+        "cubic queues behind the classic target"
+    );
+}
+
+/// A loss is not a mark: DCTCP and Prague halve on it as Reno does (RFC
+/// 8257 section 3.5) and retransmit. With the step queue's `ecn` off it
+/// drops where it marked (DCTCP still negotiates ECN, as it needs it), and
+/// DCTCP repairs every drop by fast retransmit.
+#[test]
+fn without_ecn_dctcp_falls_back_to_loss_and_recovers() {
+    let scenario = step_flow(20, "5s").replace("step = true", "step = true, ecn = false");
+    let r = common::run(&scenario);
+    let flow = |c: &str| r.flows.u64s(c)[0];
+    eprintln!(
+        "retransmissions {}, fast retransmits {}, ce {}, delivered {}",
+        flow("retransmissions"),
+        flow("fast_retransmits"),
+        flow("ce_received"),
+        flow("bytes_delivered")
+    );
+    assert_eq!(flow("ce_received"), 0);
+    assert!(
+        flow("fast_retransmits") > 0,
+        "drops repaired by fast retransmit"
+    );
+    assert!(flow("bytes_delivered") > 40_000_000, "the flow keeps going");
+}
