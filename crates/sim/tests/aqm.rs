@@ -229,21 +229,36 @@ fn classic_ecn_halves_cwnd_once_per_rtt_under_codel_and_loses_no_packet() {
 }
 
 /// Every built-in algorithm with ECN behind CoDel: the connection agrees on
-/// ECN, marks reach the receiver, and an algorithm that reduces on a mark
+/// ECN, marks reach the receiver (all but those marked in the run's last one-way
+/// delay, still on the wire at the end), and an algorithm that reduces on a mark
 /// (all but BBR and TCP Wave, which do not react) loses no packet.
 #[test]
 fn every_algorithm_runs_with_ecn() {
     for cc in wavelab_tcp::cc::ALGORITHMS {
-        let r = common::run(&codel_flow(cc, true, "10s", "100ms"));
+        let r = common::run(&codel_flow(cc, true, "10s", "5ms"));
         let flow = |c: &str| r.flows.u64s(c)[0];
         let (marks, reductions) = (r.links.u64s("marked")[0], flow("ecn_reductions"));
+        // CoDel marks at dequeue; a marked packet still needs its 1.2 ms
+        // serialisation and the 20 ms propagation, so one marked in the
+        // run's last ~21 ms is still on the wire when the run ends
+        // (DCTCP keeps a standing queue and was marked at 9.993 s). Every
+        // mark made up to 25 ms before the end has reached the receiver.
+        let before_end = queue_col(&r, 0, 0.0, "time")
+            .iter()
+            .filter(|&&t| t <= 10.0 - 0.025)
+            .count();
+        let early = queue_col(&r, 0, 0.0, "aqm_marks")[before_end - 1] as u64;
         eprintln!(
-            "{cc}: marked {marks}, ce_received {}, ecn_reductions {reductions}, retransmissions {}",
+            "{cc}: marked {marks} ({early} by 9.975 s), ce_received {}, ecn_reductions {reductions}, retransmissions {}",
             flow("ce_received"),
             flow("retransmissions")
         );
         assert!(flow("bytes_delivered") > 0, "{cc}");
-        assert_eq!(flow("ce_received"), marks, "{cc}: marks reach the receiver");
+        let ce = flow("ce_received");
+        assert!(
+            early <= ce && ce <= marks,
+            "{cc}: marks reach the receiver ({early} <= {ce} <= {marks})"
+        );
         if !matches!(*cc, "bbr" | "wave") {
             assert!(reductions > 0, "{cc} reduces on a mark");
             assert_eq!(flow("retransmissions"), 0, "{cc} loses nothing");

@@ -9,6 +9,7 @@ mod aqm;
 mod arq;
 mod bbr;
 mod cubic;
+mod dctcp;
 mod engines;
 mod etcp;
 mod flow_stats;

@@ -79,6 +79,8 @@ _MARKERS = {
     "h": "hexagon",
     "<": "triangle-left",
     "p": "pentagon",
+    ">": "triangle-right",
+    "H": "hexagon2",
 }
 
 ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
@@ -95,12 +97,14 @@ ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
         ("etcpv1", "black", "h"),
         ("vegas", "reddish purple", "<"),
         ("wsc-tcp", "black", "p"),
+        ("dctcp", "sky blue", ">"),
+        ("prague", "bluish green", "H"),
     )
 }
 """The built-in algorithms' colours and markers: a marker each, and a colour
 each for the first nine (also what the emulator's kernel algorithms of the
-same names get); Vegas shares Reno's colour and WSC-TCP ETCPv1's, each with
-a marker of its own."""
+same names get); Vegas shares Reno's colour, WSC-TCP ETCPv1's, DCTCP
+Westwood's and Prague Wave's, each with a marker of its own."""
 
 _ALIASES = {"westwood+": "westwood"}
 

@@ -122,13 +122,14 @@ impl Simulation {
                     f.tcp.initial_ssthresh.map(|b| b.0),
                     f.tcp.abc_limit,
                 );
+                let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
                 flows.push(Flow {
                     name: flow_name(f, i, k),
                     algorithm: f.cc.name(),
                     from: f.from.clone(),
                     to: f.to.clone(),
                     sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
-                    receiver: Receiver::new(f.tcp.clone(), riss),
+                    receiver,
                     routes: routes[i].clone(),
                     route: [0, 0],
                     start: at(f.start),
@@ -208,12 +209,23 @@ impl Simulation {
         };
         let mut rng = Rng::derive(self.sc.seed, Stream::FlowIsn(flow as u32));
         let iss = SeqNum(rng.next_u64() as u32);
-        let _receiver_iss = rng.next_u64();
+        let riss = SeqNum(rng.next_u64() as u32);
         f.algorithm = cc.name();
+        f.receiver = receiver_for(&cc, Receiver::new(f.sender.config().clone(), riss));
         f.sender = with_phase(Sender::new(f.sender.config().clone(), cc, iss), &mut rng);
         self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
         Ok(())
     }
+}
+
+/// The receiver of a connection whose sender runs `cc`: with the
+/// per-packet ECN echo when the algorithm asks for it (DCTCP and Prague:
+/// both endpoints run the algorithm, RFC 8257 section 1).
+fn receiver_for(cc: &Cc, mut receiver: Receiver) -> Receiver {
+    if cc.ecn_style().per_packet_echo() {
+        receiver.set_per_packet_echo();
+    }
+    receiver
 }
 
 /// Each flow's key for flow-queueing disciplines, per side (data, ACKs):

@@ -25,6 +25,7 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod etcp;
 pub mod notification;
 pub mod registry;
@@ -35,6 +36,7 @@ pub mod wsc;
 
 pub use bbr::{Bbr, BbrParams};
 pub use cubic::{Cubic, CubicParams};
+pub use dctcp::{Dctcp, DctcpParams, DctcpVariant};
 pub use etcp::{Etcp, EtcpParams};
 pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, PathInfo};
 pub use reno::{Reno, RenoParams, RenoVariant};
@@ -274,6 +276,52 @@ pub struct RecoveryExit {
     pub sack: bool,
 }
 
+/// How an algorithm uses ECN: the codepoint on its data and the feedback
+/// it needs from the receiver ([`CongestionControl::ecn_style`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EcnStyle {
+    /// RFC 3168 classic ECN, when the connection enables it (`tcp.ecn`):
+    /// ECT(0) on new data, the receiver's ECN-Echo latched until CWR, a
+    /// reduction once per window as for a loss. Every algorithm but DCTCP
+    /// and Prague.
+    Classic,
+    /// DCTCP (RFC 8257): ECN negotiated whatever `tcp.ecn` says (both
+    /// endpoints run DCTCP, section 1), ECT(0) on new data, the receiver
+    /// echoing each data packet's CE state (section 3.2), and the sender
+    /// given the echo on every ACK ([`CongestionControl::on_ecn_feedback`]).
+    Dctcp,
+    /// A scalable (L4S) response (RFC 9330, RFC 9331 section 4.1): as
+    /// [`EcnStyle::Dctcp`], with ECT(1) on new data so that an L4S queue
+    /// (DualPI2's L queue, RFC 9332) classifies it.
+    L4s,
+}
+
+impl EcnStyle {
+    /// True if the receiver echoes each packet's CE state (RFC 8257
+    /// section 3.2) rather than latching ECN-Echo until CWR.
+    pub fn per_packet_echo(self) -> bool {
+        self != EcnStyle::Classic
+    }
+}
+
+/// The ECN feedback of one ACK on an ECN connection, for
+/// [`CongestionControl::on_ecn_feedback`]: given before the sender's
+/// response to an ECN-Echo (so an algorithm can update its estimate of
+/// the marked fraction first, RFC 8257 section 3.3) and before
+/// [`CongestionControl::on_ack`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EcnFeedback {
+    /// Bytes newly delivered by the ACK (cumulatively acknowledged or
+    /// SACKed for the first time).
+    pub bytes_acked: u64,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+    /// Cumulative ACK point after the ACK (stream offset).
+    pub snd_una: u64,
+    /// Next new stream offset to send.
+    pub snd_nxt: u64,
+}
+
 /// Something an algorithm asks of the sender (drained with
 /// [`CongestionControl::poll_request`] after every input, cross-layer
 /// notifications and path changes included). The last five are the knobs
@@ -355,6 +403,16 @@ pub trait CongestionControl: fmt::Debug {
     fn proportional_reduction(&self) -> bool {
         true
     }
+    /// How the algorithm uses ECN ([`EcnStyle::Classic`] by default). Any
+    /// other style negotiates ECN whatever `tcp.ecn` says, and the driver
+    /// gives the connection's receiver the per-packet echo
+    /// ([`crate::Receiver::set_per_packet_echo`]).
+    fn ecn_style(&self) -> EcnStyle {
+        EcnStyle::Classic
+    }
+    /// The ECN feedback of an ACK that delivered data or carried ECN-Echo,
+    /// on a connection that negotiated ECN; ignored by default.
+    fn on_ecn_feedback(&mut self, _now: Instant, _fb: &EcnFeedback) {}
     /// The connection's window options, once, before the connection opens.
     fn set_options(&mut self, _options: &WindowOptions) {}
     /// The connection's effective MSS, known once the handshake completes and
@@ -603,6 +661,15 @@ builtins! {$
         /// CUBIC (RFC 9438).
         Cubic(CubicParams) = "cubic" => Cubic::new;
     }
+    /// DCTCP (RFC 8257) and the L4S response of TCP Prague
+    /// (draft-briscoe-iccrg-prague-congestion-control-04).
+    Dctcp(Dctcp) {
+        /// DCTCP (RFC 8257).
+        Dctcp(DctcpParams) = "dctcp" => |p, s| Dctcp::new(DctcpVariant::Dctcp, p, s);
+        /// TCP Prague's essentials (draft-briscoe-iccrg-prague-congestion-control-04):
+        /// the DCTCP response on ECT(1), paced, Reno's on loss.
+        Prague(DctcpParams) = "prague" => |p, s| Dctcp::new(DctcpVariant::Prague, p, s);
+    }
     /// BBR v1 (Cardwell et al. 2016).
     Bbr(Bbr) {
         /// BBR v1 (Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00).
@@ -654,6 +721,12 @@ impl CongestionControl for Cc {
     }
     fn proportional_reduction(&self) -> bool {
         dispatch!(self, c => c.proportional_reduction())
+    }
+    fn ecn_style(&self) -> EcnStyle {
+        dispatch!(self, c => c.ecn_style())
+    }
+    fn on_ecn_feedback(&mut self, now: Instant, fb: &EcnFeedback) {
+        dispatch!(self, c => c.on_ecn_feedback(now, fb))
     }
     fn set_options(&mut self, options: &WindowOptions) {
         dispatch!(self, c => c.set_options(options))

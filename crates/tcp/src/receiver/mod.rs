@@ -159,8 +159,15 @@ pub struct Receiver {
     /// (RFC 3168 section 6.1.1).
     ecn_ok: bool,
     /// A CE mark arrived since the last CWR: every ACK carries ECN-Echo
-    /// (RFC 3168 section 6.1.3).
+    /// (RFC 3168 section 6.1.3). With the per-packet echo, the CE state of
+    /// the last data segment (RFC 8257 section 3.2's DCTCP.CE).
     ece: bool,
+    /// Echo each data segment's CE state (RFC 8257 section 3.2) instead of
+    /// latching ECN-Echo until CWR.
+    per_packet_echo: bool,
+    /// An ACK made before a data segment was taken in (the per-packet
+    /// echo's immediate ACK when the CE state changes), sent first.
+    early_ack: Option<Transmit>,
 
     bytes: Option<ByteStore>,
     stats: ReceiverStats,
@@ -199,6 +206,8 @@ impl Receiver {
             linux: None,
             ecn_ok: false,
             ece: false,
+            per_packet_echo: false,
+            early_ack: None,
             bytes: None,
             stats: ReceiverStats::default(),
         }
@@ -235,6 +244,16 @@ impl Receiver {
     pub fn stats(&self) -> &ReceiverStats {
         &self.stats
     }
+    /// Echoes each data segment's CE state, as a DCTCP receiver does (RFC
+    /// 8257 section 3.2), instead of RFC 3168's ECN-Echo latched until CWR,
+    /// and accepts an ECN-setup SYN whatever `tcp.ecn` says. The driver
+    /// calls this when the connection's congestion control asks for it
+    /// ([`crate::cc::EcnStyle::per_packet_echo`]): DCTCP runs on both
+    /// endpoints (RFC 8257 section 1). Call before the SYN arrives.
+    pub fn set_per_packet_echo(&mut self) {
+        self.per_packet_echo = true;
+    }
+
     /// True if ECN was negotiated (RFC 3168 section 6.1.1).
     pub fn ecn_enabled(&self) -> bool {
         self.ecn_ok
@@ -269,6 +288,9 @@ impl Receiver {
 
     /// The next segment to send (a SYN-ACK or an ACK), if any.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if let Some(t) = self.early_ack.take() {
+            return Some(t);
+        }
         if self.synack_pending {
             self.synack_pending = false;
             // a retransmitted SYN-ACK gives no RTT sample (Karn)
@@ -438,7 +460,9 @@ impl Receiver {
         }
         let base = self.irs + 1;
         let off = seg.seq.to_offset(base, self.rcv_nxt);
-        if self.ecn_ok {
+        if self.ecn_ok && self.per_packet_echo {
+            self.echo_ce_state(now, seg, off, ecn);
+        } else if self.ecn_ok {
             self.echo_ce(seg, off, ecn);
         }
         if self.ts_ok {
@@ -549,8 +573,9 @@ impl Receiver {
             self.sack_ok = self.cfg.sack && o.sack_permitted;
             self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
             // an ECN-setup SYN has ECE and CWR set (RFC 3168 section 6.1.1)
-            self.ecn_ok =
-                self.cfg.ecn && seg.flags.contains(Flags::ECE) && seg.flags.contains(Flags::CWR);
+            self.ecn_ok = (self.cfg.ecn || self.per_packet_echo)
+                && seg.flags.contains(Flags::ECE)
+                && seg.flags.contains(Flags::CWR);
             // The peer's data segments carry at most this much payload.
             self.mss = crate::sender::effective_mss(self.cfg.mss, o.mss, self.ts_ok);
             // RFC 7323: scale only if the SYN offered it; then answer with ours.
@@ -582,6 +607,30 @@ impl Receiver {
         if ecn == Ecn::Ce && seg.len > 0 && in_window {
             self.stats.ce_received += 1;
             self.ece = true;
+        }
+    }
+
+    /// RFC 8257 section 3.2: every ACK echoes the CE state of the data
+    /// segments it acknowledges. When a data segment's CE state differs
+    /// from the last one's and an ACK is being delayed for earlier data,
+    /// that ACK goes out at once with the old state; then the state
+    /// changes. CWR is ignored; a segment wholly outside the window leaves
+    /// the state as it is (RFC 3168 section 6.1.5).
+    fn echo_ce_state(&mut self, now: Instant, seg: &Segment, off: u64, ecn: Ecn) {
+        let end = off + seg.len as u64;
+        let in_window = end > self.rcv_nxt && off < self.rcv_nxt + self.window_bytes();
+        if seg.len == 0 || !in_window {
+            return;
+        }
+        let ce = ecn == Ecn::Ce;
+        if ce {
+            self.stats.ce_received += 1;
+        }
+        if ce != self.ece {
+            if self.unacked_bytes > 0 {
+                self.early_ack = Some(self.make_ack(now));
+            }
+            self.ece = ce;
         }
     }
 

@@ -5,8 +5,9 @@
 //! (`Sender::data_segment`).
 
 use super::Sender;
-use crate::cc::{CaState, CongestionControl, CongestionEvent, CongestionKind};
+use crate::cc::{CaState, CongestionControl, CongestionEvent, CongestionKind, EcnStyle};
 use crate::time::Instant;
+use crate::wire::Ecn;
 
 impl Sender {
     /// Records a window reduction at `snd_nxt`: the next new data segment
@@ -46,11 +47,13 @@ impl Sender {
     /// Not modelled: the section's rule for a window of one segment (reset
     /// the retransmission timer and send the next segment only when it
     /// expires).
-    pub(super) fn on_ecn_echo(&mut self, now: Instant) {
+    ///
+    /// Returns true if the ECN-Echo reduced the window.
+    pub(super) fn on_ecn_echo(&mut self, now: Instant) -> bool {
         if !matches!(self.ca_state, CaState::Open | CaState::Disorder)
             || !self.past_last_reduction()
         {
-            return;
+            return false;
         }
         let flight_size = self.snd_nxt - self.snd_una;
         let before = (self.cc.cwnd(), self.cc.ssthresh());
@@ -68,6 +71,25 @@ impl Sender {
         if (self.cc.cwnd(), self.cc.ssthresh()) != before {
             self.stats.ecn_reductions += 1;
             self.set_state(now, CaState::Cwr);
+            return true;
+        }
+        false
+    }
+
+    /// True if this connection negotiates ECN: `tcp.ecn`, or an algorithm
+    /// that needs it (DCTCP and Prague, [`crate::cc::EcnStyle`]), as
+    /// Linux's `TCP_CONG_NEEDS_ECN` does.
+    pub(super) fn wants_ecn(&self) -> bool {
+        self.cfg.ecn || self.cc.ecn_style() != EcnStyle::Classic
+    }
+
+    /// The ECN field of new data on an ECN connection: ECT(1) for an L4S
+    /// algorithm (RFC 9331 section 4.1), ECT(0) otherwise (RFC 3168
+    /// section 6.1.2).
+    pub(super) fn data_ecn(&self) -> Ecn {
+        match self.cc.ecn_style() {
+            EcnStyle::L4s => Ecn::Ect1,
+            EcnStyle::Classic | EcnStyle::Dctcp => Ecn::Ect0,
         }
     }
 }

@@ -684,7 +684,7 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         // an ECN-setup SYN has ECE and CWR set (RFC 3168 section 6.1.1)
-        let flags = if self.cfg.ecn {
+        let flags = if self.wants_ecn() {
             Flags::SYN.with(Flags::ECE).with(Flags::CWR)
         } else {
             Flags::SYN
@@ -738,12 +738,12 @@ impl Sender {
         if seg.has(FIN) {
             flags = flags.with(Flags::FIN);
         }
-        // RFC 3168 section 6.1.2: new data carries ECT(0), and the first new
-        // data segment after a reduction CWR; section 6.1.5: a
-        // retransmission carries neither
+        // RFC 3168 section 6.1.2: new data carries ECT(0) (ECT(1) for an
+        // L4S algorithm), and the first new data segment after a reduction
+        // CWR; section 6.1.5: a retransmission carries neither
         let mut ecn = Ecn::NotEct;
         if self.ecn_ok && kind == TxKind::Data {
-            ecn = Ecn::Ect0;
+            ecn = self.data_ecn();
             if self.cwr_pending {
                 self.cwr_pending = false;
                 flags = flags.with(Flags::CWR);
@@ -1058,7 +1058,7 @@ impl Sender {
         // an ECN-setup SYN-ACK has ECE set and CWR clear (RFC 3168 section
         // 6.1.1); any other is the peer's refusal
         self.ecn_ok =
-            self.cfg.ecn && seg.flags.contains(Flags::ECE) && !seg.flags.contains(Flags::CWR);
+            self.wants_ecn() && seg.flags.contains(Flags::ECE) && !seg.flags.contains(Flags::CWR);
         self.mss = effective_mss(self.cfg.mss, o.mss, self.ts_ok);
         self.cc.set_mss(self.mss);
         // Window scaling applies only if both SYNs carried the option, and the

@@ -29,8 +29,8 @@ use super::scoreboard::Acked;
 use super::undo::UndoState;
 use super::{prr::Prr, Sender};
 use crate::cc::{
-    AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, RecoveryExit,
-    RecoveryStyle, UndoEvent,
+    AckEvent, CaState, CongestionControl, CongestionEvent, CongestionKind, EcnFeedback,
+    RecoveryExit, RecoveryStyle, UndoEvent,
 };
 use crate::config::{PartialAckTimer, RecoveryReduction, RtoSsthresh, SsthreshBasis};
 use crate::time::{Duration, Instant};
@@ -136,12 +136,26 @@ impl Sender {
         };
         let newly_lost = self.update_recovery(now, &news) + rack_lost;
         // RFC 3168 section 6.1.2: an ECN-Echo ACK never grows the window,
-        // and reduces it once per window of data
+        // and reduces it once per window of data. With the per-packet echo
+        // (RFC 8257 section 3.2) the algorithm sees every ACK's echo first,
+        // and an echo stops growth only on the ACK that reduced.
         let ece = self.ecn_ok && seg.flags.contains(Flags::ECE);
+        let per_packet = self.cc.ecn_style().per_packet_echo();
+        if self.ecn_ok && per_packet && (ece || acked.delivered + newly_sacked > 0) {
+            let fb = EcnFeedback {
+                bytes_acked: acked.delivered + newly_sacked,
+                ece,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
+            };
+            self.cc.on_ecn_feedback(now, &fb);
+        }
+        let mut ecn_reduced = false;
         if ece {
             self.stats.ecn_echoes += 1;
-            self.on_ecn_echo(now);
+            ecn_reduced = self.on_ecn_echo(now);
         }
+        let ece_holds = if per_packet { ecn_reduced } else { ece };
         if self.ca_state == CaState::Recovery {
             let (pipe, ssthresh, mss) = (self.sb.in_flight(), self.cc.ssthresh(), self.mss as u64);
             if let Some(p) = self.prr.as_mut() {
@@ -168,7 +182,9 @@ impl Sender {
             state: state_before,
             dupack,
             cwnd_limited: self.cwnd_limited,
-            window_reduced: self.stats.fast_retransmits != recoveries_before || tlp_repaired || ece,
+            window_reduced: self.stats.fast_retransmits != recoveries_before
+                || tlp_repaired
+                || ece_holds,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
         };

@@ -23,6 +23,12 @@
 //!   a queue at twice its upper threshold is beyond what a mark can fix,
 //!   and an unresponsive ECN sender must not fill it).
 //!
+//! With `step`, the decision is the step marking DCTCP assumes (RFC 8257
+//! section 3.1): an arrival that finds more than `min_th` packets queued
+//! (instantaneous, no average) is marked CE, or dropped if not
+//! ECN-capable; Linux users build the same from RED with min = max and
+//! max_p = 1, which this model's forced region (always a drop) cannot.
+//!
 //! The buffer limit (the link's `queue`) applies after RED's decision.
 
 use super::fifo::Fifo;
@@ -111,7 +117,14 @@ impl<P: Queued> Red<P> {
     /// Offers `p`: RED's decision, then the buffer's limit.
     pub fn enqueue(&mut self, ctx: &Ctx, mut p: P, _: &mut Dropped<P>) -> Enqueued<P> {
         self.average(ctx);
-        match self.decide() {
+        let decision = if self.s.step {
+            let over = self.q.len() as f64 > self.s.min_th;
+            self.p = if over { 1.0 } else { 0.0 };
+            over.then_some(false)
+        } else {
+            self.decide()
+        };
+        match decision {
             None => {}
             Some(false) if self.tally.signal(&mut p, self.s.ecn) => {}
             Some(forced) => {
@@ -252,5 +265,59 @@ mod tests {
         let marks = b.sent.iter().filter(|s| s.0.ecn == Ecn::Ce).count();
         assert!(marks > 100, "{marks} marks");
         assert_eq!(q.tally().marks as usize, marks);
+    }
+
+    /// Step marking (RFC 8257 section 3.1): in a burst of back-to-back
+    /// arrivals, those that find at most K = 10 packets queued pass
+    /// unmarked and every later one is marked; Not-ECT arrivals past K are
+    /// dropped instead. No average: the first burst on an empty queue is
+    /// already marked.
+    #[test]
+    fn step_marks_every_arrival_above_k_packets() {
+        let spec = RedSpec {
+            min_th: 10.0,
+            step: true,
+            ..RedSpec::default()
+        };
+        let burst = |ecn: Ecn| {
+            let mut q = red(spec.clone());
+            let mut b = Bench::new(Rate::from_mbps(12), QueueLimit::Packets(1000));
+            let gap = Duration::from_micros(1);
+            for p in paced(0, 1, 30, 1500, ecn, Instant::ZERO, gap) {
+                b.offer(&mut q, p);
+            }
+            b.drain(&mut q);
+            (
+                b.sent.iter().map(|s| s.0).collect::<Vec<_>>(),
+                b.dropped.len(),
+                q,
+            )
+        };
+        let (sent, dropped, q) = burst(Ecn::Ect0);
+        assert_eq!(dropped, 0);
+        let clear = sent.iter().take_while(|p| p.ecn == Ecn::Ect0).count();
+        // K queued plus the one in service (not counted as queued)
+        assert!((11..=12).contains(&clear), "{clear} unmarked");
+        assert!(sent[clear..].iter().all(|p| p.ecn == Ecn::Ce));
+        assert_eq!(q.tally().marks as usize, 30 - clear);
+        let (sent, dropped, _) = burst(Ecn::NotEct);
+        assert_eq!((sent.len(), dropped), (clear, 30 - clear));
+    }
+
+    /// Step mode ignores `max_th`, so K may be set above its default.
+    #[test]
+    fn step_needs_no_upper_threshold() {
+        let spec = RedSpec {
+            min_th: 40.0,
+            step: true,
+            ..RedSpec::default()
+        };
+        assert!(QdiscSpec::Red(spec.clone()).validate().is_ok());
+        assert!(QdiscSpec::Red(RedSpec {
+            step: false,
+            ..spec
+        })
+        .validate()
+        .is_err());
     }
 }

@@ -181,6 +181,12 @@ pub struct RedSpec {
     /// The typical packet whose transmission time s converts an idle period
     /// into the m empty-queue arrivals the average decays by (1500B).
     pub mean_packet: ByteSize,
+    /// Step marking, the queue DCTCP assumes (RFC 8257 section 3.1): an
+    /// arrival that finds more than `min_th` packets queued (the
+    /// instantaneous queue, not the average) is marked CE if it is
+    /// ECN-capable and dropped otherwise; below that nothing happens.
+    /// `max_th`, `max_p`, `weight` and `gentle` are then unused (false).
+    pub step: bool,
 }
 
 impl Default for RedSpec {
@@ -193,6 +199,7 @@ impl Default for RedSpec {
             gentle: true,
             ecn: true,
             mean_packet: ByteSize(1500),
+            step: false,
         }
     }
 }
@@ -205,7 +212,8 @@ impl RedSpec {
                 self.min_th
             ));
         }
-        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
+        let ordered = self.max_th.is_finite() && self.max_th > self.min_th;
+        if !self.step && !ordered {
             return Err(format!(
                 "max_th: {} must be above min_th ({})",
                 self.max_th, self.min_th
