@@ -170,18 +170,7 @@ MATURIN_PEP517_ARGS="--profile dev" \
 phase "Python: lints, types and tests"
 python3 -m ruff check python tests
 python3 -m ruff format --check python tests
-workers="${WAVELAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
-if [ "$workers" -gt 1 ]; then
-    # mypy (about 27 s of one core on a cold cache) checks the types beside
-    # the tests, which leave part of the cores idle (they wait on
-    # subprocesses and the wall clock); its output is printed after them
-    mypy_log=$(mktemp)
-    python3 -m mypy >"$mypy_log" 2>&1 &
-    mypy_pid=$!
-    background="$background $mypy_pid"
-else
-    python3 -m mypy
-fi
+python3 -m mypy
 # The Python tests run in one process per core (pytest-xdist; about twice
 # as fast on 2 cores, docs/performance.md). The tests that change what the
 # whole kernel shares (TCP Wave's BPF program loaded and unloaded, marker
@@ -191,6 +180,7 @@ fi
 # that process too; its output is printed when both are done.
 # WAVELAB_TEST_WORKERS=N sets the number of processes; 1 runs everything
 # in this process, in order.
+workers="${WAVELAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
 if [ "$workers" -gt 1 ]; then
     kernel_dir=$(mktemp -d)
     python3 -m pytest -p no:cacheprovider --basetemp "$kernel_dir/tmp" \
@@ -204,13 +194,8 @@ if [ "$workers" -gt 1 ]; then
     wait "$kernel_pid" || kernel=$?
     echo "== the tests marked kernel_state or realtime, run beside the others in one process:"
     cat "$kernel_dir/log"
-    types=0
-    wait "$mypy_pid" || types=$?
-    echo "== mypy, run beside the tests:"
-    cat "$mypy_log"
-    rm -f "$mypy_log"
-    if [ "$others" != 0 ] || [ "$kernel" != 0 ] || [ "$types" != 0 ]; then
-        echo "the Python tests or types failed (exit $others; kernel_state and realtime: exit $kernel; mypy: exit $types)"
+    if [ "$others" != 0 ] || [ "$kernel" != 0 ]; then
+        echo "the Python tests failed (exit $others; kernel_state and realtime: exit $kernel)"
         exit 1
     fi
 else
