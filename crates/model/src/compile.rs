@@ -235,7 +235,7 @@ fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioErro
 /// `trace` or `reorder = true` on a link is an error naming it.
 pub fn link_models(sc: &Scenario) -> Result<Vec<Link>, ScenarioError> {
     check_wall_clock(sc, false)?;
-    Ok(wall_clock_links::<()>(sc)?
+    Ok(build_wall_clock_links::<()>(sc)?
         .into_iter()
         .map(|l| match l {
             WallClockLink::ClockFree(l) => l,
@@ -269,6 +269,11 @@ pub enum WallClockLink<T> {
 /// runs.
 pub fn wall_clock_links<T: Copy>(sc: &Scenario) -> Result<Vec<WallClockLink<T>>, ScenarioError> {
     check_wall_clock(sc, true)?;
+    build_wall_clock_links(sc)
+}
+
+/// The directions of [`wall_clock_links`], once the scenario was checked.
+fn build_wall_clock_links<T: Copy>(sc: &Scenario) -> Result<Vec<WallClockLink<T>>, ScenarioError> {
     let (_, handoffs) = compile_routes(sc, &sc.topology());
     let c = compile_links(sc, &handoffs)?;
     Ok(c.dirs

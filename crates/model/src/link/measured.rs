@@ -175,12 +175,7 @@ impl CsvTrace {
                 message: "has no delays (one number of milliseconds per line)".to_string(),
             });
         }
-        Ok(CsvTrace {
-            times,
-            values,
-            seen: 0,
-            last: 0,
-        })
+        Ok(CsvTrace::from_points(times, values))
     }
 
     /// Parses a CSV trace's text (`file` names it in errors).
@@ -247,12 +242,7 @@ impl CsvTrace {
         if times.is_empty() {
             return Err(err(0, "has no points (time,value lines)".to_string()));
         }
-        Ok(CsvTrace {
-            times,
-            values,
-            seen: 0,
-            last: 0,
-        })
+        Ok(CsvTrace::from_points(times, values))
     }
 
     /// A series of the given points (times in nanoseconds, never
