@@ -189,7 +189,10 @@ if [ "$workers" -gt 1 ]; then
     # (a background job of a script ignores Ctrl-C: end it with the script)
     trap 'kill $background "$kernel_pid" 2>/dev/null || true; rm -rf "$kernel_dir"' EXIT
     others=0
-    python3 -m pytest -n "$workers" -m "not slow and not kernel_state and not realtime" || others=$?
+    # worksteal: a worker that runs out of tests takes queued ones from the
+    # other, so a few long tests near the end do not leave a core idle
+    python3 -m pytest -n "$workers" --dist worksteal \
+        -m "not slow and not kernel_state and not realtime" || others=$?
     kernel=0
     wait "$kernel_pid" || kernel=$?
     echo "== the tests marked kernel_state or realtime, run beside the others in one process:"

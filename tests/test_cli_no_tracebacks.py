@@ -129,7 +129,8 @@ def _commands(tmp: Path) -> dict[str, list[str]]:
     return {
         "": [],
         "--help": ["--help"],
-        "run": ["run", str(small), "--out", str(run_dir)],
+        # (the plots come from `plot` below)
+        "run": ["run", str(small), "--out", str(run_dir), "--no-plots"],
         "plot": ["plot", str(run_dir), "--out", str(tmp / "plots")],
         "report": ["report", str(run_dir), "--out", str(tmp / "report.html")],
         "sweep": ["sweep", str(sweep), "--out", str(tmp / "sweep"), "--jobs", "1"],
