@@ -16,7 +16,14 @@ station (satellite-gateway slant range), plus a terrestrial leg of 4 to
 jumps (up or down by up to about 15 ms), which is where a first-in
 first-out pipe holds packets back and a reordering one lets them pass.
 
-Both are synthetic (no measurement, no download). Seeded: running the script
+``cellular.trains``: a CellReplay packet-train trace to replay with
+``cellular.down`` as its heavy trace (a line every 100 ms over 20 s: the
+time, a base one-way delay that walks between 20 and 60 ms, and the
+delivery offsets of an 8-packet train at about a third of the heavy
+trace's rate at that instant, never closer than 1 ms): what a light load
+would have seen on the same link.
+
+All are synthetic (no measurement, no download). Seeded: running the script
 again writes the same files.
 
     python scripts/make_traces.py
@@ -24,6 +31,7 @@ again writes the same files.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from pathlib import Path
@@ -87,6 +95,24 @@ def leo(seconds: int = 120, seed: int = 24, slot_s: int = 15) -> list[tuple[floa
     return points
 
 
+def trains(stamps: list[int], seconds: int = 20, seed: int = 24) -> list[str]:
+    """The lines of the packet-train trace that goes with ``stamps`` (the
+    heavy opportunities)."""
+    rng = random.Random(seed)
+    delay = 35.0
+    lines = []
+    for k in range(seconds * 10 + 1):
+        at = k * 100
+        delay = min(60.0, max(20.0, delay + rng.uniform(-4, 4)))
+        # the heavy opportunities in the 100 ms from here: their rate
+        heavy = sum(1 for s in stamps if at <= s < at + 100) / 100.0
+        gap = max(1.0, 3.0 / heavy) if heavy > 0 else 30.0
+        offsets = [round(i * gap * rng.uniform(0.8, 1.2)) for i in range(8)]
+        offsets = list(itertools.accumulate(offsets, max))
+        lines.append(f"{at} {delay:.1f} " + " ".join(str(o) for o in offsets))
+    return lines
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     stamps = cellular()
@@ -94,6 +120,10 @@ def main() -> None:
     path.write_text("".join(f"{t}\n" for t in stamps), encoding="ascii")
     mbps = len(stamps) * 1500 * 8 / (stamps[-1] / 1000) / 1e6
     print(f"wrote {path}: {len(stamps)} opportunities over {stamps[-1]} ms ({mbps:.1f} Mbit/s)")
+    path = OUT / "cellular.trains"
+    train_lines = trains(stamps)
+    path.write_text("\n".join(train_lines) + "\n", encoding="ascii")
+    print(f"wrote {path}: {len(train_lines)} trains over {(len(train_lines) - 1) / 10:.0f} s")
     points = leo()
     path = OUT / "leo.delay"
     lines = ["time_s,delay"] + [f"{t},{d}ms" for t, d in points]

@@ -92,6 +92,27 @@ def test_the_shipped_leo_delay_scenario_reads_its_trace_from_the_package(
     assert r.flows["goodput"].iloc[0] > 10e6
 
 
+def test_the_shipped_cellreplay_scenario_keys_its_train_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # both of CellReplay's files are read from the package and hashed into
+    # the run key: an edited train trace is another run
+    monkeypatch.chdir(tmp_path)
+    sc = builtin_scenario("cellreplay", changes={"duration": "2s"})
+    assert sorted(Path(t).name for t in sc.traces) == ["cellular.down", "cellular.trains"]
+    key = scenario_key(sc)
+    trains = tmp_path / "trains"
+    trains.write_text("0 30 0 1\n100 30 0 1\n")
+    other = builtin_scenario(
+        "cellreplay", changes={"duration": "2s", "links[1].forward.cellreplay_train": str(trains)}
+    )
+    assert scenario_key(other) != key
+    r = run(sc, progress=False)
+    # behind the trains' base delay (20 to 60 ms), the core (2 x 20 ms) and
+    # the uplink (15 ms): no RTT below 75 ms
+    assert r.flows["min_rtt"].iloc[0] > 0.075
+
+
 def test_run_keys_hash_the_trace_contents_not_the_path(folder: Path, tmp_path: Path) -> None:
     before = load_scenario(folder / "s.toml")
     key = scenario_key(before)

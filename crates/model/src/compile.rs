@@ -22,8 +22,9 @@
 //!   switch per flow and side, so both engine modes apply them identically.
 
 use crate::link::{
-    outage_windows, Arq, CsvTrace, DelayInterpolation, LeoPlan, Link, LossModel, MahimahiTrace,
-    Measured, Opportunities, Outages, Quantity, Settings, Stepped,
+    outage_windows, Arq, CellReplay, CsvTrace, DelayInterpolation, LeoPlan, Link, LossModel,
+    MahimahiTrace, Measured, Opportunities, Outages, Quantity, Settings, SizeDelays, Stepped,
+    TrainTrace,
 };
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
@@ -139,6 +140,8 @@ pub struct DirectionModel {
     pub arq: Option<Arq>,
     /// A Mahimahi delivery-opportunity trace.
     pub trace: Option<Opportunities>,
+    /// CellReplay's replay (its heavy trace is `trace`'s file).
+    pub cellreplay: Option<CellReplay>,
     /// CSV traces of rate, delay and loss.
     pub measured: Measured,
     /// Packets may overtake each other when the delay drops.
@@ -151,7 +154,11 @@ impl DirectionModel {
     /// True if only the stepped model runs it (ARQ, a Mahimahi trace,
     /// reordering or a queue discipline other than drop-tail).
     pub fn stepped_only(&self) -> bool {
-        self.arq.is_some() || self.trace.is_some() || self.reorder || !self.qdisc.is_drop_tail()
+        self.arq.is_some()
+            || self.trace.is_some()
+            || self.cellreplay.is_some()
+            || self.reorder
+            || !self.qdisc.is_drop_tail()
     }
 }
 
@@ -178,6 +185,8 @@ fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioErro
             l.arq.is_some(),
             l.forward.arq.is_some(),
             l.reverse.arq.is_some(),
+            l.forward.cellreplay_train.is_some(),
+            l.reverse.cellreplay_train.is_some(),
             l.forward.trace.is_some(),
             l.reverse.trace.is_some(),
             l.forward.reorder,
@@ -190,6 +199,8 @@ fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioErro
                 "arq",
                 "forward.arq",
                 "reverse.arq",
+                "forward.cellreplay_train",
+                "reverse.cellreplay_train",
                 "forward.trace",
                 "reverse.trace",
                 "forward.reorder",
@@ -203,11 +214,15 @@ fn check_wall_clock(sc: &Scenario, allow_qdisc: bool) -> Result<(), ScenarioErro
                      clock-free model has no ARQ yet"
                 }
                 3..5 => {
+                    "CellReplay's replay runs in the simulator's event-driven link model only; \
+                     the clock-free model has no CellReplay yet"
+                }
+                5..7 => {
                     "a Mahimahi trace runs in the simulator's event-driven link model only; the \
                      clock-free model has no Mahimahi traces yet (CSV rate, delay and loss traces \
                      it has)"
                 }
-                5..7 => {
+                7..9 => {
                     "reordering runs in the simulator's event-driven link model only; the \
                      clock-free model's pipe is first in, first out"
                 }
@@ -413,13 +428,29 @@ pub fn compile_links(
         {
             let dir = (2 * i + k) as u32;
             let at_field = |field: &str| format!("links[{i}].{side}.{field}");
-            let trace = match &ov.trace {
-                Some(f) => {
-                    Some(Opportunities::new(MahimahiTrace::load(f).map_err(|e| {
-                        ScenarioError::at(at_field("trace"), e.to_string())
-                    })?))
+            let heavy = ov
+                .trace
+                .as_ref()
+                .map(|f| MahimahiTrace::load(f))
+                .transpose()
+                .map_err(|e| ScenarioError::at(at_field("trace"), e.to_string()))?;
+            let (trace, cellreplay) = match (heavy, &ov.cellreplay_train) {
+                (Some(heavy), Some(f)) => {
+                    let trains = TrainTrace::load(f).map_err(|e| {
+                        ScenarioError::at(at_field("cellreplay_train"), e.to_string())
+                    })?;
+                    let sizes = ov
+                        .cellreplay_size_delay
+                        .as_ref()
+                        .map(|f| SizeDelays::load(f))
+                        .transpose()
+                        .map_err(|e| {
+                            ScenarioError::at(at_field("cellreplay_size_delay"), e.to_string())
+                        })?;
+                    let idle = ov.cellreplay_idle.unwrap_or(Duration::ZERO);
+                    (None, Some(CellReplay::new(trains, heavy, sizes, idle)))
                 }
-                None => None,
+                (heavy, _) => (heavy.map(Opportunities::new), None),
             };
             let series = |field: &str, file: &Option<String>, what: Quantity| {
                 file.as_ref()
@@ -469,6 +500,7 @@ pub fn compile_links(
                 outages: outages.clone(),
                 arq: ov.arq.as_ref().or(l.arq.as_ref()).cloned().map(Arq::new),
                 trace,
+                cellreplay,
                 measured,
                 reorder: ov.reorder,
                 qdisc: ov.qdisc.clone().unwrap_or_else(|| l.qdisc.clone()),

@@ -1,6 +1,7 @@
 """The trace files a scenario names (a link direction's ``trace``,
-``rate_trace``, ``delay_trace`` and ``loss_trace``), and their relative paths
-resolved against the scenario's folder."""
+``rate_trace``, ``delay_trace``, ``loss_trace`` and CellReplay's
+``cellreplay_train`` and ``cellreplay_size_delay``), and their relative
+paths resolved against the scenario's folder."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from typing import Any
 
 from wavelab.scenario.field_paths import set_path
 
-TRACE_FIELDS = ("trace", "rate_trace", "delay_trace", "loss_trace")
+TRACE_FIELDS = (
+    "trace",
+    "rate_trace",
+    "delay_trace",
+    "loss_trace",
+    "cellreplay_train",
+    "cellreplay_size_delay",
+)
 """A link direction's fields that name trace files."""
 
 

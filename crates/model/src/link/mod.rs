@@ -48,10 +48,12 @@
 //!
 //! CSV traces of a direction's rate, delay and loss ([`Measured`]) run in
 //! both models. Link-layer ARQ ([`Arq`]), Mahimahi traces
-//! ([`Opportunities`]) and reordering run in the stepped model only: a
-//! direction with any of them is stepped in both engine modes.
+//! ([`Opportunities`]), CellReplay's replay ([`CellReplay`]) and reordering
+//! run in the stepped model only: a direction with any of them is stepped in
+//! both engine modes.
 
 mod arq;
+mod cellreplay;
 mod clock_free;
 mod fading;
 mod leo;
@@ -67,6 +69,7 @@ pub mod trace_file;
 mod wireless;
 
 pub use arq::{Arq, Attempts};
+pub use cellreplay::{CellReplay, Replayed, SizeDelays, TrainTrace};
 pub use clock_free::Link;
 pub use fading::outage_windows;
 pub use leo::{DelayRange, LeoInterval, LeoPlan, LeoSpec, RateRange};

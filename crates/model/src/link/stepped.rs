@@ -23,6 +23,7 @@
 //! frame alone, which the frames behind it may pass in the pipe.
 
 use super::arq::{Arq, Attempts};
+use super::cellreplay::{CellReplay, Replayed};
 use super::measured::Measured;
 use super::qdisc::{self, Ecn, Enqueued, Metrics, Qdisc, QdiscSpec, Queued};
 use super::trace::Opportunities;
@@ -46,6 +47,8 @@ struct Held<T> {
     tx: Duration,
     /// When it was offered.
     at: Instant,
+    /// With CellReplay: when it reaches the far end (decided at the offer).
+    due: Instant,
 }
 
 /// A packet held by a queue discipline: the packet, its ECN field and its
@@ -163,6 +166,8 @@ pub struct Stepped<T> {
     last_arrival: Instant,
     arq: Option<Arq>,
     trace: Option<Opportunities>,
+    /// CellReplay's replay: it decides each packet's arrival at its offer.
+    cellreplay: Option<Box<CellReplay>>,
     /// How long each packet that started its service waited in the queue.
     waits: Histogram,
     measured: Option<Box<Measured>>,
@@ -189,6 +194,7 @@ impl<T: Copy> Stepped<T> {
             last_arrival: Instant::ZERO,
             arq: None,
             trace: None,
+            cellreplay: None,
             waits: Histogram::default(),
             measured: None,
             reorder: false,
@@ -264,6 +270,14 @@ impl<T: Copy> Stepped<T> {
         self
     }
 
+    /// The same direction replayed as CellReplay does ([`CellReplay`]): its
+    /// delay and capacity come from the replay, its queue limit is the heavy
+    /// queue's, its loss model and outages apply as usual.
+    pub fn with_cellreplay(mut self, replay: CellReplay) -> Self {
+        self.cellreplay = Some(Box::new(replay));
+        self
+    }
+
     /// The same direction with CSV traces of its rate, delay or loss.
     pub fn with_measured(mut self, measured: Measured) -> Self {
         self.measured = (!measured.is_empty()).then(|| Box::new(measured));
@@ -286,6 +300,11 @@ impl<T: Copy> Stepped<T> {
     /// Starts serving `held` at `now`: draws its attempts (with ARQ) and
     /// returns when its serialisation ends.
     fn serve(&mut self, now: Instant, mut held: Held<T>) -> Instant {
+        if self.cellreplay.is_some() {
+            // the replay decided its time on the link at the offer
+            self.busy = Some((held, now));
+            return now;
+        }
         self.waits.record(now.saturating_since(held.at));
         let rate = match &mut self.measured {
             Some(m) => m.rate(now, self.settings.rate),
@@ -339,7 +358,11 @@ impl<T: Copy> Stepped<T> {
             attempts: Attempts::default(),
             tx: Duration::ZERO,
             at: now,
+            due: now,
         };
+        if self.cellreplay.is_some() {
+            return (n, self.offer_replayed(now, held));
+        }
         if self.aqm.is_some() {
             return (n, self.offer_aqm(now, held, ecn, key));
         }
@@ -361,6 +384,35 @@ impl<T: Copy> Stepped<T> {
         c.max_queue_packets = c.max_queue_packets.max(self.queue.len() as u64);
         c.max_queue_bytes = c.max_queue_bytes.max(self.queued_bytes);
         (n, Admitted::Queued)
+    }
+
+    /// Offers `held` to CellReplay's replay, which decides its arrival now;
+    /// the server passes it on at once (in the order of the offers).
+    fn offer_replayed(&mut self, now: Instant, mut held: Held<T>) -> Admitted {
+        let c = self.cellreplay.as_mut().expect("a replay");
+        let queue = c.offer(now, held.size, self.settings.limit);
+        self.counters.max_queue_packets =
+            (self.counters.max_queue_packets).max(c.heavy_queued() as u64);
+        match queue {
+            Replayed::Refused => {
+                self.counters.dropped[DropCause::Queue as usize] += 1;
+                Admitted::Refused
+            }
+            Replayed::Delivered { at, wait } => {
+                self.waits.record(wait);
+                held.due = at;
+                if self.busy.is_none() {
+                    Admitted::Started {
+                        done: self.serve(now, held),
+                    }
+                } else {
+                    // offered at the instant of the one before: it follows it
+                    self.queued_bytes += held.size as u64;
+                    self.queue.push_back(held);
+                    Admitted::Queued
+                }
+            }
+        }
     }
 
     /// The discipline's context now.
@@ -460,7 +512,9 @@ impl<T: Copy> Stepped<T> {
                 Some(m) => m.delay(now, self.settings.delay),
                 None => self.settings.delay,
             };
-            let at = if self.reorder {
+            let at = if self.cellreplay.is_some() {
+                held.due.max(self.last_arrival)
+            } else if self.reorder {
                 now + extra + delay
             } else {
                 (now + extra + delay).max(self.last_arrival)

@@ -91,6 +91,22 @@ pub struct DirectionSpec {
     /// direction (its `rate` is then not used).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// CellReplay's packet-train trace (base delay and light delivery
+    /// opportunities, [`crate::link::TrainTrace`]): with `trace` as the heavy
+    /// delivery opportunities, the direction is replayed as CellReplay does
+    /// ([`crate::link::CellReplay`]); its `delay` and `rate` are then not
+    /// used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cellreplay_train: Option<String>,
+    /// CellReplay's packet-size latency offsets ([`crate::link::SizeDelays`]),
+    /// with `cellreplay_train`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cellreplay_size_delay: Option<String>,
+    /// CellReplay's idle timer: how long the light queue must have been
+    /// empty before a packet starts a new train (default 0, as the authors'
+    /// tool), with `cellreplay_train`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cellreplay_idle: Option<Duration>,
     /// A CSV trace (time, rate) of this direction's rate
     /// ([`crate::link::CsvTrace`]).
     #[serde(skip_serializing_if = "Option::is_none")]

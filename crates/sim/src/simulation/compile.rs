@@ -85,8 +85,8 @@ impl Simulation {
             .into_iter()
             .enumerate()
             .map(|(d, m)| {
-                // ARQ, Mahimahi traces, reordering and queue disciplines
-                // other than drop-tail run in the stepped model only
+                // ARQ, Mahimahi traces, CellReplay, reordering and queue
+                // disciplines other than drop-tail run in the stepped model only
                 if m.stepped_only() || reference || decided_live[d / 2] {
                     let mut s = Stepped::new(m.settings, m.loss, m.outages)
                         .with_measured(m.measured)
@@ -96,6 +96,9 @@ impl Simulation {
                     }
                     if let Some(trace) = m.trace {
                         s = s.with_trace(trace);
+                    }
+                    if let Some(replay) = m.cellreplay {
+                        s = s.with_cellreplay(replay);
                     }
                     if m.reorder {
                         s = s.reordering();

@@ -1,10 +1,10 @@
 //! The traces pass: the trace fields of a link direction (a Mahimahi
 //! `trace`; CSV traces of its rate, delay and loss, see
-//! [`crate::link::CsvTrace`]; `reorder`): every file read (errors name the
-//! file and the line), no two sources of one setting.
+//! [`crate::link::CsvTrace`]; CellReplay's traces; `reorder`): every file
+//! read (errors name the file and the line), no two sources of one setting.
 
-use crate::link::{CsvTrace, MahimahiTrace, Quantity};
-use crate::scenario::{LinkSpec, ScenarioError};
+use crate::link::{CsvTrace, MahimahiTrace, Quantity, SizeDelays, TrainTrace};
+use crate::scenario::{DirectionSpec, LinkSpec, ScenarioError};
 
 /// Checks the trace fields of link `l` (at path `p`, e.g. `links[1]`).
 pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
@@ -22,6 +22,7 @@ pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
                 ));
             }
         }
+        cellreplay(&at, l, d)?;
         let csv = [
             ("rate_trace", &d.rate_trace, Quantity::Rate),
             ("loss_trace", &d.loss_trace, Quantity::Loss),
@@ -93,6 +94,60 @@ pub(super) fn check(p: &str, l: &LinkSpec) -> Result<(), ScenarioError> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// CellReplay's fields of direction `d`: its files read, the heavy trace
+/// given, and nothing else that would set the delay, the rate or the queue.
+fn cellreplay(
+    at: &dyn Fn(&str) -> String,
+    l: &LinkSpec,
+    d: &DirectionSpec,
+) -> Result<(), ScenarioError> {
+    let Some(train) = &d.cellreplay_train else {
+        for (field, set) in [
+            ("cellreplay_size_delay", d.cellreplay_size_delay.is_some()),
+            ("cellreplay_idle", d.cellreplay_idle.is_some()),
+        ] {
+            if set {
+                return Err(ScenarioError::at(
+                    at(field),
+                    "it goes with cellreplay_train (CellReplay's packet-train trace), which this \
+                     direction has not",
+                ));
+            }
+        }
+        return Ok(());
+    };
+    TrainTrace::load(train)
+        .map_err(|e| ScenarioError::at(at("cellreplay_train"), e.to_string()))?;
+    if let Some(f) = &d.cellreplay_size_delay {
+        SizeDelays::load(f)
+            .map_err(|e| ScenarioError::at(at("cellreplay_size_delay"), e.to_string()))?;
+    }
+    if d.trace.is_none() {
+        return Err(ScenarioError::at(
+            at("trace"),
+            "CellReplay replays the packet-train trace (cellreplay_train) with a heavy \
+             delivery-opportunity trace: give it as trace (Mahimahi's format)",
+        ));
+    }
+    let refused = [
+        ("delay_trace", d.delay_trace.is_some()),
+        ("rate_trace", d.rate_trace.is_some()),
+        ("reorder", d.reorder),
+        (
+            "qdisc",
+            !d.qdisc.as_ref().unwrap_or(&l.qdisc).is_drop_tail(),
+        ),
+    ];
+    if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err(ScenarioError::at(
+            at(field),
+            "a direction replayed by CellReplay (cellreplay_train) takes its delay and \
+             capacity from its traces through a drop-tail queue; remove this field",
+        ));
     }
     Ok(())
 }
