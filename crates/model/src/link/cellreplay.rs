@@ -64,7 +64,7 @@
 //!   (the tool takes the next one).
 
 use super::trace::{MahimahiTrace, Opportunities, MAX_TIMESTAMP_MS, MTU};
-use super::trace_file::{excerpt, read_trace_file, TraceError};
+use super::trace_file::{data_lines, excerpt, read_trace_file, TraceError};
 use super::QueueLimit;
 use std::collections::VecDeque;
 use wavelab_tcp::{Duration, Instant};
@@ -107,26 +107,18 @@ impl TrainTrace {
         const FORMAT: &str = "CellReplay's packet-train format: a time in whole milliseconds, the \
                               base delay and the light delivery offsets in milliseconds, separated \
                               by spaces";
-        let err = |line: usize, message: String| TraceError {
-            file: file.to_string(),
-            line,
-            message,
-        };
+        let err = |line: usize, message: String| TraceError::new(file, line, message);
         let max_ms = MAX_TIMESTAMP_MS as f64;
         let mut trains: Vec<Train> = Vec::new();
         let mut first_ms = None;
-        for (i, raw) in text.lines().enumerate() {
-            let t = raw.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
+        for (line, t) in data_lines(text) {
             let mut words = t.split_whitespace();
             let time = words.next().unwrap_or_default();
             let ms = match time.parse::<u64>() {
                 Ok(ms) if ms <= MAX_TIMESTAMP_MS => ms,
                 _ => {
                     return Err(err(
-                        i + 1,
+                        line,
                         format!("{} is not a time ({FORMAT})", excerpt(time)),
                     ))
                 }
@@ -135,19 +127,19 @@ impl TrainTrace {
             let at = (ms.saturating_sub(first)) * 1_000_000;
             if ms < first || trains.last().is_some_and(|p| at < p.at) {
                 return Err(err(
-                    i + 1,
+                    line,
                     format!("{ms} is before the previous line's time"),
                 ));
             }
             let number = |w: &str, what: &str| match w.parse::<f64>() {
                 Ok(v) if v.is_finite() && (0.0..=max_ms).contains(&v) => Ok(v),
                 _ => Err(err(
-                    i + 1,
+                    line,
                     format!("{} is not {what} ({FORMAT})", excerpt(w)),
                 )),
             };
             let Some(delay) = words.next() else {
-                return Err(err(i + 1, format!("has no base delay ({FORMAT})")));
+                return Err(err(line, format!("has no base delay ({FORMAT})")));
             };
             let delay = number(delay, "a delay")? * 1e6;
             let mut offsets = Vec::new();
@@ -155,7 +147,7 @@ impl TrainTrace {
                 let o = ms_ns(number(w, "a delivery offset")?);
                 if offsets.last().is_some_and(|&p| o < p) {
                     return Err(err(
-                        i + 1,
+                        line,
                         format!(
                             "the delivery offset {} is before the one before it",
                             excerpt(w)
@@ -215,23 +207,15 @@ impl SizeDelays {
 
     /// Parses the text of a size-offset file.
     pub fn parse(file: &str, text: &str) -> Result<Self, TraceError> {
-        let err = |line: usize, message: String| TraceError {
-            file: file.to_string(),
-            line,
-            message,
-        };
+        let err = |line: usize, message: String| TraceError::new(file, line, message);
         let mut ns = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let t = raw.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
+        for (line, t) in data_lines(text) {
             let mut words = t.split_whitespace();
             let size = words.next().unwrap_or_default();
             let want = 100 * (ns.len() + 1);
             if size.parse::<usize>().ok() != Some(want) {
                 return Err(err(
-                    i + 1,
+                    line,
                     format!(
                         "{} is not {want}: the sizes go 100, 200, ... bytes, one per line",
                         excerpt(size)
@@ -243,7 +227,7 @@ impl SizeDelays {
                 Ok(v) if v.is_finite() && v.abs() <= 1e6 => ns.push(v * 1e6),
                 _ => {
                     return Err(err(
-                        i + 1,
+                        line,
                         format!("{} is not a delay offset in milliseconds", excerpt(offset)),
                     ))
                 }

@@ -57,6 +57,27 @@ impl fmt::Display for TraceError {
     }
 }
 
+impl TraceError {
+    /// The error `message` at `line` (from 1; 0 for the whole file) of
+    /// `file`.
+    pub fn new(file: &str, line: usize, message: String) -> Self {
+        TraceError {
+            file: file.to_string(),
+            line,
+            message,
+        }
+    }
+}
+
+/// The lines of a trace's text that hold data, trimmed, with their line
+/// numbers (from 1): blank lines and lines starting with `#` are skipped.
+pub fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, raw)| (i + 1, raw.trim()))
+        .filter(|(_, t)| !t.is_empty() && !t.starts_with('#'))
+}
+
 /// `token` as an error quotes it: in double quotes, at most
 /// [`EXCERPT_CHARS`] characters followed by `...` when it is longer, and
 /// every character that is not printable ASCII shown as `?` (a control
