@@ -304,6 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on a Dask scheduler, e.g. tcp://host:8786 (not with --emulate)",
     )
     rp.add_argument(
+        "--traces",
+        metavar="DIR",
+        help="starlink: run over the LeoReplayer pairs in DIR (bw_N.txt with delay_N.txt) "
+        "instead of the LEO model (default --out results/starlink-traces)",
+    )
+    rp.add_argument(
         "--cluster-timeout",
         type=float,
         metavar="SECONDS",

@@ -191,13 +191,17 @@ def _plot(args: argparse.Namespace, d: Path) -> int:
 
 
 def _reproduce_out(args: argparse.Namespace) -> Path:
-    return Path(args.out) if args.out else Path("results") / args.experiment
+    if args.out:
+        return Path(args.out)
+    # measured paths are another study than drawn ones: their own folder
+    name: str = args.experiment + ("-traces" if args.traces else "")
+    return Path("results") / name
 
 
 @holding(lambda args: None if args.list or not args.experiment else _reproduce_out(args))
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``wavelab reproduce``."""
-    from wavelab.experiments import EXPERIMENTS, STORES, experiment
+    from wavelab.experiments import EXPERIMENTS, STORES, TRACED, experiment
     from wavelab.experiments.runs import EMULATED_STORE, STORE
     from wavelab.plot.style import style
 
@@ -210,6 +214,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     refuse_foreign(out, own={STORE, EMULATED_STORE, *STORES.values()})
     if args.cluster and args.jobs:
         raise WavelabError("--jobs is for the local pool; a --cluster runs on its workers")
+    if args.traces and (args.experiment not in TRACED or args.emulate):
+        raise WavelabError(f"--traces: only {', '.join(TRACED)} runs over traces (simulated)")
     if args.emulate:
         from wavelab.emulator.runs import unavailable
         from wavelab.experiments import emulated_experiment
@@ -224,8 +230,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             emulated(out, args.quick, args.jobs)
     else:
         run_experiment = experiment(args.experiment)
+        traced = {"traces": Path(args.traces)} if args.traces else {}
         with style():
-            run_experiment(out, args.quick, args.jobs, args.cluster, args.cluster_timeout)
+            run_experiment(out, args.quick, args.jobs, args.cluster, args.cluster_timeout, **traced)
     store = f"{out / STORES.get(args.experiment, 'store')}/"
     if args.emulate:
         store = f"{out / 'store-emulated'}/ and {out / 'store'}/"

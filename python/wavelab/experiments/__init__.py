@@ -49,8 +49,12 @@ STORES: dict[str, str] = {"mobiwac2009": "sweep"}
 """Where an experiment keeps its runs under its output directory, when not
 in ``store`` (MobiWac 2009 is a grid: a sweep, with its runs table)."""
 
-Reproduce = Callable[[Path, bool, int | None, str | None, float | None], Path]
-"""``reproduce(out, quick, jobs, cluster, cluster_timeout)``."""
+Reproduce = Callable[..., Path]
+"""``reproduce(out, quick, jobs, cluster, cluster_timeout)``; those in
+:data:`TRACED` also take ``traces=`` (a folder of measured paths)."""
+
+TRACED = ("starlink",)
+"""Experiments that can run over a folder of traces (``--traces DIR``)."""
 
 
 EMULATED: dict[str, str] = {"dcnet2016": "wavelab.experiments.dcnet2016_emulated"}

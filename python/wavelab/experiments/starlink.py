@@ -17,12 +17,22 @@ path). What the published measurements say, beside our figures:
 BBRv3 is not implemented (BBR here is v1), so the comparison of BBRv3's
 uplink with BBRv1's is not made. TCP Wave runs without SACK, as its papers
 describe its loss recovery; the others with SACK, as Linux runs them.
+
+With ``traces`` (``--traces DIR``), the same algorithms run over measured
+paths instead of drawn ones: each LeoReplayer pair in the folder
+(``bw_N.txt``, the capacity as Mahimahi delivery opportunities, with
+``delay_N.txt``, the one-way delay every 10 ms) replaces the ``leo`` model on
+the direction the data takes (the other direction carries the ACKs at
+100 Mbit/s behind the same delay); no loss is added to what the traces say.
+The summary is then over the traces, not over seeds.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +48,14 @@ import pandas as pd
 from wavelab import _native
 from wavelab._util.table_text import table_text
 from wavelab.analysis.capacity import direction_capacity
+from wavelab.errors import WavelabError
 from wavelab.experiments.figures import save
 from wavelab.experiments.runs import run_runs
 from wavelab.experiments.tables import Markdown, Tables
 from wavelab.plot.style import algorithm_style
 from wavelab.results.frames import Results
 from wavelab.scenario.builtin import builtin_scenario
-from wavelab.scenario.loading import Scenario
+from wavelab.scenario.loading import Scenario, from_dict
 from wavelab.sweep.study import StudyRun
 
 ALGORITHMS = ("bbr", "cubic", "newreno", "westwood", "wave")
@@ -65,7 +76,15 @@ FULL = Form(90.0, (1, 2, 3, 4, 5))
 QUICK = Form(30.0, (1, 2))
 
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
-"""Student's t, two-sided 95 %, by degrees of freedom (the seeds less one)."""
+T_975 |= {9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000, 120: 1.980}
+"""Student's t, two-sided 95 %, by degrees of freedom (the seeds or traces
+less one); between two entries, the one of fewer degrees (a wider interval)."""
+
+
+def t975(dof: int) -> float:
+    """Student's t, two-sided 95 %, for ``dof`` degrees of freedom (from
+    :data:`T_975`, rounded down to the nearest entry)."""
+    return T_975[max(k for k in T_975 if k <= dof)]
 
 
 def scenarios(form: Form) -> dict[str, Scenario]:
@@ -86,6 +105,60 @@ def scenarios(form: Form) -> dict[str, Scenario]:
     return out
 
 
+TRACE_RE = re.compile(r"bw_(\d+)\.txt")
+
+
+def trace_pairs(folder: Path) -> dict[int, tuple[Path, Path]]:
+    """The LeoReplayer pairs in ``folder`` by number: ``bw_N.txt`` with its
+    ``delay_N.txt``; an error naming what is missing."""
+    if not folder.is_dir():
+        raise WavelabError(f"--traces {folder}: not a folder")
+    pairs: dict[int, tuple[Path, Path]] = {}
+    for bw in sorted(folder.iterdir()):
+        m = TRACE_RE.fullmatch(bw.name)
+        if m is None:
+            continue
+        delay = folder / f"delay_{m.group(1)}.txt"
+        if not delay.is_file():
+            raise WavelabError(f"--traces {folder}: {bw.name} has no {delay.name} beside it")
+        pairs[int(m.group(1))] = (bw.absolute(), delay.absolute())
+    if not pairs:
+        raise WavelabError(
+            f"--traces {folder}: no LeoReplayer pair in it (bw_N.txt with delay_N.txt)"
+        )
+    return dict(sorted(pairs.items()))
+
+
+def trace_scenarios(form: Form, pairs: Mapping[int, tuple[Path, Path]]) -> dict[str, Scenario]:
+    """The runs over measured paths, named ``<algorithm>-<direction>-trace<N>``
+    (the quick form takes the first two pairs)."""
+    base = builtin_scenario("starlink").with_changes({"duration": f"{form.duration:g}s"})
+    data = copy.deepcopy(dict(base.data))
+    sat = data["links"][SAT]
+    sat.pop("leo")
+    # (the delay and rate the traces do not give: the ACKs' rate; the
+    # delay before a delay trace's first point, which is at 0)
+    sat |= {"rate": "100Mbit/s", "delay": "20ms"}
+    out: dict[str, Scenario] = {}
+    chosen = list(pairs.items())[: 2 if form is QUICK else None]
+    for algo in ALGORITHMS:
+        for direction in DIRECTIONS:
+            for n, (bw, delay) in chosen:
+                both = {"delay_trace": str(delay), "delay_trace_format": "leoreplayer"}
+                traced = {"trace": str(bw)} | both
+                data["links"][SAT]["forward"] = traced if direction == "downlink" else both
+                data["links"][SAT]["reverse"] = both if direction == "downlink" else traced
+                sc = from_dict(data, source=base.source)
+                changes: dict[str, object] = {
+                    "flows[0].cc": algo,
+                    "flows[0].tcp": {"sack": algo != "wave"},
+                }
+                if direction == "uplink":
+                    changes |= {"flows[0].from": "dish", "flows[0].to": "server"}
+                out[f"{algo}-{direction}-trace{n}"] = sc.with_changes(changes)
+    return out
+
+
 def _direction(name: str) -> int:
     """The LEO link's direction a run's data takes (2: forward, 3: reverse)."""
     return 2 * SAT + (0 if "-downlink-" in name else 1)
@@ -94,14 +167,18 @@ def _direction(name: str) -> int:
 def run_row(name: str, res: Results, duration: float) -> dict[str, object]:
     """One run's figures: goodput, the share of the drawn capacity it used,
     its timeouts and retransmissions."""
-    algo, direction, seed = name.rsplit("-", 2)
+    algo, direction, sample = name.rsplit("-", 2)
+    m = re.fullmatch(r"(seed|trace)(\d+)", sample)
+    assert m is not None, name
+    kind, number = m.groups()
     flow = res.flows.iloc[0]
     delivered = float(flow["bytes_delivered"]) * 8
     capacity = direction_capacity(res.scenario.normalized, _direction(name), duration)
     return {
         "algorithm": algo,
         "direction": direction,
-        "seed": int(seed.removeprefix("seed")),
+        # seed<k> (a drawn path) or trace<N> (a measured one)
+        kind: int(number),
         "goodput_mbps": delivered / duration / 1e6,
         "utilisation": delivered / capacity.bits(),
         "rto_expiries": int(flow["rto_expiries"]),
@@ -109,16 +186,17 @@ def run_row(name: str, res: Results, duration: float) -> dict[str, object]:
     }
 
 
-def summarise(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per algorithm and direction: the mean over the seeds and its 95 %
-    confidence interval (Student's t), of goodput and utilisation."""
+def summarise(rows: pd.DataFrame, over: str = "seeds") -> pd.DataFrame:
+    """Per algorithm and direction: the mean over the seeds (or the traces,
+    ``over``) and its 95 % confidence interval (Student's t), of goodput and
+    utilisation."""
     out = []
     for (algo, direction), g in rows.groupby(["algorithm", "direction"], sort=False):
         n = len(g)
-        entry: dict[str, object] = {"algorithm": algo, "direction": direction, "seeds": n}
+        entry: dict[str, object] = {"algorithm": algo, "direction": direction, over: n}
         for col in ("goodput_mbps", "utilisation"):
             mean = float(g[col].mean())
-            half = T_975[n - 1] * float(g[col].std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+            half = t975(n - 1) * float(g[col].std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
             entry[col] = mean
             entry[f"{col}_ci95"] = half
         entry["rto_expiries"] = float(g["rto_expiries"].mean())
@@ -163,25 +241,28 @@ def path_rtt(res: Results) -> tuple[np.ndarray, np.ndarray]:
     return times, np.array([core + 2 * row[1] for row in plan[0]])
 
 
-def figures(runs: Mapping[str, Results], summary: pd.DataFrame, form: Form, out: Path) -> None:
-    """The minimum-RTT sawtooth of the first seed's downlink runs, and the
-    goodput of each algorithm with its confidence interval. The sawtooth is
-    drawn for the algorithms whose RTT samples follow Karn's rule (TCP
-    Wave's include, by design, samples inflated by loss repair: seconds
-    long over this lossy path)."""
-    seed = form.seeds[0]
+def figures(
+    runs: Mapping[str, Results], summary: pd.DataFrame, first: str, out: Path, over: str = "seeds"
+) -> None:
+    """The minimum-RTT sawtooth of the ``first`` sample's downlink runs
+    (``seed1``, ``trace3``), and the goodput of each algorithm with its
+    confidence interval. The sawtooth is drawn for the algorithms whose RTT
+    samples follow Karn's rule (TCP Wave's include, by design, samples
+    inflated by loss repair: seconds long over this lossy path); with the
+    drawn path's RTT where the path was drawn by the LEO model."""
     fig, ax = plt.subplots(figsize=(10, 4))
     for algo in ("bbr", "cubic", "newreno"):
-        m = min_rtt_per_second(runs[f"{algo}-downlink-seed{seed}"])
+        m = min_rtt_per_second(runs[f"{algo}-downlink-{first}"])
         ax.plot(m.index, m * 1e3, lw=1, label=algo, color=algorithm_style(algo).color)
-    times, rtt = path_rtt(runs[f"cubic-downlink-seed{seed}"])
-    ax.step(times, rtt * 1e3, where="post", color="black", ls="--", lw=1, label="path (no queue)")
-    for t in times[1:]:
-        ax.axvline(t, color="grey", lw=0.5, alpha=0.5)
+    if first.startswith("seed"):
+        times, rtt = path_rtt(runs[f"cubic-downlink-{first}"])
+        ax.step(times, rtt * 1e3, where="post", color="black", ls="--", lw=1, label="path")
+        for t in times[1:]:
+            ax.axvline(t, color="grey", lw=0.5, alpha=0.5)
     ax.set(
         xlabel="time (s)",
         ylabel="smallest RTT in each second (ms)",
-        title=f"Minimum RTT over the LEO path (downlink, seed {seed}): a plateau per satellite",
+        title=f"Minimum RTT over the LEO path (downlink, {first})",
     )
     ax.legend(ncol=3, fontsize=8)
     ax.grid(alpha=0.3)
@@ -197,7 +278,8 @@ def figures(runs: Mapping[str, Results], summary: pd.DataFrame, form: Form, out:
             color=colors,
             capsize=4,
         )
-        ax.set(title=f"{direction} ({len(form.seeds)} seeds, 95 % CI)", ylabel="goodput (Mbit/s)")
+        n = int(part[over].max())
+        ax.set(title=f"{direction} ({n} {over}, 95 % CI)", ylabel="goodput (Mbit/s)")
         ax.grid(alpha=0.3, axis="y")
     save(fig, out / "goodput.png")
 
@@ -208,22 +290,28 @@ def reproduce(
     jobs: int | None,
     cluster: str | None = None,
     cluster_timeout: float | None = None,
+    traces: Path | None = None,
 ) -> Path:
     """Runs the study (into ``out/store``, resumable), prints and writes the
-    tables, draws the figures."""
+    tables, draws the figures; over the LeoReplayer pairs in ``traces``
+    instead of the LEO model if given."""
     form = QUICK if quick else FULL
+    pairs = trace_pairs(traces) if traces is not None else None
     out.mkdir(parents=True, exist_ok=True)
-    study = {k: StudyRun(sc) for k, sc in scenarios(form).items()}
+    chosen = scenarios(form) if pairs is None else trace_scenarios(form, pairs)
+    study = {k: StudyRun(sc) for k, sc in chosen.items()}
     runs = run_runs("starlink", study, out, jobs, cluster, cluster_timeout).results
     rows = pd.DataFrame([run_row(k, runs[k], form.duration) for k in study])
-    summary = summarise(rows)
+    over = "seeds" if pairs is None else "traces"
+    summary = summarise(rows, over)
     check = checks(summary)
     tables = Tables(out)
     tables.csv("runs.csv", rows)
     tables.csv("summary.csv", summary)
     tables.csv("comparison.csv", check)
     tables.markdown("summary.md", Markdown().table(summary.round(3)).table(check))
-    figures(runs, summary, form, out)
+    first = f"seed{form.seeds[0]}" if pairs is None else f"trace{next(iter(pairs))}"
+    figures(runs, summary, first, out, over)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90):
         print(table_text(summary.round(3)))
         print()
