@@ -19,6 +19,13 @@ pub struct TxStamp {
     pub sent_time: Instant,
     /// True if the connection was application-limited at the send.
     pub app_limited: bool,
+    /// Bytes in flight before this segment was sent (the segment's own
+    /// length is added when it is delivered, giving the draft's
+    /// `P.tx_in_flight`, draft-ietf-ccwg-bbr-06 section 2.3).
+    pub in_flight: u64,
+    /// Connection-wide bytes marked lost when the segment was sent
+    /// (`P.lost`, draft-ietf-ccwg-bbr-06 section 4.1.2.1.2).
+    pub lost: u64,
 }
 
 /// One delivery-rate sample.
@@ -52,6 +59,13 @@ pub struct RateSample {
     pub prior_in_flight: u64,
     /// Connection-wide bytes delivered, this ACK included (C.delivered).
     pub total_delivered: u64,
+    /// Bytes in flight when the newest acknowledged segment was sent, that
+    /// segment included (draft-ietf-ccwg-bbr-06 section 2.3,
+    /// `RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes marked lost between the send of the newest acknowledged
+    /// segment and this ACK, this ACK's losses included (`RS.lost`).
+    pub lost: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,6 +77,8 @@ struct Pending {
     rtt: Option<Duration>,
     app_limited: bool,
     newly_delivered: u64,
+    tx_in_flight: u64,
+    prior_lost: u64,
 }
 
 /// The connection-wide delivery state.
@@ -77,6 +93,8 @@ pub struct RateSampler {
     /// Bytes counted as delivered by duplicate ACKs without SACK, not yet
     /// covered by a cumulative ACK.
     emulated: u64,
+    /// Connection-wide bytes marked lost (C.lost), as reported to `finish`.
+    lost: u64,
     pending: Pending,
     /// True for an algorithm that takes no rate samples: nothing is
     /// accounted, and stamps carry only the send time (which RTT sampling
@@ -122,6 +140,8 @@ impl RateSampler {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             app_limited: self.app_limited_until != 0,
+            in_flight,
+            lost: self.lost,
         }
     }
 
@@ -170,6 +190,8 @@ impl RateSampler {
             p.send_elapsed = stamp.sent_time - stamp.first_sent_time;
             p.ack_elapsed = self.delivered_time - stamp.delivered_time;
             p.rtt = (!retransmitted).then(|| now - stamp.sent_time);
+            p.tx_in_flight = stamp.in_flight + len + already;
+            p.prior_lost = stamp.lost;
             self.first_sent_time = stamp.sent_time;
         }
     }
@@ -196,6 +218,7 @@ impl RateSampler {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        self.lost += newly_lost;
         let p = core::mem::take(&mut self.pending);
         p.prior_time?;
         let interval = p.send_elapsed.max(p.ack_elapsed);
@@ -212,6 +235,8 @@ impl RateSampler {
             newly_lost,
             prior_in_flight,
             total_delivered: self.delivered,
+            tx_in_flight: p.tx_in_flight,
+            lost: self.lost - p.prior_lost,
         })
     }
 }
@@ -290,6 +315,37 @@ mod tests {
             !st2.app_limited,
             "limitation ends once its data is delivered"
         );
+    }
+
+    /// draft-ietf-ccwg-bbr-06 section 2.3: `tx_in_flight` is what was in
+    /// flight when the newest acknowledged segment left, that segment
+    /// included; `lost` what was marked lost since.
+    #[test]
+    fn samples_carry_the_flight_and_the_losses_since_the_send() {
+        let mut s = RateSampler::new();
+        let a = s.on_send(t(0), 0);
+        assert!(
+            s.finish(None, 1000, 0).is_none(),
+            "a loss before any delivery"
+        );
+        let b = s.on_send(t(1), 1000);
+        let c = s.on_send(t(2), 2000);
+        s.on_delivered(t(100), &a, 1000, false);
+        let r = s.finish(None, 0, 3000).unwrap();
+        assert_eq!(
+            (r.tx_in_flight, r.lost),
+            (1000, 0),
+            "a was sent before the loss"
+        );
+        // b and c delivered on one ACK that also marks 2000 bytes lost
+        s.on_delivered(t(101), &b, 1000, false);
+        s.on_delivered(t(102), &c, 1000, false);
+        let r = s.finish(None, 2000, 2000).unwrap();
+        assert_eq!(
+            r.tx_in_flight, 3000,
+            "c, the newest, left with 2000 B ahead"
+        );
+        assert_eq!(r.lost, 2000, "the first 1000 were marked before c left");
     }
 
     #[test]
