@@ -334,8 +334,8 @@ mod tests {
         let r = s.finish(None, 0, 3000).unwrap();
         assert_eq!(
             (r.tx_in_flight, r.lost),
-            (1000, 0),
-            "a was sent before the loss"
+            (1000, 1000),
+            "the loss was marked after a left"
         );
         // b and c delivered on one ACK that also marks 2000 bytes lost
         s.on_delivered(t(101), &b, 1000, false);
