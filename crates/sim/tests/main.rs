@@ -8,6 +8,7 @@ mod common;
 mod aqm;
 mod arq;
 mod bbr;
+mod bbr3;
 mod cubic;
 mod dctcp;
 mod engines;

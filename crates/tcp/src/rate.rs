@@ -122,8 +122,11 @@ impl RateSampler {
         self.delivered
     }
 
-    /// Stamps a segment being sent at `now`; `in_flight` is the bytes in flight before it.
-    pub fn on_send(&mut self, now: Instant, in_flight: u64) -> TxStamp {
+    /// Stamps a segment being sent at `now`; `in_flight` is the bytes
+    /// outstanding before it (nothing outstanding restarts the sampling
+    /// interval), `pipe` the bytes believed in the network before it (what
+    /// the stamp's `in_flight` records).
+    pub fn on_send(&mut self, now: Instant, in_flight: u64, pipe: u64) -> TxStamp {
         if self.off {
             return TxStamp {
                 sent_time: now,
@@ -140,7 +143,7 @@ impl RateSampler {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             app_limited: self.app_limited_until != 0,
-            in_flight,
+            in_flight: pipe,
             lost: self.lost,
         }
     }
@@ -254,7 +257,7 @@ mod tests {
     #[test]
     fn an_off_sampler_only_stamps_send_times() {
         let mut s = RateSampler::off();
-        let stamp = s.on_send(t(5), 0);
+        let stamp = s.on_send(t(5), 0, 0);
         assert_eq!(
             stamp,
             TxStamp {
@@ -277,7 +280,7 @@ mod tests {
         let mut s = RateSampler::new();
         let mut stamps = Vec::new();
         for i in 0..10 {
-            stamps.push(s.on_send(t(i), i * 1000));
+            stamps.push(s.on_send(t(i), i * 1000, i * 1000));
         }
         let mut samples = Vec::new();
         for i in 0..30u64 {
@@ -285,7 +288,7 @@ mod tests {
             let st = stamps[i as usize];
             s.on_delivered(now, &st, 1000, false);
             samples.push(s.finish(Some(Duration::from_millis(1)), 0, 0).unwrap());
-            stamps.push(s.on_send(now, 9000));
+            stamps.push(s.on_send(now, 9000, 9000));
         }
         for r in &samples[10..] {
             assert_eq!(r.delivered, 10_000);
@@ -304,13 +307,13 @@ mod tests {
     fn app_limited_marks_until_delivered() {
         let mut s = RateSampler::new();
         s.on_app_limited(0);
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         assert!(st.app_limited);
         s.on_delivered(t(50), &st, 1000, false);
         let r = s.finish(None, 0, 1000);
         // interval is ack_elapsed = 50 ms
         assert!(r.unwrap().app_limited);
-        let st2 = s.on_send(t(60), 0);
+        let st2 = s.on_send(t(60), 0, 0);
         assert!(
             !st2.app_limited,
             "limitation ends once its data is delivered"
@@ -323,13 +326,13 @@ mod tests {
     #[test]
     fn samples_carry_the_flight_and_the_losses_since_the_send() {
         let mut s = RateSampler::new();
-        let a = s.on_send(t(0), 0);
+        let a = s.on_send(t(0), 0, 0);
         assert!(
             s.finish(None, 1000, 0).is_none(),
             "a loss before any delivery"
         );
-        let b = s.on_send(t(1), 1000);
-        let c = s.on_send(t(2), 2000);
+        let b = s.on_send(t(1), 1000, 1000);
+        let c = s.on_send(t(2), 2000, 2000);
         s.on_delivered(t(100), &a, 1000, false);
         let r = s.finish(None, 0, 3000).unwrap();
         assert_eq!(
@@ -357,7 +360,7 @@ mod tests {
     #[test]
     fn retransmitted_segments_give_no_rtt() {
         let mut s = RateSampler::new();
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         s.on_delivered(t(3), &st, 1000, true);
         assert_eq!(s.finish(None, 0, 0).unwrap().rtt, None);
     }
@@ -365,7 +368,9 @@ mod tests {
     #[test]
     fn duplicate_acks_without_sack_count_once() {
         let mut s = RateSampler::new();
-        let stamps: Vec<TxStamp> = (0..4).map(|i| s.on_send(t(i), i * 1000)).collect();
+        let stamps: Vec<TxStamp> = (0..4)
+            .map(|i| s.on_send(t(i), i * 1000, i * 1000))
+            .collect();
         // segment 0 lost; three duplicate ACKs for segments 1-3
         for _ in 0..3 {
             s.on_emulated_delivery(1000, 4000);
@@ -381,7 +386,7 @@ mod tests {
     #[test]
     fn short_interval_keeps_the_sample_without_a_rate() {
         let mut s = RateSampler::new();
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         s.on_delivered(t(5), &st, 1000, false);
         let r = s.finish(Some(Duration::from_millis(10)), 0, 1000).unwrap();
         assert_eq!(r.rate, None, "5 ms interval below a 10 ms min RTT");
