@@ -627,3 +627,36 @@ fn metrics_match_their_names() {
     assert!(out[6].is_nan(), "no inflight_longterm yet");
     assert!((out[1] - BW as f64).abs() < 1.0);
 }
+
+/// Section 3.7: a CE mark counts as congestion: outside a probe, the round
+/// with an ECN-Echo lowers the short-term bounds as a loss would.
+#[test]
+fn an_ecn_echo_counts_as_a_loss_in_the_round() {
+    let mut d = Drive::new();
+    d.enter_probe_bw();
+    d.round(Round {
+        in_flight: 90_000,
+        ..Round::default()
+    });
+    assert_eq!(d.cc.inflight_shortterm(), None);
+    d.cc.on_congestion(
+        d.now,
+        &CongestionEvent {
+            kind: CongestionKind::Ecn,
+            flight_size: 90_000,
+            ssthresh_basis: 90_000,
+            in_flight: 90_000,
+            mss: MSS as u32,
+        },
+    );
+    d.round(Round {
+        in_flight: 90_000,
+        ..Round::default()
+    });
+    d.round(Round {
+        in_flight: 90_000,
+        ..Round::default()
+    });
+    assert!(d.cc.inflight_shortterm().is_some());
+    assert!(d.cc.bw_shortterm().is_some());
+}
