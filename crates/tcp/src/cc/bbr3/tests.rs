@@ -138,6 +138,21 @@ impl Drive {
         assert_eq!(self.cc.state(), State::ProbeBwDown);
     }
 
+    /// ProbeBW, then rounds within the BDP (CRUISE) until ProbeBW_UP.
+    fn enter_probe_up(&mut self) {
+        self.enter_probe_bw();
+        for _ in 0..80 {
+            self.round(Round {
+                in_flight: 90_000,
+                ..Round::default()
+            });
+            if self.cc.state() == State::ProbeBwUp {
+                return;
+            }
+        }
+        panic!("no ProbeBW_UP in 80 rounds");
+    }
+
     /// Enters fast recovery as the sender does.
     fn enter_recovery(&mut self) {
         self.cc.on_congestion(
@@ -388,18 +403,7 @@ fn probe_wait_is_seeded() {
 #[test]
 fn loss_in_probe_up_cuts_inflight_longterm() {
     let mut d = Drive::new();
-    d.enter_probe_bw();
-    // cruise, then wait for UP
-    for _ in 0..80 {
-        d.round(Round {
-            in_flight: 90_000,
-            ..Round::default()
-        });
-        if d.cc.state() == State::ProbeBwUp {
-            break;
-        }
-    }
-    assert_eq!(d.cc.state(), State::ProbeBwUp);
+    d.enter_probe_up();
     assert_eq!(d.cc.inflight_longterm(), None);
     // 1 % lost: tolerated
     d.round(Round {
@@ -431,16 +435,7 @@ fn loss_in_probe_up_cuts_inflight_longterm() {
 #[test]
 fn inflight_longterm_is_at_least_beta_times_the_target() {
     let mut d = Drive::new();
-    d.enter_probe_bw();
-    for _ in 0..80 {
-        d.round(Round {
-            in_flight: 90_000,
-            ..Round::default()
-        });
-        if d.cc.state() == State::ProbeBwUp {
-            break;
-        }
-    }
+    d.enter_probe_up();
     let target = d.cc.bdp().min(d.cc.cwnd());
     d.round(Round {
         in_flight: 20_000,
@@ -556,17 +551,7 @@ fn probe_rtt_holds_half_a_bdp_for_200_ms() {
 #[test]
 fn spurious_loss_undoes_the_cut() {
     let mut d = Drive::new();
-    d.enter_probe_bw();
-    for _ in 0..80 {
-        d.round(Round {
-            in_flight: 90_000,
-            ..Round::default()
-        });
-        if d.cc.state() == State::ProbeBwUp {
-            break;
-        }
-    }
-    assert_eq!(d.cc.state(), State::ProbeBwUp);
+    d.enter_probe_up();
     d.enter_recovery();
     d.round(Round {
         in_flight: 120_000,
