@@ -110,8 +110,8 @@ def test_algorithms_listed() -> None:
     # the built-ins, then the registered ones (sorted): crates/user-cc's
     # Vegas, and Python classes other tests register (tests/test_custom_cc.py)
     names = wavelab.algorithms()
-    assert "vegas" in names[12:]
-    assert names[:12] == [
+    assert "vegas" in names[13:]
+    assert names[:13] == [
         "tahoe",
         "reno",
         "newreno",
@@ -120,6 +120,7 @@ def test_algorithms_listed() -> None:
         "dctcp",
         "prague",
         "bbr",
+        "bbr3",
         "wave",
         "etcpv0",
         "etcpv1",

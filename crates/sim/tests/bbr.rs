@@ -7,7 +7,7 @@
 //! delivery-rate samples count delivered payload bytes, and 10 Mbit/s of
 //! 1500-byte packets carries 10 × 1460 / 1500 = 9.733 Mbit/s of payload.
 
-use crate::common::{dumbbell, flows_col, jain, run};
+use crate::common::{bottleneck_queue, dumbbell, flows_col, jain, mean, run};
 use wavelab_sim::Results;
 
 /// Payload rate of the bottleneck: 10 Mbit/s × 1460 / 1500.
@@ -37,21 +37,6 @@ fn delivered_at(r: &Results, flow: u32, t: f64) -> f64 {
     let v = series(r, flow, "bytes_delivered", t, t);
     assert_eq!(v.len(), 1, "one sample of flow {flow} at {t}");
     v[0]
-}
-
-/// Bytes queued at the bottleneck's forward direction, per sample in [from, to].
-fn bottleneck_queue(r: &Results, from: f64, to: f64) -> Vec<f64> {
-    let time = r.queues.f64s("time");
-    let dir = r.queues.col::<u32>("dir");
-    let bytes = r.queues.u64s("bytes");
-    (0..time.len())
-        .filter(|&i| dir[i] == BOTTLENECK_FWD && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
-        .map(|i| bytes[i] as f64)
-        .collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
 }
 
 #[test]

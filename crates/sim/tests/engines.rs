@@ -14,8 +14,8 @@ use proptest::prelude::*;
 use wavelab_sim::{Scenario, Simulation};
 use wavelab_tcp::Instant;
 
-const ALGORITHMS: [&str; 9] = [
-    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "wave", "etcpv0", "etcpv1",
+const ALGORITHMS: [&str; 10] = [
+    "tahoe", "reno", "newreno", "westwood", "cubic", "bbr", "bbr3", "wave", "etcpv0", "etcpv1",
 ];
 
 #[derive(Clone, Debug)]

@@ -8,6 +8,7 @@ mod common;
 mod aqm;
 mod arq;
 mod bbr;
+mod bbr3;
 mod cellreplay;
 mod cubic;
 mod dctcp;

@@ -19,6 +19,13 @@ pub struct TxStamp {
     pub sent_time: Instant,
     /// True if the connection was application-limited at the send.
     pub app_limited: bool,
+    /// Bytes in flight before this segment was sent (the segment's own
+    /// length is added when it is delivered, giving the draft's
+    /// `P.tx_in_flight`, draft-ietf-ccwg-bbr-06 section 2.3).
+    pub in_flight: u64,
+    /// Connection-wide bytes marked lost when the segment was sent
+    /// (`P.lost`, draft-ietf-ccwg-bbr-06 section 4.1.2.1.2).
+    pub lost: u64,
 }
 
 /// One delivery-rate sample.
@@ -52,6 +59,13 @@ pub struct RateSample {
     pub prior_in_flight: u64,
     /// Connection-wide bytes delivered, this ACK included (C.delivered).
     pub total_delivered: u64,
+    /// Bytes in flight when the newest acknowledged segment was sent, that
+    /// segment included (draft-ietf-ccwg-bbr-06 section 2.3,
+    /// `RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Bytes marked lost between the send of the newest acknowledged
+    /// segment and this ACK, this ACK's losses included (`RS.lost`).
+    pub lost: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,6 +77,8 @@ struct Pending {
     rtt: Option<Duration>,
     app_limited: bool,
     newly_delivered: u64,
+    tx_in_flight: u64,
+    prior_lost: u64,
 }
 
 /// The connection-wide delivery state.
@@ -77,6 +93,8 @@ pub struct RateSampler {
     /// Bytes counted as delivered by duplicate ACKs without SACK, not yet
     /// covered by a cumulative ACK.
     emulated: u64,
+    /// Connection-wide bytes marked lost (C.lost), as reported to `finish`.
+    lost: u64,
     pending: Pending,
     /// True for an algorithm that takes no rate samples: nothing is
     /// accounted, and stamps carry only the send time (which RTT sampling
@@ -104,8 +122,11 @@ impl RateSampler {
         self.delivered
     }
 
-    /// Stamps a segment being sent at `now`; `in_flight` is the bytes in flight before it.
-    pub fn on_send(&mut self, now: Instant, in_flight: u64) -> TxStamp {
+    /// Stamps a segment being sent at `now`; `in_flight` is the bytes
+    /// outstanding before it (nothing outstanding restarts the sampling
+    /// interval), `pipe` the bytes believed in the network before it (what
+    /// the stamp's `in_flight` records).
+    pub fn on_send(&mut self, now: Instant, in_flight: u64, pipe: u64) -> TxStamp {
         if self.off {
             return TxStamp {
                 sent_time: now,
@@ -122,6 +143,8 @@ impl RateSampler {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             app_limited: self.app_limited_until != 0,
+            in_flight: pipe,
+            lost: self.lost,
         }
     }
 
@@ -170,6 +193,8 @@ impl RateSampler {
             p.send_elapsed = stamp.sent_time - stamp.first_sent_time;
             p.ack_elapsed = self.delivered_time - stamp.delivered_time;
             p.rtt = (!retransmitted).then(|| now - stamp.sent_time);
+            p.tx_in_flight = stamp.in_flight + len + already;
+            p.prior_lost = stamp.lost;
             self.first_sent_time = stamp.sent_time;
         }
     }
@@ -196,6 +221,7 @@ impl RateSampler {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        self.lost += newly_lost;
         let p = core::mem::take(&mut self.pending);
         p.prior_time?;
         let interval = p.send_elapsed.max(p.ack_elapsed);
@@ -212,6 +238,8 @@ impl RateSampler {
             newly_lost,
             prior_in_flight,
             total_delivered: self.delivered,
+            tx_in_flight: p.tx_in_flight,
+            lost: self.lost - p.prior_lost,
         })
     }
 }
@@ -229,7 +257,7 @@ mod tests {
     #[test]
     fn an_off_sampler_only_stamps_send_times() {
         let mut s = RateSampler::off();
-        let stamp = s.on_send(t(5), 0);
+        let stamp = s.on_send(t(5), 0, 0);
         assert_eq!(
             stamp,
             TxStamp {
@@ -252,7 +280,7 @@ mod tests {
         let mut s = RateSampler::new();
         let mut stamps = Vec::new();
         for i in 0..10 {
-            stamps.push(s.on_send(t(i), i * 1000));
+            stamps.push(s.on_send(t(i), i * 1000, i * 1000));
         }
         let mut samples = Vec::new();
         for i in 0..30u64 {
@@ -260,7 +288,7 @@ mod tests {
             let st = stamps[i as usize];
             s.on_delivered(now, &st, 1000, false);
             samples.push(s.finish(Some(Duration::from_millis(1)), 0, 0).unwrap());
-            stamps.push(s.on_send(now, 9000));
+            stamps.push(s.on_send(now, 9000, 9000));
         }
         for r in &samples[10..] {
             assert_eq!(r.delivered, 10_000);
@@ -279,17 +307,48 @@ mod tests {
     fn app_limited_marks_until_delivered() {
         let mut s = RateSampler::new();
         s.on_app_limited(0);
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         assert!(st.app_limited);
         s.on_delivered(t(50), &st, 1000, false);
         let r = s.finish(None, 0, 1000);
         // interval is ack_elapsed = 50 ms
         assert!(r.unwrap().app_limited);
-        let st2 = s.on_send(t(60), 0);
+        let st2 = s.on_send(t(60), 0, 0);
         assert!(
             !st2.app_limited,
             "limitation ends once its data is delivered"
         );
+    }
+
+    /// draft-ietf-ccwg-bbr-06 section 2.3: `tx_in_flight` is what was in
+    /// flight when the newest acknowledged segment left, that segment
+    /// included; `lost` what was marked lost since.
+    #[test]
+    fn samples_carry_the_flight_and_the_losses_since_the_send() {
+        let mut s = RateSampler::new();
+        let a = s.on_send(t(0), 0, 0);
+        assert!(
+            s.finish(None, 1000, 0).is_none(),
+            "a loss before any delivery"
+        );
+        let b = s.on_send(t(1), 1000, 1000);
+        let c = s.on_send(t(2), 2000, 2000);
+        s.on_delivered(t(100), &a, 1000, false);
+        let r = s.finish(None, 0, 3000).unwrap();
+        assert_eq!(
+            (r.tx_in_flight, r.lost),
+            (1000, 1000),
+            "the loss was marked after a left"
+        );
+        // b and c delivered on one ACK that also marks 2000 bytes lost
+        s.on_delivered(t(101), &b, 1000, false);
+        s.on_delivered(t(102), &c, 1000, false);
+        let r = s.finish(None, 2000, 2000).unwrap();
+        assert_eq!(
+            r.tx_in_flight, 3000,
+            "c, the newest, left with 2000 B ahead"
+        );
+        assert_eq!(r.lost, 2000, "the first 1000 were marked before c left");
     }
 
     #[test]
@@ -301,7 +360,7 @@ mod tests {
     #[test]
     fn retransmitted_segments_give_no_rtt() {
         let mut s = RateSampler::new();
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         s.on_delivered(t(3), &st, 1000, true);
         assert_eq!(s.finish(None, 0, 0).unwrap().rtt, None);
     }
@@ -309,7 +368,9 @@ mod tests {
     #[test]
     fn duplicate_acks_without_sack_count_once() {
         let mut s = RateSampler::new();
-        let stamps: Vec<TxStamp> = (0..4).map(|i| s.on_send(t(i), i * 1000)).collect();
+        let stamps: Vec<TxStamp> = (0..4)
+            .map(|i| s.on_send(t(i), i * 1000, i * 1000))
+            .collect();
         // segment 0 lost; three duplicate ACKs for segments 1-3
         for _ in 0..3 {
             s.on_emulated_delivery(1000, 4000);
@@ -325,7 +386,7 @@ mod tests {
     #[test]
     fn short_interval_keeps_the_sample_without_a_rate() {
         let mut s = RateSampler::new();
-        let st = s.on_send(t(0), 0);
+        let st = s.on_send(t(0), 0, 0);
         s.on_delivered(t(5), &st, 1000, false);
         let r = s.finish(Some(Duration::from_millis(10)), 0, 1000).unwrap();
         assert_eq!(r.rate, None, "5 ms interval below a 10 ms min RTT");

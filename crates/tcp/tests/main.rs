@@ -3,6 +3,7 @@
 //! one binary per file cost most of `cargo test`'s build time. Run one
 //! file's tests with `cargo test -p wavelab-tcp --test integration FILE::`.
 
+mod bbr3;
 mod conformance;
 mod cross_layer;
 mod fuzz_bytes;

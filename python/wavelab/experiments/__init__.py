@@ -36,7 +36,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     ),
     "starlink": (
         "wavelab.experiments.starlink",
-        "Starlink-like LEO access (a new satellite every 15 s): BBR, CUBIC, NewReno, "
+        "Starlink-like LEO access (a new satellite every 15 s): BBR, BBRv3, CUBIC, NewReno, "
         "Westwood+, Wave, downlink and uplink, seeds with 95 % CIs, the minimum-RTT sawtooth",
     ),
     "mobiwac2009": (

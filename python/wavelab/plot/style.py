@@ -81,6 +81,7 @@ _MARKERS = {
     "p": "pentagon",
     ">": "triangle-right",
     "H": "hexagon2",
+    "8": "octagon",
 }
 
 ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
@@ -99,12 +100,13 @@ ALGORITHM_STYLES: dict[str, AlgorithmStyle] = {
         ("wsc-tcp", "black", "p"),
         ("dctcp", "sky blue", ">"),
         ("prague", "bluish green", "H"),
+        ("bbr3", "vermillion", "8"),
     )
 }
 """The built-in algorithms' colours and markers: a marker each, and a colour
 each for the first nine (also what the emulator's kernel algorithms of the
 same names get); Vegas shares Reno's colour, WSC-TCP ETCPv1's, DCTCP
-Westwood's and Prague Wave's, each with a marker of its own."""
+Westwood's, Prague Wave's and BBRv3 BBR v1's, each with a marker of its own."""
 
 _ALIASES = {"westwood+": "westwood"}
 

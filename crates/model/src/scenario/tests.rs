@@ -81,7 +81,7 @@ fn semantic_errors_name_the_field() {
     );
     assert_eq!(
         err(&BASE.replace("to = \"b\"", "to = \"b\"\ncc = \"vegas\"")),
-        "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, dctcp, prague, bbr, wave, etcpv0, etcpv1, wsc-tcp"
+        "flows[0].cc: \"vegas\" is not a congestion-control algorithm, choose one of tahoe, reno, newreno, westwood, cubic, dctcp, prague, bbr, bbr3, wave, etcpv0, etcpv1, wsc-tcp"
     );
     assert!(err("duration = ").starts_with("not valid TOML"));
     assert_eq!(

@@ -119,3 +119,20 @@ pub fn mobiwac_links(old: (u64, u64), new: (u64, u64), queues: Option<(u64, u64)
         queue(queues.map(|q| q.1)),
     )
 }
+
+/// Bytes queued at the dumbbell's bottleneck (its forward direction, link
+/// table row 2), one value per queue sample with `from <= time <= to`.
+pub fn bottleneck_queue(r: &Results, from: f64, to: f64) -> Vec<f64> {
+    let time = r.queues.f64s("time");
+    let dir = r.queues.col::<u32>("dir");
+    let bytes = r.queues.u64s("bytes");
+    (0..time.len())
+        .filter(|&i| dir[i] == 2 && time[i] >= from - 1e-9 && time[i] <= to + 1e-9)
+        .map(|i| bytes[i] as f64)
+        .collect()
+}
+
+/// The arithmetic mean.
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}

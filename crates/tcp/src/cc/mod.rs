@@ -24,6 +24,7 @@
 //! `builtins!` invocation below: a new built-in is one entry there.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod etcp;
@@ -35,6 +36,7 @@ pub mod westwood;
 pub mod wsc;
 
 pub use bbr::{Bbr, BbrParams};
+pub use bbr3::{Bbr3, Bbr3Params};
 pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams, DctcpVariant};
 pub use etcp::{Etcp, EtcpParams};
@@ -675,6 +677,11 @@ builtins! {$
         /// BBR v1 (Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00).
         Bbr(BbrParams) = "bbr" => Bbr::new;
     }
+    /// BBRv3 (draft-ietf-ccwg-bbr-06).
+    Bbr3(Bbr3) {
+        /// BBRv3 (Cardwell, Swett and Beshay, draft-ietf-ccwg-bbr-06).
+        Bbr3(Bbr3Params) = "bbr3" => Bbr3::new;
+    }
     /// TCP Wave (Abdelsalam et al.).
     Wave(Wave) {
         /// TCP Wave (DCNET 2016 and the project page; the Linux module's behaviour).
@@ -948,6 +955,8 @@ mod tests {
             newly_lost: 0,
             prior_in_flight: 60_000,
             total_delivered: 1_150_000,
+            tx_in_flight: 60_000,
+            lost: 0,
         };
         for name in ALGORITHMS {
             let mut cc = CcConfig::named(name).unwrap().build(1500, 10, None, 2);
@@ -959,7 +968,7 @@ mod tests {
             assert_eq!(cc.uses_rate_samples(), changed, "{name}");
             assert_eq!(
                 cc.uses_rate_samples(),
-                ["bbr", "wave"].contains(name),
+                ["bbr", "bbr3", "wave"].contains(name),
                 "{name}"
             );
         }

@@ -903,7 +903,9 @@ impl Sender {
     }
 
     fn send_new(&mut self, now: Instant, len: u32, fin: bool) -> Transmit {
-        let stamp = self.rate.on_send(now, self.sb.outstanding());
+        let stamp = self
+            .rate
+            .on_send(now, self.sb.outstanding(), self.sb.in_flight());
         let seg = SentSeg {
             start: self.snd_nxt,
             len: len + fin as u32,
@@ -932,7 +934,9 @@ impl Sender {
     }
 
     fn retransmit(&mut self, now: Instant, idx: usize) -> Transmit {
-        let stamp = self.rate.on_send(now, self.sb.outstanding());
+        let stamp = self
+            .rate
+            .on_send(now, self.sb.outstanding(), self.sb.in_flight());
         self.sb.on_retransmit(idx, stamp);
         let seg = *self.sb.seg(idx);
         self.stats.retransmissions += 1;

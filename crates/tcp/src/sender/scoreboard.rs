@@ -617,7 +617,7 @@ mod tests {
         let mut sb = Scoreboard::default();
         let mut rate = RateSampler::new();
         for i in 0..n {
-            let stamp = rate.on_send(Instant::ZERO, sb.in_flight());
+            let stamp = rate.on_send(Instant::ZERO, sb.in_flight(), sb.in_flight());
             sb.push(SentSeg {
                 start: i * mss as u64,
                 len: mss,
@@ -638,7 +638,7 @@ mod tests {
             let mut sb = Scoreboard::default();
             let mut start = 1000;
             for &len in &sizes {
-                let stamp = rate.on_send(Instant::ZERO, sb.in_flight());
+                let stamp = rate.on_send(Instant::ZERO, sb.in_flight(), sb.in_flight());
                 sb.push(SentSeg {
                     start,
                     len,

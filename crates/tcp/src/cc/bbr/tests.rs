@@ -117,6 +117,8 @@ impl Drive {
                 newly_lost: s.lost,
                 prior_in_flight: s.prior_in_flight,
                 total_delivered: self.delivered,
+                tx_in_flight: s.prior_in_flight,
+                lost: s.lost,
             };
             self.bbr.on_rate_sample(self.now, &rs);
         }
