@@ -57,7 +57,7 @@ pub struct CsvTrace {
 
 /// A time or a delay field: a plain number of seconds, or a duration with a
 /// unit.
-fn duration(field: &str) -> Option<Duration> {
+pub(crate) fn duration(field: &str) -> Option<Duration> {
     match field.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 && s <= MAX_DURATION.as_secs_f64() => {
             Some(Duration::from_secs_f64(s))

@@ -5,13 +5,47 @@ use super::endpoints::Flow;
 use crate::engine::{key, Event};
 use crate::notices::{Delivered, Source};
 use crate::simulation::Simulation;
+use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
+use wavelab_model::scenario::UDP_OVERHEAD;
 use wavelab_model::tables::{
     flow_table, handoff_table, handover_table, link_table, rtt_distribution, ColumnData,
     FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results, RunStats, Table,
 };
 use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
+
+/// The flows table's row of UDP flow `f` at `now`: payload bytes sent and
+/// received as its `bytes_sent` and `bytes_delivered`, its goodput over its
+/// time from start to now (or its stop), no TCP counters and no RTT.
+fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
+    let headers = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
+    let sent = headers(net.sent);
+    let delivered = headers(net.received);
+    let end = f.stop.map_or(now, |s| s.min(now));
+    let active = end.saturating_since(f.start).as_secs_f64();
+    FlowRecord {
+        name: f.name.clone(),
+        algorithm: f.algorithm.to_string(),
+        from: f.from.clone(),
+        to: f.to.clone(),
+        start: f.start - Instant::ZERO,
+        stop: f.stop.map(|s| s - Instant::ZERO),
+        size: None,
+        completion_time: None,
+        counters: FlowCounters {
+            bytes_sent: Some(sent),
+            bytes_delivered: Some(delivered),
+            segments_sent: Some(net.sent[0]),
+            ..FlowCounters::default()
+        },
+        goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
+        min_rtt: None,
+        rtt: [None; 4],
+        rtt_samples: 0,
+        network: Some(net),
+    }
+}
 
 impl Simulation {
     /// The results so far (callable at any time; a partial run gives partial results).
@@ -51,6 +85,11 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, f): (usize, &Flow)| {
+                let mut net = f.net.clone();
+                net.lost = drops[i];
+                if f.udp.is_some() {
+                    return udp_record(f, net, now);
+                }
                 let tx = f.sender.stats();
                 let rx = f.receiver.stats();
                 let end = tx.completed_at.unwrap_or(now);
@@ -97,11 +136,7 @@ impl Simulation {
                         known(f.rtts.quantile_secs(0.99)),
                     ],
                     rtt_samples: f.rtts.count(),
-                    network: Some({
-                        let mut s = f.net.clone();
-                        s.lost = drops[i];
-                        s
-                    }),
+                    network: Some(net),
                 }
             })
             .collect();
