@@ -17,7 +17,8 @@ use wavelab_tcp::{Duration, Instant};
 
 /// The flows table's row of UDP flow `f` at `now`: payload bytes sent and
 /// received as its `bytes_sent` and `bytes_delivered`, its goodput over its
-/// time from start to now (or its stop), no TCP counters and no RTT.
+/// time from start to now (or its stop), no TCP counters (its packets are
+/// the network statistics' `packets_*`) and no RTT.
 fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
     let headers = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
     let sent = headers(net.sent);
@@ -36,7 +37,6 @@ fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
         counters: FlowCounters {
             bytes_sent: Some(sent),
             bytes_delivered: Some(delivered),
-            segments_sent: Some(net.sent[0]),
             ..FlowCounters::default()
         },
         goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
