@@ -18,7 +18,7 @@
 //!   at the frame's time: a paced encoder would spread them, the burst is
 //!   the harder case for the queue and the jitter.
 
-use crate::link::trace_file::{excerpt, read_trace_file, TraceError};
+use crate::link::trace_file::{csv_rows, excerpt, read_trace_file, TraceError};
 use crate::link::Distribution;
 use crate::rng::Rng;
 use crate::scenario::{
@@ -57,25 +57,13 @@ pub fn parse_udp_trace(file: &str, text: &str) -> Result<Vec<TracePacket>, Trace
         Err(_) => parse_size(f).ok().map(|b| b.0),
     };
     let mut out: Vec<TracePacket> = Vec::new();
-    let mut first = true;
-    for (i, raw) in text.lines().enumerate() {
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = if t.contains(',') {
-            t.split(',').map(str::trim).collect()
-        } else {
-            t.split_whitespace().collect()
-        };
-        let header = first
-            && fields
-                .iter()
-                .all(|f| crate::link::measured_duration(f).is_none() && size(f).is_none());
-        first = false;
-        if header {
-            continue;
-        }
+    let header = move |fields: &[&str]| {
+        fields
+            .iter()
+            .all(|f| crate::link::measured_duration(f).is_none() && size(f).is_none())
+    };
+    for (line, fields) in csv_rows(text, header) {
+        let i = line - 1;
         if fields.len() != 2 {
             return Err(err(
                 i + 1,

@@ -26,20 +26,31 @@ fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
     let end = f.stop.map_or(now, |s| s.min(now));
     let active = end.saturating_since(f.start).as_secs_f64();
     FlowRecord {
-        name: f.name.clone(),
-        algorithm: f.algorithm.to_string(),
-        from: f.from.clone(),
-        to: f.to.clone(),
-        start: f.start - Instant::ZERO,
-        stop: f.stop.map(|s| s - Instant::ZERO),
-        size: None,
-        completion_time: None,
         counters: FlowCounters {
             bytes_sent: Some(sent),
             bytes_delivered: Some(delivered),
             ..FlowCounters::default()
         },
         goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
+        ..record_of(f, net)
+    }
+}
+
+/// The flows table's row of flow `f` with what every flow has (its name,
+/// algorithm, ends, times, size and network statistics `net`) and nothing
+/// measured by its endpoints.
+fn record_of(f: &Flow, net: FlowStats) -> FlowRecord {
+    FlowRecord {
+        name: f.name.clone(),
+        algorithm: f.algorithm.to_string(),
+        from: f.from.clone(),
+        to: f.to.clone(),
+        start: f.start - Instant::ZERO,
+        stop: f.stop.map(|s| s - Instant::ZERO),
+        size: f.size,
+        completion_time: None,
+        counters: FlowCounters::default(),
+        goodput: None,
         min_rtt: None,
         rtt: [None; 4],
         rtt_samples: 0,
@@ -95,13 +106,6 @@ impl Simulation {
                 let end = tx.completed_at.unwrap_or(now);
                 let active = (end - f.start).as_secs_f64();
                 FlowRecord {
-                    name: f.name.clone(),
-                    algorithm: f.algorithm.to_string(),
-                    from: f.from.clone(),
-                    to: f.to.clone(),
-                    start: f.start - Instant::ZERO,
-                    stop: f.stop.map(|s| s - Instant::ZERO),
-                    size: f.size,
                     completion_time: tx.completed_at.map(|c| c - f.start),
                     counters: FlowCounters {
                         bytes_sent: Some(tx.bytes_sent),
@@ -136,7 +140,7 @@ impl Simulation {
                         known(f.rtts.quantile_secs(0.99)),
                     ],
                     rtt_samples: f.rtts.count(),
-                    network: Some(net),
+                    ..record_of(f, net)
                 }
             })
             .collect();
