@@ -127,3 +127,23 @@ def test_a_trace_file_error_names_the_file_and_line(tmp_path: Path) -> None:
     assert f'flows[0].udp.file: {tmp_path / "sends.csv"} line 3: "lots" is not a size' in str(
         e.value
     )
+
+
+def test_a_ping_beside_bulk_tcp_shows_its_rtt_and_stays_out_of_jain(tmp_path: Path) -> None:
+    text = VOICE.replace('transport = "udp"', 'transport = "ping"').replace(
+        'udp = { pattern = "voice", playout_deadline = "100ms" }', 'ping = { interval = "200ms" }'
+    )
+    for cc in ("cubic", "reno"):
+        text += f'[[flows]]\nfrom = "s"\nto = "r"\ncc = "{cc}"\n'
+    (tmp_path / "ping.toml").write_text(text)
+    res = cli("run", "ping.toml", "--no-plots", "--out", "o", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv").set_index("flow")
+    ping = summary.loc["call"]
+    # 20 ms each way, plus the queue the two TCP flows build
+    assert ping["algorithm"] == "ping" and ping["min_rtt_ms"] >= 40
+    assert ping["rtt_p95_ms"] > ping["min_rtt_ms"]
+    # Jain's index of the two TCP flows alone
+    flows = pd.read_parquet(tmp_path / "o" / "flows.parquet")
+    g = flows["goodput"].iloc[1:].to_numpy()
+    assert summary["jain"].iloc[0] == pytest.approx(g.sum() ** 2 / (2 * (g**2).sum()), abs=1e-4)

@@ -119,6 +119,8 @@ pub fn parse_udp_trace(file: &str, text: &str) -> Result<Vec<TracePacket>, Trace
 enum Kind {
     /// Packets of `payload` bytes, `k` from the start.
     Cbr { payload: u32, bits: u64, rate: Rate },
+    /// Packets of `payload` bytes every `interval` (a ping's requests).
+    Periodic { payload: u32, interval: Duration },
     /// On/off periods.
     OnOff(OnOff),
     /// The trace's packets.
@@ -186,8 +188,8 @@ pub struct UdpSource {
     stop: Option<Instant>,
     /// The next packet's send time (None: no more packets).
     next: Option<Instant>,
-    /// Packets sent so far (the next packet's sequence number); for cbr and
-    /// trace also the index of the next packet, for video the frame index.
+    /// Packets sent so far: the next packet's sequence number, and for cbr
+    /// and trace the index of the next packet.
     k: u64,
 }
 
@@ -264,6 +266,26 @@ impl UdpSource {
         s
     }
 
+    /// A source of one packet of `payload` bytes every `interval` from
+    /// `start` (packet `k` at `start + k x interval`), none at or after
+    /// `stop`: a ping flow's echo requests.
+    pub fn periodic(
+        payload: u32,
+        interval: Duration,
+        start: Instant,
+        stop: Option<Instant>,
+    ) -> UdpSource {
+        let mut s = UdpSource {
+            kind: Kind::Periodic { payload, interval },
+            start,
+            stop,
+            next: Some(start),
+            k: 0,
+        };
+        s.clip();
+        s
+    }
+
     /// When the next packet is due (None: the flow sends no more).
     pub fn next_send(&self) -> Option<Instant> {
         self.next
@@ -293,6 +315,10 @@ impl UdpSource {
                     Some(start.saturating_add(Duration::from_nanos(
                         u64::try_from(ns).unwrap_or(u64::MAX),
                     )));
+                *payload
+            }
+            Kind::Periodic { payload, interval } => {
+                self.next = Some(start.saturating_add(interval.saturating_mul(self.k)));
                 *payload
             }
             Kind::OnOff(o) => {
@@ -408,6 +434,26 @@ mod tests {
         );
         assert_eq!(v.len(), 22_500);
         assert_eq!(v[22_499].0, 22_499 * 8_000 * 1_000_000_000 / 3_000_000);
+    }
+
+    #[test]
+    fn periodic_requests_are_interval_apart_until_the_stop() {
+        let at = |ms| Instant::ZERO + Duration::from_millis(ms);
+        let mut s = UdpSource::periodic(56, Duration::from_millis(200), at(100), Some(at(1000)));
+        let mut v = Vec::new();
+        while let Some(t) = s.next_send() {
+            v.push((t.as_nanos() / 1_000_000, s.poll(t).unwrap()));
+        }
+        assert_eq!(
+            v,
+            [
+                (100, (0, 56)),
+                (300, (1, 56)),
+                (500, (2, 56)),
+                (700, (3, 56)),
+                (900, (4, 56))
+            ]
+        );
     }
 
     #[test]

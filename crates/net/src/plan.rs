@@ -358,10 +358,10 @@ impl Plan {
         let mut flows = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
-            if f.udp.is_some() {
+            if !f.transport.is_tcp() {
                 return Err(err(
                     format!("{p}.transport"),
-                    "UDP flows run only in the simulator for now (`wavelab run`); \
+                    "UDP and ping flows run only in the simulator for now (`wavelab run`); \
                      the emulator's senders are TCP sockets",
                 ));
             }
@@ -706,7 +706,7 @@ pub(crate) mod tests {
     fn udp_flows_are_refused_with_the_field() {
         let e = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap_err();
         assert!(
-            e.starts_with("flows[0].transport: UDP flows run only in the simulator"),
+            e.starts_with("flows[0].transport: UDP and ping flows run only in the simulator"),
             "{e}"
         );
     }

@@ -278,3 +278,51 @@ fn a_udp_flow_has_no_congestion_control_to_set() {
     let e = sim.set_algorithm(0, cc).unwrap_err();
     assert!(e.contains("UDP"), "{e}");
 }
+
+#[test]
+fn a_ping_measures_the_round_trip_and_the_queue_a_bulk_flow_builds() {
+    let scenario = |bulk: bool| {
+        let mut s = String::from(
+            r#"
+            duration = "20s"
+            [[links]]
+            between = ["s", "r"]
+            rate = "8Mbit/s"
+            delay = "20ms"
+            queue = "100pkt"
+            [[flows]]
+            name = "ping"
+            from = "s"
+            to = "r"
+            transport = "ping"
+            ping = { interval = "100ms" }
+            "#,
+        );
+        if bulk {
+            s.push_str("[[flows]]\nfrom = \"s\"\nto = \"r\"\ncc = \"cubic\"\n");
+        }
+        common::run(&s)
+    };
+    let idle = scenario(false);
+    assert_eq!(idle.flows.labels("algorithm")[0], "ping");
+    // 201 requests (one every 100 ms from 0 s to the end itself), every
+    // one answered but the last
+    assert_eq!(count(&idle, 0, "packets_sent"), 201);
+    assert_eq!(count(&idle, 0, "rtt_samples"), 200);
+    // two propagation delays and two serialisations of 84 B (56 B of data
+    // and 28 B of headers) at 8 Mbit/s
+    let rtt = 2.0 * (0.020 + 84.0 * 8.0 / 8e6);
+    assert!(
+        (secs(&idle, 0, "rtt_mean") - rtt).abs() < 1e-9,
+        "{}",
+        secs(&idle, 0, "rtt_mean")
+    );
+    assert!((secs(&idle, 0, "min_rtt") - rtt).abs() < 1e-9);
+    assert!((secs(&idle, 0, "owd_mean") - rtt / 2.0).abs() < 1e-9);
+    let loaded = scenario(true);
+    let queue = 100.0 * 1500.0 * 8.0 / 8e6;
+    let rise = secs(&loaded, 0, "rtt_p95") - rtt;
+    // the requests wait in the data direction's queue, the answers cross
+    // the ACK direction, which holds no queue
+    assert!(rise > 0.5 * queue && rise < 1.05 * queue, "rise {rise}");
+}

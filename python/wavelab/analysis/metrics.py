@@ -120,7 +120,13 @@ def _total(values: Any) -> int | float:
 
 UDP_PREFIX = "udp-"
 """The flows table's ``algorithm`` of a UDP flow starts with it (then its
-pattern: ``udp-voice``, ``udp-cbr``, ...)."""
+pattern: ``udp-voice``, ``udp-cbr``, ...); a ping flow's is ``ping``."""
+
+
+def is_datagram_flow(algorithm: str) -> bool:
+    """Whether a flows table's ``algorithm`` is a UDP or ping flow's (no
+    congestion control: its rate is its pattern's)."""
+    return algorithm.startswith(UDP_PREFIX) or algorithm == "ping"
 
 
 def jain(values: list[float]) -> float:
@@ -161,7 +167,7 @@ def flow_metrics(
     )
     # fairness among the congestion-controlled flows: a UDP flow's rate is
     # its pattern's, not a share it competes for
-    tcp = [not str(a).startswith(UDP_PREFIX) for a in flows["algorithm"]]
+    tcp = [not is_datagram_flow(str(a)) for a in flows["algorithm"]]
     out["jain"] = jain([g for g, t in zip(goodputs, tcp, strict=True) if t])
     for field, column in RTT:
         out[column] = _num((run or {}).get(field)) * 1e3

@@ -102,7 +102,7 @@ def _print_summary(res: Results) -> None:
     if "completion_s" in counters:
         # a bulk flow has no completion to reach: "bulk", where a sized flow
         # that did not finish reads "not reached"
-        # (a UDP flow has none either: it sends by its pattern)
+        # (a UDP or ping flow has none either: it sends by its pattern)
         sized = _sized_flows(res)
         if len(sized) == len(counters):
             done = counters["completion_s"].tolist()
@@ -123,10 +123,10 @@ def _print_summary(res: Results) -> None:
 
 def _sized_flows(res: Results) -> list[bool | None]:
     """Per flow (replicas expanded, in flow order), whether the scenario
-    gives it a ``size`` to transfer (None: a UDP flow)."""
+    gives it a ``size`` to transfer (None: a UDP or ping flow)."""
     out: list[bool | None] = []
     for spec in res.scenario.normalized.get("flows", []):
-        sized = None if spec.get("transport") == "udp" else spec.get("size") is not None
+        sized = None if spec.get("transport") in ("udp", "ping") else spec.get("size") is not None
         out += [sized] * int(spec.get("count", 1))
     return out
 

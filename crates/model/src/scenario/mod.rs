@@ -41,8 +41,8 @@ pub use handovers::{LinkHandoverSpec, LinkHandoverTime, SteadyRule};
 pub use links::{link_name, DirectionSpec, LinkSpec, OutageSpec};
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use udp::{
-    Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD, UDP_OVERHEAD, VIDEO_FPS, VIDEO_PACKET,
-    VOICE_INTERVAL, VOICE_PACKET,
+    PingSpec, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD, UDP_OVERHEAD, VIDEO_FPS,
+    VIDEO_PACKET, VOICE_INTERVAL, VOICE_PACKET,
 };
 
 use crate::topology::Topology;

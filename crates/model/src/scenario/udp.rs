@@ -17,6 +17,9 @@ pub enum Transport {
     Tcp,
     /// UDP datagrams sent by the flow's `udp` pattern, never retransmitted.
     Udp,
+    /// Echo requests at the `ping` table's interval, each answered by the
+    /// receiving node with an echo reply (as ICMP echo, RFC 792).
+    Ping,
 }
 
 impl Transport {
@@ -98,11 +101,37 @@ pub struct UdpSpec {
     pub playout_deadline: Option<Duration>,
 }
 
+/// The `ping` table of a ping flow (every field has a default, as the
+/// iputils `ping` command's: one request a second of 56 bytes of data).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "a ping table such as { interval = \"200ms\", size = \"56B\" }"
+)]
+pub struct PingSpec {
+    /// Time between two echo requests.
+    pub interval: Duration,
+    /// Data bytes of each request and reply (beside 28 bytes of IPv4 and
+    /// ICMP headers).
+    pub size: ByteSize,
+}
+
+impl Default for PingSpec {
+    fn default() -> Self {
+        PingSpec {
+            interval: Duration::from_secs(1),
+            size: ByteSize(56),
+        }
+    }
+}
+
 /// Largest UDP payload: a 1,500-byte IPv4 packet less its 20-byte IP and
 /// 8-byte UDP headers, so that no link must fragment it.
 pub const MAX_UDP_PAYLOAD: u64 = 1472;
 
-/// Bytes of the IPv4 and UDP headers of a datagram.
+/// Bytes of the IPv4 and UDP headers of a datagram (and of the IPv4 and
+/// ICMP echo headers of a ping).
 pub const UDP_OVERHEAD: u32 = 28;
 
 /// Default largest payload of a video frame's packets.

@@ -137,19 +137,34 @@ impl Simulation {
                     f.tcp.abc_limit,
                 );
                 let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
-                let source = udp.map(|u| {
-                    let rng = Rng::derive(sc.seed, Stream::FlowApp(idx));
-                    Box::new(UdpSource::new(
-                        u,
+                let echo = f.transport == Transport::Ping;
+                let source = if echo {
+                    let ping = f.ping.clone().unwrap_or_default();
+                    Some(Box::new(UdpSource::periodic(
+                        ping.size.0 as u32,
+                        ping.interval,
                         at(f.start),
                         f.stop.map(at),
-                        trace.clone(),
-                        rng,
-                    ))
-                });
+                    )))
+                } else {
+                    udp.map(|u| {
+                        let rng = Rng::derive(sc.seed, Stream::FlowApp(idx));
+                        Box::new(UdpSource::new(
+                            u,
+                            at(f.start),
+                            f.stop.map(at),
+                            trace.clone(),
+                            rng,
+                        ))
+                    })
+                };
                 flows.push(Flow {
                     name: flow_name(f, i, k),
-                    algorithm: udp.map_or(f.cc.name(), |u| udp_name(u.pattern)),
+                    algorithm: if echo {
+                        "ping"
+                    } else {
+                        udp.map_or(f.cc.name(), |u| udp_name(u.pattern))
+                    },
                     from: f.from.clone(),
                     to: f.to.clone(),
                     sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
@@ -167,6 +182,8 @@ impl Simulation {
                     rtts: Default::default(),
                     net: FlowStats::with_deadline(udp.and_then(|u| u.playout_deadline)),
                     udp: source,
+                    echo,
+                    min_echo: None,
                 });
             }
         }
@@ -280,7 +297,11 @@ fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
         .map(|(i, f)| {
             let (a, b) = (address(&f.from), address(&f.to));
             let (sport, dport) = flow_ports(i);
-            let proto = if f.udp.is_some() { UDP } else { TCP };
+            let proto = match (f.udp.is_some(), f.echo) {
+                (true, true) => ICMP,
+                (true, false) => UDP,
+                (false, _) => TCP,
+            };
             [
                 flow_key(a, b, sport, dport, proto),
                 flow_key(b, a, dport, sport, proto),
@@ -293,6 +314,8 @@ fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
 const TCP: u8 = 6;
 /// IP's protocol number of UDP.
 const UDP: u8 = 17;
+/// IP's protocol number of ICMP.
+const ICMP: u8 = 1;
 
 /// The flows table's `algorithm` of a UDP flow: its pattern.
 fn udp_name(p: UdpPattern) -> &'static str {

@@ -61,8 +61,13 @@ pub(crate) struct Flow {
     pub rtts: Histogram,
     /// Its data packets at the network (the recorder counts their drops).
     pub net: FlowStats,
-    /// A UDP flow's sender (its TCP endpoints are then never used).
+    /// A UDP or ping flow's sender (its TCP endpoints are then never used).
     pub udp: Option<Box<UdpSource>>,
+    /// A ping flow: its receiver answers each request, and the answers'
+    /// round-trip times go into `rtts`.
+    pub echo: bool,
+    /// The smallest round-trip time of a ping flow's answers.
+    pub min_echo: Option<wavelab_tcp::Duration>,
 }
 
 impl Flow {
@@ -137,9 +142,30 @@ impl Simulation {
         let to_receiver = p.to_receiver;
         if flow.udp.is_some() {
             // a datagram: the receiver reads its send time (one-way delay,
-            // jitter, lateness) and nothing answers it
-            flow.net.on_receive(p.sent, now, p.size);
+            // jitter, lateness); a ping's receiver answers it with the
+            // request's send time, which the sender reads as it arrives
+            let request = *p;
+            let answer = to_receiver && flow.echo;
+            if to_receiver {
+                flow.net.on_receive(request.sent, now, request.size);
+            } else {
+                let rtt = now - request.sent;
+                flow.rtts.record(rtt);
+                flow.min_echo = Some(flow.min_echo.map_or(rtt, |m| m.min(rtt)));
+            }
             self.net.release(d);
+            if answer {
+                let mut reply = Packet {
+                    to_receiver: false,
+                    hop: 0,
+                    step: 0,
+                    n: 0,
+                    arrival: now,
+                    ..request
+                };
+                let (net, mut ctx) = self.net_ctx();
+                net.inject(&mut ctx, &mut reply);
+            }
             return;
         }
         if to_receiver {

@@ -32,8 +32,24 @@ fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
             ..FlowCounters::default()
         },
         goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
+        // a ping's answers
+        min_rtt: f.min_echo,
+        rtt: rtt_figures(&f.rtts),
+        rtt_samples: f.rtts.count(),
         ..record_of(f, net)
     }
+}
+
+/// Mean, median, 95th and 99th percentile of `h` in seconds (None: no
+/// sample).
+fn rtt_figures(h: &Histogram) -> [Option<f64>; 4] {
+    let known = |x: f64| (!x.is_nan()).then_some(x);
+    [
+        known(h.mean_secs()),
+        known(h.quantile_secs(0.5)),
+        known(h.quantile_secs(0.95)),
+        known(h.quantile_secs(0.99)),
+    ]
 }
 
 /// The flows table's row of flow `f` with what every flow has (its name,
@@ -79,17 +95,20 @@ impl Simulation {
                 events: self.q.processed(),
                 packet_hops: self.net.hops(),
                 peak_packets: self.net.peak,
-                rtts: self.flows.iter().fold(Histogram::default(), |mut h, f| {
-                    h.merge(&f.rtts);
-                    h
-                }),
+                // the TCP senders' samples (a ping flow's are its own)
+                rtts: (self.flows.iter().filter(|f| !f.echo)).fold(
+                    Histogram::default(),
+                    |mut h, f| {
+                        h.merge(&f.rtts);
+                        h
+                    },
+                ),
             },
         }
     }
 
     fn flow_table(&self) -> Table {
         let now = self.now;
-        let known = |x: f64| (!x.is_nan()).then_some(x);
         let drops = self.rec.drops(now);
         let rows: Vec<FlowRecord> = self
             .flows
@@ -133,12 +152,7 @@ impl Simulation {
                         .then(|| f.receiver.delivered() as f64 * 8.0 / active),
                     min_rtt: f.sender.rtt().min_rtt(),
                     // every RTT sample of the sender, through a histogram (0.8 %)
-                    rtt: [
-                        known(f.rtts.mean_secs()),
-                        known(f.rtts.quantile_secs(0.5)),
-                        known(f.rtts.quantile_secs(0.95)),
-                        known(f.rtts.quantile_secs(0.99)),
-                    ],
+                    rtt: rtt_figures(&f.rtts),
                     rtt_samples: f.rtts.count(),
                     ..record_of(f, net)
                 }

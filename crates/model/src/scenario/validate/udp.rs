@@ -2,9 +2,11 @@
 //! has the fields it needs and no other, and each is in range (its trace
 //! file read: errors name the file and the line).
 
-use crate::scenario::{FlowSpec, ScenarioError, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD};
+use crate::scenario::{
+    FlowSpec, PingSpec, ScenarioError, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD,
+};
 use crate::udp::load_udp_trace;
-use wavelab_tcp::{CcConfig, TcpConfig};
+use wavelab_tcp::{CcConfig, Duration, TcpConfig};
 
 /// Most packets a second a UDP flow may send.
 pub const MAX_UDP_PACKET_RATE: f64 = 1e6;
@@ -12,8 +14,21 @@ pub const MAX_UDP_PACKET_RATE: f64 = 1e6;
 /// Checks the transport of flow `f` (at path `p`, e.g. `flows[1]`).
 pub(super) fn check(p: &str, f: &FlowSpec) -> Result<(), ScenarioError> {
     let at = |field: &str| format!("{p}.{field}");
+    if f.ping.is_some() && f.transport != Transport::Ping {
+        return Err(ScenarioError::at(at("ping"), "needs transport = \"ping\""));
+    }
+    if f.transport == Transport::Ping && f.udp.is_some() {
+        return Err(ScenarioError::at(
+            at("udp"),
+            "needs transport = \"udp\" (the flow is a ping)",
+        ));
+    }
     let spec = match (f.transport, &f.udp) {
         (Transport::Tcp, None) => return Ok(()),
+        (Transport::Ping, _) => {
+            refuse_tcp_settings(p, f, "a ping flow sends echo requests")?;
+            return check_ping(&at("ping"), &f.ping.clone().unwrap_or_default());
+        }
         (Transport::Tcp, Some(_)) => {
             return Err(ScenarioError::at(
                 at("udp"),
@@ -28,6 +43,13 @@ pub(super) fn check(p: &str, f: &FlowSpec) -> Result<(), ScenarioError> {
         }
         (Transport::Udp, Some(u)) => u,
     };
+    refuse_tcp_settings(p, f, "a UDP flow sends by its udp pattern")?;
+    check_spec(&at("udp"), spec)
+}
+
+/// An error at the first TCP setting flow `f` (at `p`) has: `why` says what
+/// the flow sends instead.
+fn refuse_tcp_settings(p: &str, f: &FlowSpec, why: &str) -> Result<(), ScenarioError> {
     let tcp_only: [(&str, bool); 5] = [
         ("size", f.size.is_some()),
         ("cc", f.cc != CcConfig::default()),
@@ -35,13 +57,42 @@ pub(super) fn check(p: &str, f: &FlowSpec) -> Result<(), ScenarioError> {
         ("cmd", f.cmd.is_some()),
         ("receiver_cmd", f.receiver_cmd.is_some()),
     ];
-    if let Some((field, _)) = tcp_only.into_iter().find(|(_, set)| *set) {
+    match tcp_only.into_iter().find(|(_, set)| *set) {
+        Some((field, _)) => Err(ScenarioError::at(
+            format!("{p}.{field}"),
+            format!("is a TCP setting; {why}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks a `ping` table at path `p` (e.g. `flows[1].ping`).
+fn check_ping(p: &str, ping: &PingSpec) -> Result<(), ScenarioError> {
+    if ping.interval.is_zero() {
         return Err(ScenarioError::at(
-            at(field),
-            "is a TCP setting; a UDP flow sends by its udp pattern",
+            format!("{p}.interval"),
+            "must be above zero",
         ));
     }
-    check_spec(&at("udp"), spec)
+    if ping.interval < Duration::from_micros(1) {
+        return Err(ScenarioError::at(
+            format!("{p}.interval"),
+            format!(
+                "{} is shorter than 1us (at most a million requests a second)",
+                ping.interval
+            ),
+        ));
+    }
+    if ping.size.0 > MAX_UDP_PAYLOAD {
+        return Err(ScenarioError::at(
+            format!("{p}.size"),
+            format!(
+                "{} B is more than {MAX_UDP_PAYLOAD} B (an echo request in one 1,500-byte packet)",
+                ping.size.0
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The fields pattern `pattern` reads (beside `pattern` and
@@ -261,6 +312,33 @@ mod tests {
             let e = err(&udp(flow));
             assert!(e.starts_with(want), "{flow}: {e}");
         }
+        let ping = |extra: &str| udp(extra).replace("transport = \"udp\"", "transport = \"ping\"");
+        let ping_cases = [
+            (
+                "ping = { interval = \"0s\" }",
+                "flows[0].ping.interval: must be above zero",
+            ),
+            (
+                "ping = { size = \"2000B\" }",
+                "flows[0].ping.size: 2000 B is more than 1472 B",
+            ),
+            ("ping = { count = 3 }", "flows[0].ping.count: unknown field"),
+            (
+                "udp = { pattern = \"voice\" }",
+                "flows[0].udp: needs transport = \"udp\" (the flow is a ping)",
+            ),
+            (
+                "size = \"1MB\"",
+                "flows[0].size: is a TCP setting; a ping flow sends echo requests",
+            ),
+        ];
+        for (flow, want) in ping_cases {
+            let e = err(&ping(flow));
+            assert!(e.starts_with(want), "{flow}: {e}");
+        }
+        assert!(Scenario::from_toml_str(&ping("")).is_ok());
+        let tcp_ping = udp("ping = { interval = \"1s\" }").replace("transport = \"udp\"", "");
+        assert_eq!(err(&tcp_ping), "flows[0].ping: needs transport = \"ping\"");
         let tcp_with_udp = udp(r#"udp = { pattern = "voice" }"#).replace("transport = \"udp\"", "");
         assert_eq!(
             err(&tcp_with_udp),
