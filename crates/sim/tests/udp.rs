@@ -126,32 +126,35 @@ fn late_loss_counts_exactly_the_packets_past_the_deadline() {
     assert_eq!(count(&r, 0, "packets_received"), 450 - 51);
 }
 
-/// The voice flow's OWD p95 alone, and beside a bulk CUBIC flow, on an
-/// 8 Mbit/s bottleneck with a 100-packet queue.
+/// A 20 s run of the flow `flow` (its lines after `[[flows]]`) over an
+/// 8 Mbit/s, 20 ms bottleneck with a 100-packet queue, alone or beside a
+/// bulk CUBIC flow.
+fn beside_bulk(flow: &str, bulk: bool) -> Results {
+    let mut s = format!(
+        r#"
+        duration = "20s"
+        [[links]]
+        between = ["s", "r"]
+        rate = "8Mbit/s"
+        delay = "20ms"
+        queue = "100pkt"
+        [[flows]]
+        from = "s"
+        to = "r"
+        {flow}
+        "#
+    );
+    if bulk {
+        s.push_str("[[flows]]\nfrom = \"s\"\nto = \"r\"\ncc = \"cubic\"\n");
+    }
+    common::run(&s)
+}
+
+/// The voice flow's OWD p95 alone, and beside a bulk CUBIC flow.
 #[test]
 fn bulk_tcp_beside_a_voice_flow_raises_its_delay_by_the_queue() {
-    let scenario = |bulk: bool| {
-        let mut s = String::from(
-            r#"
-            duration = "20s"
-            [[links]]
-            between = ["s", "r"]
-            rate = "8Mbit/s"
-            delay = "20ms"
-            queue = "100pkt"
-            [[flows]]
-            name = "voice"
-            from = "s"
-            to = "r"
-            transport = "udp"
-            udp = { pattern = "voice", playout_deadline = "100ms" }
-            "#,
-        );
-        if bulk {
-            s.push_str("[[flows]]\nfrom = \"s\"\nto = \"r\"\ncc = \"cubic\"\n");
-        }
-        common::run(&s)
-    };
+    let voice = "transport = \"udp\"\nudp = { pattern = \"voice\", playout_deadline = \"100ms\" }";
+    let scenario = |bulk: bool| beside_bulk(voice, bulk);
     let alone = scenario(false);
     let loaded = scenario(true);
     let base = secs(&alone, 0, "owd_p95");
@@ -281,28 +284,8 @@ fn a_udp_flow_has_no_congestion_control_to_set() {
 
 #[test]
 fn a_ping_measures_the_round_trip_and_the_queue_a_bulk_flow_builds() {
-    let scenario = |bulk: bool| {
-        let mut s = String::from(
-            r#"
-            duration = "20s"
-            [[links]]
-            between = ["s", "r"]
-            rate = "8Mbit/s"
-            delay = "20ms"
-            queue = "100pkt"
-            [[flows]]
-            name = "ping"
-            from = "s"
-            to = "r"
-            transport = "ping"
-            ping = { interval = "100ms" }
-            "#,
-        );
-        if bulk {
-            s.push_str("[[flows]]\nfrom = \"s\"\nto = \"r\"\ncc = \"cubic\"\n");
-        }
-        common::run(&s)
-    };
+    let ping = "transport = \"ping\"\nping = { interval = \"100ms\" }";
+    let scenario = |bulk: bool| beside_bulk(ping, bulk);
     let idle = scenario(false);
     assert_eq!(idle.flows.labels("algorithm")[0], "ping");
     // 201 requests (one every 100 ms from 0 s to the end itself), every
