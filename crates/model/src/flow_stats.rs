@@ -3,6 +3,10 @@
 //! and dropped, the one-way delay of every received packet in a
 //! [`Histogram`], and the interarrival jitter of RFC 3550 section 6.4.1.
 //!
+//! A UDP flow with a playout deadline also counts its late packets: those
+//! received later than the deadline after they were sent, which a playout
+//! buffer would discard; they stay counted as received.
+//!
 //! A TCP flow counts every data segment it puts on the network,
 //! retransmissions included, so `lost` counts the segments the network
 //! dropped, not the retransmissions the sender made.
@@ -26,9 +30,29 @@ pub struct FlowStats {
     jitter: f64,
     /// The transit time of the last packet received, in seconds.
     last_transit: Option<f64>,
+    /// A UDP flow's playout deadline: a packet received later than this
+    /// after it was sent is late.
+    deadline: Option<Duration>,
+    /// Data packets and wire bytes received past the deadline (also counted
+    /// in `received`).
+    pub late: [u64; 2],
 }
 
 impl FlowStats {
+    /// Statistics that also count the packets received later than
+    /// `deadline` after they were sent (a UDP flow's playout deadline).
+    pub fn with_deadline(deadline: Option<Duration>) -> Self {
+        FlowStats {
+            deadline,
+            ..FlowStats::default()
+        }
+    }
+
+    /// Packets received past the deadline (None: the flow has none).
+    pub fn late_packets(&self) -> Option<u64> {
+        self.deadline.map(|_| self.late[0])
+    }
+
     /// A data packet of `bytes` on the wire enters the network.
     #[inline]
     pub fn on_send(&mut self, bytes: u32) {
@@ -46,6 +70,10 @@ impl FlowStats {
         self.received[1] += u64::from(bytes);
         let d: Duration = now - sent;
         self.delay.record(d);
+        if self.deadline.is_some_and(|late| d > late) {
+            self.late[0] += 1;
+            self.late[1] += u64::from(bytes);
+        }
         let transit = d.as_secs_f64();
         if let Some(last) = self.last_transit {
             self.jitter += ((transit - last).abs() - self.jitter) / 16.0;
@@ -82,6 +110,20 @@ impl FlowStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn late_packets_are_those_past_the_deadline() {
+        let mut s = FlowStats::with_deadline(Some(Duration::from_millis(100)));
+        for (i, owd) in [50, 100, 101, 300, 20].into_iter().enumerate() {
+            let i = i as u64 * 20;
+            s.on_receive(at_ms(i), at_ms(i + owd), 188);
+        }
+        // exactly at the deadline is in time
+        assert_eq!(s.late, [2, 376]);
+        assert_eq!(s.late_packets(), Some(2));
+        assert_eq!(s.received[0], 5);
+        assert_eq!(FlowStats::default().late_packets(), None);
+    }
 
     fn at_ms(ms: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(ms)

@@ -38,6 +38,7 @@ pub mod rng;
 pub mod scenario;
 pub mod tables;
 pub mod topology;
+pub mod udp;
 
 pub use capture::{CaptureError, CaptureStats};
 pub use compile::{link_models, route_switches, wall_clock_links, RouteSwitches, WallClockLink};

@@ -35,6 +35,8 @@ pub enum Stream {
     LinkQdisc(u32),
     /// A LEO access link's path: its delays and rates per interval.
     LinkLeo(u32),
+    /// A flow's application: a UDP sender's on/off periods.
+    FlowApp(u32),
 }
 
 impl Rng {
@@ -46,6 +48,7 @@ impl Rng {
             Stream::LinkOutages(i) => (3u64, i),
             Stream::LinkQdisc(i) => (4u64, i),
             Stream::LinkLeo(i) => (5u64, i),
+            Stream::FlowApp(i) => (6u64, i),
         };
         let mut st = seed ^ (kind << 56) ^ ((id as u64) << 8) ^ 0x5eed;
         let mut s = [0u64; 4];

@@ -358,6 +358,13 @@ impl Plan {
         let mut flows = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
+            if !f.transport.is_tcp() {
+                return Err(err(
+                    format!("{p}.transport"),
+                    "UDP and ping flows run only in the simulator for now (`wavelab run`); \
+                     the emulator's senders are TCP sockets",
+                ));
+            }
             let raw_flow = raw.pointer(&format!("/flows/{i}"));
             let cc = if f.cmd.is_some() {
                 None
@@ -693,6 +700,15 @@ pub(crate) mod tests {
 
     pub(crate) fn plan(extra: &str) -> Result<Plan, String> {
         Plan::new(&toml_json(extra), &kernel()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn udp_flows_are_refused_with_the_field() {
+        let e = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap_err();
+        assert!(
+            e.starts_with("flows[0].transport: UDP and ping flows run only in the simulator"),
+            "{e}"
+        );
     }
 
     #[test]

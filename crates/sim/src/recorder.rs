@@ -21,6 +21,9 @@ pub(crate) struct Recorder {
     pub captures: Vec<Capture>,
     /// Per flow: whether its packets are logged.
     logged: Vec<bool>,
+    /// Per flow: whether it is a UDP flow, whose datagrams the captures
+    /// (TCP segments in pcap files) leave out.
+    datagrams: Vec<bool>,
     /// Per flow: its data packets and wire bytes dropped in the network.
     drops: Vec<[u64; 2]>,
     /// Drops a virtual-time direction reported ahead of their time (flow,
@@ -40,6 +43,7 @@ impl Clone for Recorder {
             log: self.log.clone(),
             captures: Vec::new(),
             logged: self.logged.clone(),
+            datagrams: self.datagrams.clone(),
             drops: self.drops.clone(),
             ahead: self.ahead.clone(),
             key: self.key,
@@ -49,12 +53,14 @@ impl Clone for Recorder {
 }
 
 impl Recorder {
-    /// A recorder logging the flows whose flag is set.
-    pub fn new(logged: Vec<bool>) -> Self {
+    /// A recorder logging the flows whose flag is set in `logged`, and
+    /// capturing the packets of those not set in `datagrams`.
+    pub fn new(logged: Vec<bool>, datagrams: Vec<bool>) -> Self {
         Recorder {
             drops: vec![[0; 2]; logged.len()],
             ahead: Vec::new(),
             logged,
+            datagrams,
             ..Recorder::default()
         }
     }
@@ -75,7 +81,7 @@ impl Recorder {
     /// Shows packet `p` to the captures tapping `point`, now.
     #[inline]
     pub fn capture(&mut self, point: TapPoint, p: &Packet) {
-        if self.captures.is_empty() {
+        if self.captures.is_empty() || self.datagrams[p.flow as usize] {
             return;
         }
         let seen = p.captured();
@@ -120,6 +126,9 @@ impl Observer for Recorder {
     }
 
     fn tx_end(&mut self, key: u128, dir: DirId, p: &Packet) {
+        if self.datagrams[p.flow as usize] {
+            return;
+        }
         let seen = p.captured();
         for c in &mut self.captures {
             c.record(key, TapPoint::LinkTx(dir), &seen);

@@ -26,6 +26,7 @@ mod peers;
 mod pinned;
 mod system;
 mod trace;
+mod udp;
 mod wave;
 mod westwood;
 mod wsc;

@@ -8,7 +8,7 @@ From the flows table of each run:
   ``ecn_reductions`` (the window reductions they caused) and
   ``ce_received`` (data segments that reached the receivers marked CE),
   ``retransmission_rate`` (retransmitted segments / segments sent), and
-  ``jain`` (Jain's fairness index of the flows' goodputs, with 2 flows or more);
+  ``jain`` (Jain's fairness index of the TCP flows' goodputs, with 2 of them or more);
 * the RTT over every sample every sender took (RFC 6298 measurements, all
   flows together): ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``,
   ``rtt_p99_ms`` (the simulator counts the samples in a histogram: a
@@ -118,6 +118,17 @@ def _total(values: Any) -> int | float:
     return int(values.sum())
 
 
+UDP_PREFIX = "udp-"
+"""The flows table's ``algorithm`` of a UDP flow starts with it (then its
+pattern: ``udp-voice``, ``udp-cbr``, ...); a ping flow's is ``ping``."""
+
+
+def is_datagram_flow(algorithm: str) -> bool:
+    """Whether a flows table's ``algorithm`` is a UDP or ping flow's (no
+    congestion control: its rate is its pattern's)."""
+    return algorithm.startswith(UDP_PREFIX) or algorithm == "ping"
+
+
 def jain(values: list[float]) -> float:
     """Jain's fairness index (NaN for fewer than two values or all zero)."""
     x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
@@ -154,7 +165,10 @@ def flow_metrics(
     out["retransmission_rate"] = _ratio(
         float(_total(flows["retransmissions"])), float(_total(flows["segments_sent"]))
     )
-    out["jain"] = jain(goodputs)
+    # fairness among the congestion-controlled flows: a UDP flow's rate is
+    # its pattern's, not a share it competes for
+    tcp = [not is_datagram_flow(str(a)) for a in flows["algorithm"]]
+    out["jain"] = jain([g for g, t in zip(goodputs, tcp, strict=True) if t])
     for field, column in RTT:
         out[column] = _num((run or {}).get(field)) * 1e3
     if links is not None and normalized is not None and run is not None:

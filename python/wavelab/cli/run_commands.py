@@ -18,7 +18,7 @@ from wavelab._native import algorithms
 from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
 from wavelab._util.progress_bars import status
-from wavelab._util.table_text import BULK, table_text
+from wavelab._util.table_text import BULK, MISSING, table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
@@ -102,10 +102,13 @@ def _print_summary(res: Results) -> None:
     if "completion_s" in counters:
         # a bulk flow has no completion to reach: "bulk", where a sized flow
         # that did not finish reads "not reached"
+        # (a UDP or ping flow has none either: it sends by its pattern)
         sized = _sized_flows(res)
         if len(sized) == len(counters):
             done = counters["completion_s"].tolist()
-            counters["completion_s"] = [v if s else BULK for v, s in zip(done, sized, strict=True)]
+            counters["completion_s"] = [
+                MISSING if s is None else v if s else BULK for v, s in zip(done, sized, strict=True)
+            ]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table_text(counters))
         print(table_text(frame[list(RTT_COLUMNS)]))
@@ -118,12 +121,13 @@ def _print_summary(res: Results) -> None:
         print(_run_line(frame.iloc[0]))
 
 
-def _sized_flows(res: Results) -> list[bool]:
+def _sized_flows(res: Results) -> list[bool | None]:
     """Per flow (replicas expanded, in flow order), whether the scenario
-    gives it a ``size`` to transfer."""
-    out: list[bool] = []
+    gives it a ``size`` to transfer (None: a UDP or ping flow)."""
+    out: list[bool | None] = []
     for spec in res.scenario.normalized.get("flows", []):
-        out += [spec.get("size") is not None] * int(spec.get("count", 1))
+        sized = None if spec.get("transport") in ("udp", "ping") else spec.get("size") is not None
+        out += [sized] * int(spec.get("count", 1))
     return out
 
 

@@ -94,6 +94,7 @@ NETWORK_COLUMNS = (
     "packets_sent",
     "packets_received",
     "packets_lost",
+    "packets_late",
     "owd_mean_ms",
     "owd_p50_ms",
     "owd_p95_ms",
@@ -106,12 +107,16 @@ flows table has them: the simulator's runs)."""
 
 def network_columns(f: pd.DataFrame) -> dict[str, pd.Series]:
     """Per flow, its data packets sent, received and dropped at the
-    network, their one-way delay mean and percentiles and their RFC 3550
+    network (and received late, past a UDP flow's playout deadline, when a
+    flow has one), their one-way delay mean and percentiles and their RFC 3550
     interarrival jitter in ms; empty when the flows table lacks them (an
     emulation, or results from before they were measured)."""
     if "owd_mean" not in f:
         return {}
     out: dict[str, pd.Series] = {c: f[c] for c in NETWORK_COLUMNS[:3]}
+    if "packets_late" in f and f["packets_late"].notna().any():
+        # a UDP flow's packets received past its playout deadline
+        out["packets_late"] = f["packets_late"]
     for c in ("owd_mean", "owd_p50", "owd_p95", "owd_p99", "jitter"):
         out[f"{c}_ms"] = (f[c] * 1e3).round(3)
     return out

@@ -5,7 +5,7 @@
 //! stream, so both link models see the same ones and adding a flow or a
 //! link does not move them.
 
-use crate::link::{Distribution, OutageProcessSpec};
+use crate::link::OutageProcessSpec;
 use crate::rng::Rng;
 use wavelab_tcp::{Duration, Instant};
 
@@ -16,14 +16,7 @@ pub fn outage_windows(
     end: Instant,
     rng: &mut Rng,
 ) -> Vec<(Instant, Instant)> {
-    let mut draw = |mean: Duration| match spec.distribution {
-        Distribution::Fixed => mean,
-        Distribution::Exponential => {
-            // inverse transform; 1 - u is in (0, 1]
-            let u = 1.0 - rng.next_f64();
-            Duration::from_secs_f64(-u.ln() * mean.as_secs_f64())
-        }
-    };
+    let mut draw = |mean: Duration| spec.distribution.draw(mean, rng);
     let mut windows = Vec::new();
     let mut t = Instant::ZERO + spec.start;
     while t < end {
@@ -42,6 +35,7 @@ pub fn outage_windows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::Distribution;
     use crate::rng::Stream;
 
     fn spec(distribution: Distribution) -> OutageProcessSpec {

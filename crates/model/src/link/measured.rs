@@ -26,7 +26,7 @@
 //! that at the start of the frame's first attempt), as the scheduled changes
 //! of `schedule` do.
 
-use super::trace_file::{excerpt, read_trace_file, TraceError};
+use super::trace_file::{csv_rows, excerpt, read_trace_file, TraceError};
 use super::LossModel;
 use crate::link::{DelayInterpolation, DelayTraceFormat, LossSpec};
 use wavelab_tcp::units::{parse_duration, parse_rate, MAX_DURATION};
@@ -57,7 +57,7 @@ pub struct CsvTrace {
 
 /// A time or a delay field: a plain number of seconds, or a duration with a
 /// unit.
-fn duration(field: &str) -> Option<Duration> {
+pub(crate) fn duration(field: &str) -> Option<Duration> {
     match field.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 && s <= MAX_DURATION.as_secs_f64() => {
             Some(Duration::from_secs_f64(s))
@@ -186,25 +186,13 @@ impl CsvTrace {
             message,
         };
         let (mut times, mut values) = (Vec::new(), Vec::new());
-        let mut first = true;
-        for (i, raw) in text.lines().enumerate() {
-            let t = raw.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
-            let fields: Vec<&str> = if t.contains(',') {
-                t.split(',').map(str::trim).collect()
-            } else {
-                t.split_whitespace().collect()
-            };
-            let header = first
-                && fields
-                    .iter()
-                    .all(|f| duration(f).is_none() && rate(f).is_none());
-            first = false;
-            if header {
-                continue;
-            }
+        let header = |fields: &[&str]| {
+            fields
+                .iter()
+                .all(|f| duration(f).is_none() && rate(f).is_none())
+        };
+        for (line, fields) in csv_rows(text, header) {
+            let i = line - 1;
             if fields.len() != 2 {
                 return Err(err(
                     i + 1,

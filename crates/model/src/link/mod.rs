@@ -74,6 +74,7 @@ pub use clock_free::Link;
 pub use fading::outage_windows;
 pub use leo::{DelayRange, LeoInterval, LeoPlan, LeoSpec, RateRange};
 pub use loss::LossModel;
+pub(crate) use measured::duration as measured_duration;
 pub use measured::{CsvTrace, Measured, Quantity};
 pub use outages::Outages;
 pub use params::{

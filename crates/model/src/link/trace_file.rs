@@ -99,6 +99,31 @@ pub fn excerpt(token: &str) -> String {
     out
 }
 
+/// The data lines of a CSV trace's text, each as its 1-based line number
+/// and its fields (split at commas, else at white space, trimmed): blank
+/// lines and `#` comments skipped, and the first line too when `is_header`
+/// says its fields are a header (no field is a value).
+pub(crate) fn csv_rows<'a>(
+    text: &'a str,
+    is_header: impl Fn(&[&str]) -> bool + 'a,
+) -> impl Iterator<Item = (usize, Vec<&'a str>)> + 'a {
+    let mut first = true;
+    text.lines().enumerate().filter_map(move |(i, raw)| {
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            return None;
+        }
+        let fields: Vec<&str> = if t.contains(',') {
+            t.split(',').map(str::trim).collect()
+        } else {
+            t.split_whitespace().collect()
+        };
+        let header = first && is_header(&fields);
+        first = false;
+        (!header).then_some((i + 1, fields))
+    })
+}
+
 /// The kernel's pseudo file systems: their files are not data on a disk
 /// (`/proc/kmsg` blocks, `/proc/self/pagemap` is gigabytes that say they
 /// are none).

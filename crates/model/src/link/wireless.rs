@@ -145,3 +145,19 @@ pub enum Distribution {
     /// Exactly the given time.
     Fixed,
 }
+
+impl Distribution {
+    /// A time drawn from the distribution with mean `mean` (exponential:
+    /// by inverse transform of one uniform draw of `rng`; fixed: `mean`,
+    /// drawing nothing).
+    pub fn draw(self, mean: Duration, rng: &mut crate::rng::Rng) -> Duration {
+        match self {
+            Distribution::Fixed => mean,
+            Distribution::Exponential => {
+                // 1 - u is in (0, 1]
+                let u = 1.0 - rng.next_f64();
+                Duration::from_secs_f64(-u.ln() * mean.as_secs_f64())
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
-//! The flows of a scenario: endpoints, congestion control, TCP settings,
-//! start, stop, size, replicas and route.
+//! The flows of a scenario: endpoints, transport (TCP or a UDP pattern),
+//! congestion control, TCP settings, start, stop, size, replicas and route.
 
+use super::udp::{PingSpec, Transport, UdpSpec};
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::units::ByteSize;
 use wavelab_tcp::{CcConfig, Duration, TcpConfig};
@@ -19,6 +20,16 @@ pub struct FlowSpec {
     pub from: String,
     /// Node of the receiver.
     pub to: String,
+    /// Transport protocol (default `tcp`; `udp` sends by the `udp` table).
+    #[serde(default, skip_serializing_if = "Transport::is_tcp")]
+    pub transport: Transport,
+    /// What a UDP flow sends (with `transport = "udp"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSpec>,
+    /// A ping flow's interval and size (with `transport = "ping"` only;
+    /// default: one request of 56 bytes a second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping: Option<PingSpec>,
     /// Congestion control (default NewReno).
     #[serde(default)]
     pub cc: CcConfig,

@@ -9,7 +9,7 @@
 //!
 //! The schema is in parts: the links ([`links`]), their handovers
 //! ([`handovers`]), the handoffs of multi-homed nodes ([`handoffs`]), the
-//! flows ([`flows`]), link presets; the settings of a link direction are
+//! flows ([`flows`]) and the UDP patterns ([`udp`]), link presets; the settings of a link direction are
 //! the link layer's types ([`crate::link`]), re-exported here. What the
 //! types cannot check, the validation passes do (`validate`).
 
@@ -21,6 +21,7 @@ mod plain;
 mod preset;
 #[cfg(test)]
 pub(crate) mod tests;
+mod udp;
 mod validate;
 
 pub use crate::link::parse_queue;
@@ -39,6 +40,10 @@ pub use handoffs::{
 pub use handovers::{LinkHandoverSpec, LinkHandoverTime, SteadyRule};
 pub use links::{link_name, DirectionSpec, LinkSpec, OutageSpec};
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
+pub use udp::{
+    PingSpec, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD, UDP_OVERHEAD, VIDEO_FPS,
+    VIDEO_PACKET, VOICE_INTERVAL, VOICE_PACKET,
+};
 
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};

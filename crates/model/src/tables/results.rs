@@ -108,7 +108,9 @@ impl Results {
 
 /// The flows table's ECN counters, added after the first pins.
 /// The flows table's network statistics ([`FlowStats`]), in table order.
-pub const FLOW_STATS_COLUMNS: [&str; 11] = [
+/// `packets_late` is a UDP flow's packets received past its playout
+/// deadline (null for a flow without one).
+pub const FLOW_STATS_COLUMNS: [&str; 12] = [
     "packets_sent",
     "packets_received",
     "packets_lost",
@@ -120,6 +122,7 @@ pub const FLOW_STATS_COLUMNS: [&str; 11] = [
     "owd_p95",
     "owd_p99",
     "jitter",
+    "packets_late",
 ];
 
 const ECN_COUNTERS: [&str; 3] = ["ecn_echoes", "ecn_reductions", "ce_received"];
@@ -317,7 +320,7 @@ pub fn flow_table(fl: &[FlowRecord]) -> Table {
         fl.iter()
             .map(move |r| (r.network.as_ref()).map(|s| [s.sent, s.received, s.lost][side][k]))
     };
-    let [counted @ .., _, _, _, _, _] = FLOW_STATS_COLUMNS;
+    let [counted @ .., _, _, _, _, _, _] = FLOW_STATS_COLUMNS;
     for (i, name) in counted.into_iter().enumerate() {
         // packets, then wire bytes; each sent, received, lost
         t.push_nullable(name, counts(i % 3, i / 3));
@@ -326,6 +329,11 @@ pub fn flow_table(fl: &[FlowRecord]) -> Table {
         t.push_nullable(*name, net(&|s| s.delay_secs()[k]));
     }
     t.push_nullable(FLOW_STATS_COLUMNS[10], net(&|s| s.jitter_secs()));
+    t.push_nullable(
+        FLOW_STATS_COLUMNS[11],
+        fl.iter()
+            .map(|r| r.network.as_ref().and_then(FlowStats::late_packets)),
+    );
     t
 }
 

@@ -10,6 +10,7 @@ use crate::notices::Notices;
 use crate::recorder::Recorder;
 use crate::routes::{Dir, Network};
 use crate::simulation::{sync_period, Simulation};
+use std::sync::Arc;
 use wavelab_model::capture::{flow_ports, node_address};
 use wavelab_model::compile::{
     at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
@@ -19,9 +20,10 @@ use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError, Transport, UdpPattern,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
+use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
@@ -114,6 +116,18 @@ impl Simulation {
 
         let mut flows = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
+            let udp = f.udp.as_ref().filter(|_| f.transport == Transport::Udp);
+            let trace: Option<Arc<[TracePacket]>> = match udp.and_then(|u| u.file.as_ref()) {
+                Some(file) => Some(
+                    load_udp_trace(file)
+                        .map_err(|e| ScenarioError {
+                            path: format!("flows[{i}].udp.file"),
+                            message: e.to_string(),
+                        })?
+                        .into(),
+                ),
+                None => None,
+            };
             for k in 0..f.count {
                 let idx = flows.len() as u32;
                 let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(idx));
@@ -126,9 +140,34 @@ impl Simulation {
                     f.tcp.abc_limit,
                 );
                 let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
+                let echo = f.transport == Transport::Ping;
+                let source = if echo {
+                    let ping = f.ping.clone().unwrap_or_default();
+                    Some(Box::new(UdpSource::periodic(
+                        ping.size.0 as u32,
+                        ping.interval,
+                        at(f.start),
+                        f.stop.map(at),
+                    )))
+                } else {
+                    udp.map(|u| {
+                        let rng = Rng::derive(sc.seed, Stream::FlowApp(idx));
+                        Box::new(UdpSource::new(
+                            u,
+                            at(f.start),
+                            f.stop.map(at),
+                            trace.clone(),
+                            rng,
+                        ))
+                    })
+                };
                 flows.push(Flow {
                     name: flow_name(f, i, k),
-                    algorithm: f.cc.name(),
+                    algorithm: if echo {
+                        "ping"
+                    } else {
+                        udp.map_or(f.cc.name(), |u| udp_name(u.pattern))
+                    },
                     from: f.from.clone(),
                     to: f.to.clone(),
                     sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
@@ -144,7 +183,10 @@ impl Simulation {
                     recorded: false,
                     transfer: None,
                     rtts: Default::default(),
-                    net: FlowStats::default(),
+                    net: FlowStats::with_deadline(udp.and_then(|u| u.playout_deadline)),
+                    udp: source,
+                    echo,
+                    min_echo: None,
                 });
             }
         }
@@ -169,7 +211,10 @@ impl Simulation {
         let sync_every = sync_period(dirs.len());
         let mut net = Network::new(dirs, flows.iter().map(|f| f.routes.clone()).collect());
         net.set_flow_keys(flow_keys(&sc, &flows));
-        let rec = Recorder::new(flows.iter().map(|f| f.log).collect());
+        let rec = Recorder::new(
+            flows.iter().map(|f| f.log).collect(),
+            flows.iter().map(|f| f.udp.is_some()).collect(),
+        );
         let flow_count = flows.len();
         Ok(Simulation {
             interval: sc.output.interval,
@@ -210,6 +255,12 @@ impl Simulation {
         let Some(f) = self.flows.get_mut(flow) else {
             return Err(format!("flow {flow}: there are {} flows", self.flows.len()));
         };
+        if f.udp.is_some() {
+            return Err(format!(
+                "flow {flow} ({}) is a UDP flow: it has no congestion control",
+                f.name
+            ));
+        }
         let mut rng = Rng::derive(self.sc.seed, Stream::FlowIsn(flow as u32));
         let iss = SeqNum(rng.next_u64() as u32);
         let riss = SeqNum(rng.next_u64() as u32);
@@ -249,9 +300,14 @@ fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
         .map(|(i, f)| {
             let (a, b) = (address(&f.from), address(&f.to));
             let (sport, dport) = flow_ports(i);
+            let proto = match (f.udp.is_some(), f.echo) {
+                (true, true) => ICMP,
+                (true, false) => UDP,
+                (false, _) => TCP,
+            };
             [
-                flow_key(a, b, sport, dport, TCP),
-                flow_key(b, a, dport, sport, TCP),
+                flow_key(a, b, sport, dport, proto),
+                flow_key(b, a, dport, sport, proto),
             ]
         })
         .collect()
@@ -259,6 +315,21 @@ fn flow_keys(sc: &Scenario, flows: &[Flow]) -> Vec<[u64; 2]> {
 
 /// IP's protocol number of TCP.
 const TCP: u8 = 6;
+/// IP's protocol number of UDP.
+const UDP: u8 = 17;
+/// IP's protocol number of ICMP.
+const ICMP: u8 = 1;
+
+/// The flows table's `algorithm` of a UDP flow: its pattern.
+fn udp_name(p: UdpPattern) -> &'static str {
+    match p {
+        UdpPattern::Cbr => "udp-cbr",
+        UdpPattern::Onoff => "udp-onoff",
+        UdpPattern::Trace => "udp-trace",
+        UdpPattern::Voice => "udp-voice",
+        UdpPattern::Video => "udp-video",
+    }
+}
 
 /// The sender with its host's timer-wheel phase (`tcp.timer_hz`) drawn from
 /// the flow's stream after its initial sequence numbers: anywhere in the

@@ -1,6 +1,8 @@
-//! Driving the TCP endpoints: flow starts and stops, delivering packets to
+//! Driving the endpoints: flow starts and stops, delivering packets to
 //! the sender and the receiver, their timers, and putting what they send
-//! into the network.
+//! into the network. A UDP flow's endpoints are its source
+//! ([`UdpSource`], woken at each send time) and its flow statistics, which
+//! read each datagram's send time on arrival.
 //!
 //! After every call into an endpoint the simulation drains its
 //! transmissions and reads `poll_timeout()`; a wake-up is scheduled only
@@ -17,10 +19,12 @@ use crate::simulation::Simulation;
 use wavelab_model::capture::TapPoint;
 use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
+use wavelab_model::scenario::UDP_OVERHEAD;
 use wavelab_model::tables::{event, kind_code, PacketEvent, NO_KIND};
 use wavelab_model::topology::DirId;
+use wavelab_model::udp::UdpSource;
 use wavelab_tcp::cc::Notification;
-use wavelab_tcp::{Instant, Receiver, Sender, Transmit, TxKind};
+use wavelab_tcp::{Instant, Receiver, Segment, Sender, Transmit, TxKind};
 
 /// An endpoint's pending wake-up.
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,6 +61,13 @@ pub(crate) struct Flow {
     pub rtts: Histogram,
     /// Its data packets at the network (the recorder counts their drops).
     pub net: FlowStats,
+    /// A UDP or ping flow's sender (its TCP endpoints are then never used).
+    pub udp: Option<Box<UdpSource>>,
+    /// A ping flow: its receiver answers each request, and the answers'
+    /// round-trip times go into `rtts`.
+    pub echo: bool,
+    /// The smallest round-trip time of a ping flow's answers.
+    pub min_echo: Option<wavelab_tcp::Duration>,
 }
 
 impl Flow {
@@ -86,6 +97,10 @@ impl Simulation {
         let now = self.now;
         let flow = &mut self.flows[f];
         flow.started = true;
+        if flow.udp.is_some() {
+            self.udp_send(f);
+            return;
+        }
         // the host's past sessions on this path (best-start), before the SYN
         let past = self.histories.get(&(flow.from.clone(), flow.to.clone()));
         flow.sender
@@ -125,6 +140,34 @@ impl Simulation {
         }
         let flow = &mut self.flows[f];
         let to_receiver = p.to_receiver;
+        if flow.udp.is_some() {
+            // a datagram: the receiver reads its send time (one-way delay,
+            // jitter, lateness); a ping's receiver answers it with the
+            // request's send time, which the sender reads as it arrives
+            let request = *p;
+            let answer = to_receiver && flow.echo;
+            if to_receiver {
+                flow.net.on_receive(request.sent, now, request.size);
+            } else {
+                let rtt = now - request.sent;
+                flow.rtts.record(rtt);
+                flow.min_echo = Some(flow.min_echo.map_or(rtt, |m| m.min(rtt)));
+            }
+            self.net.release(d);
+            if answer {
+                let mut reply = Packet {
+                    to_receiver: false,
+                    hop: 0,
+                    step: 0,
+                    n: 0,
+                    arrival: now,
+                    ..request
+                };
+                let (net, mut ctx) = self.net_ctx();
+                net.inject(&mut ctx, &mut reply);
+            }
+            return;
+        }
         if to_receiver {
             if matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
                 flow.net.on_receive(p.sent, now, p.size);
@@ -203,6 +246,10 @@ impl Simulation {
         }
         w.scheduled = None;
         let now = self.now;
+        if self.flows[f].udp.is_some() {
+            self.udp_send(f);
+            return;
+        }
         if side == SENDER {
             self.flows[f].sender.handle_timeout(now);
         } else {
@@ -254,6 +301,33 @@ impl Simulation {
         }
     }
 
+    /// Sends every packet UDP flow `f`'s source has due now, each carrying
+    /// its sequence number (as its offset) and its send time, then
+    /// schedules the next.
+    pub(crate) fn udp_send(&mut self, f: usize) {
+        let now = self.now;
+        loop {
+            let Some(src) = self.flows[f].udp.as_mut() else {
+                return;
+            };
+            let Some((seq, payload)) = src.poll(now) else {
+                break;
+            };
+            let t = Transmit {
+                segment: Segment {
+                    len: payload,
+                    ..Segment::default()
+                },
+                kind: TxKind::Data,
+                offset: seq,
+                ecn: Default::default(),
+            };
+            self.emit(f, true, t);
+        }
+        let next = self.flows[f].udp.as_ref().and_then(|s| s.next_send());
+        self.reschedule(f, SENDER, next);
+    }
+
     fn emit(&mut self, f: usize, from_sender: bool, t: Transmit) {
         if self.flows[f].log
             && from_sender
@@ -281,7 +355,11 @@ impl Simulation {
             hop: 0,
             step: 0,
             n: 0,
-            size: t.segment.ip_len() as u32,
+            size: if self.flows[f].udp.is_some() {
+                t.segment.len + UDP_OVERHEAD
+            } else {
+                t.segment.ip_len() as u32
+            },
             arrival: self.now,
             sent: self.now,
             kind: t.kind,

@@ -114,7 +114,8 @@ impl Simulation {
             return;
         };
         // N: the flows using the new link now (this handoff's among them)
-        let active = |f: &Flow| f.started && f.sender.state() != SenderState::Closed;
+        let active =
+            |f: &Flow| f.started && f.udp.is_none() && f.sender.state() != SenderState::Closed;
         let using = self
             .flows
             .iter()
@@ -173,7 +174,7 @@ impl Simulation {
         let mut measured = Vec::new();
         for &f in moved {
             let flow = &mut self.flows[f];
-            if !flow.started || flow.sender.state() == SenderState::Closed {
+            if !flow.started || flow.udp.is_some() || flow.sender.state() == SenderState::Closed {
                 continue;
             }
             let bytes = t.packets as u64 * flow.sender.config().mss as u64;

@@ -308,6 +308,10 @@ impl Simulation {
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => {
                 let f = f as usize;
+                if self.flows[f].udp.is_some() {
+                    // its source sends nothing at or after its stop time
+                    return;
+                }
                 self.flows[f].sender.finish_now();
                 self.drain(f, SENDER);
             }
@@ -331,7 +335,7 @@ impl Simulation {
         self.check_steady_handovers();
         let now = self.now;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.started {
+            if f.started && f.udp.is_none() {
                 self.series.record(now, i as u32, &f.sender, &f.receiver);
             }
         }
@@ -362,6 +366,10 @@ impl Simulation {
             return;
         };
         for r in reports {
+            if self.flows[r.flow as usize].udp.is_some() {
+                // a UDP sender has no use for a link layer's reports
+                continue;
+            }
             let msg = if r.dropped {
                 Notification::LinkDrop(r.report)
             } else {

@@ -5,13 +5,74 @@ use super::endpoints::Flow;
 use crate::engine::{key, Event};
 use crate::notices::{Delivered, Source};
 use crate::simulation::Simulation;
+use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
+use wavelab_model::scenario::UDP_OVERHEAD;
 use wavelab_model::tables::{
     flow_table, handoff_table, handover_table, link_table, rtt_distribution, ColumnData,
     FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results, RunStats, Table,
 };
 use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
+
+/// The flows table's row of UDP flow `f` at `now`: payload bytes sent and
+/// received as its `bytes_sent` and `bytes_delivered`, its goodput over its
+/// time from start to now (or its stop), no TCP counters (its packets are
+/// the network statistics' `packets_*`) and no RTT.
+fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
+    let headers = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
+    let sent = headers(net.sent);
+    let delivered = headers(net.received);
+    let end = f.stop.map_or(now, |s| s.min(now));
+    let active = end.saturating_since(f.start).as_secs_f64();
+    FlowRecord {
+        counters: FlowCounters {
+            bytes_sent: Some(sent),
+            bytes_delivered: Some(delivered),
+            ..FlowCounters::default()
+        },
+        goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
+        // a ping's answers
+        min_rtt: f.min_echo,
+        rtt: rtt_figures(&f.rtts),
+        rtt_samples: f.rtts.count(),
+        ..record_of(f, net)
+    }
+}
+
+/// Mean, median, 95th and 99th percentile of `h` in seconds (None: no
+/// sample).
+fn rtt_figures(h: &Histogram) -> [Option<f64>; 4] {
+    let known = |x: f64| (!x.is_nan()).then_some(x);
+    [
+        known(h.mean_secs()),
+        known(h.quantile_secs(0.5)),
+        known(h.quantile_secs(0.95)),
+        known(h.quantile_secs(0.99)),
+    ]
+}
+
+/// The flows table's row of flow `f` with what every flow has (its name,
+/// algorithm, ends, times, size and network statistics `net`) and nothing
+/// measured by its endpoints.
+fn record_of(f: &Flow, net: FlowStats) -> FlowRecord {
+    FlowRecord {
+        name: f.name.clone(),
+        algorithm: f.algorithm.to_string(),
+        from: f.from.clone(),
+        to: f.to.clone(),
+        start: f.start - Instant::ZERO,
+        stop: f.stop.map(|s| s - Instant::ZERO),
+        size: f.size,
+        completion_time: None,
+        counters: FlowCounters::default(),
+        goodput: None,
+        min_rtt: None,
+        rtt: [None; 4],
+        rtt_samples: 0,
+        network: Some(net),
+    }
+}
 
 impl Simulation {
     /// The results so far (callable at any time; a partial run gives partial results).
@@ -34,35 +95,36 @@ impl Simulation {
                 events: self.q.processed(),
                 packet_hops: self.net.hops(),
                 peak_packets: self.net.peak,
-                rtts: self.flows.iter().fold(Histogram::default(), |mut h, f| {
-                    h.merge(&f.rtts);
-                    h
-                }),
+                // the TCP senders' samples (a ping flow's are its own)
+                rtts: (self.flows.iter().filter(|f| !f.echo)).fold(
+                    Histogram::default(),
+                    |mut h, f| {
+                        h.merge(&f.rtts);
+                        h
+                    },
+                ),
             },
         }
     }
 
     fn flow_table(&self) -> Table {
         let now = self.now;
-        let known = |x: f64| (!x.is_nan()).then_some(x);
         let drops = self.rec.drops(now);
         let rows: Vec<FlowRecord> = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f): (usize, &Flow)| {
+                let mut net = f.net.clone();
+                net.lost = drops[i];
+                if f.udp.is_some() {
+                    return udp_record(f, net, now);
+                }
                 let tx = f.sender.stats();
                 let rx = f.receiver.stats();
                 let end = tx.completed_at.unwrap_or(now);
                 let active = (end - f.start).as_secs_f64();
                 FlowRecord {
-                    name: f.name.clone(),
-                    algorithm: f.algorithm.to_string(),
-                    from: f.from.clone(),
-                    to: f.to.clone(),
-                    start: f.start - Instant::ZERO,
-                    stop: f.stop.map(|s| s - Instant::ZERO),
-                    size: f.size,
                     completion_time: tx.completed_at.map(|c| c - f.start),
                     counters: FlowCounters {
                         bytes_sent: Some(tx.bytes_sent),
@@ -90,18 +152,9 @@ impl Simulation {
                         .then(|| f.receiver.delivered() as f64 * 8.0 / active),
                     min_rtt: f.sender.rtt().min_rtt(),
                     // every RTT sample of the sender, through a histogram (0.8 %)
-                    rtt: [
-                        known(f.rtts.mean_secs()),
-                        known(f.rtts.quantile_secs(0.5)),
-                        known(f.rtts.quantile_secs(0.95)),
-                        known(f.rtts.quantile_secs(0.99)),
-                    ],
+                    rtt: rtt_figures(&f.rtts),
                     rtt_samples: f.rtts.count(),
-                    network: Some({
-                        let mut s = f.net.clone();
-                        s.lost = drops[i];
-                        s
-                    }),
+                    ..record_of(f, net)
                 }
             })
             .collect();

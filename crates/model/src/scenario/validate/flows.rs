@@ -31,6 +31,7 @@ pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError>
                 "must be at least 1",
             ));
         }
+        super::udp::check(&p, f)?;
         f.tcp
             .validate()
             .map_err(|m| ScenarioError::at(format!("{p}.tcp.{}", field_of(&m)), rest_of(&m)))?;

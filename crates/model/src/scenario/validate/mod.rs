@@ -10,7 +10,8 @@
 //!    schedule, handovers ([`handovers`]), ARQ, traces ([`traces`]), LEO
 //!    model ([`leo`]), outage process and outage windows;
 //! 5. each flow ([`flows`]): its nodes, TCP and congestion-control
-//!    settings, times, commands and routes;
+//!    settings, times, commands and routes, and a UDP flow's pattern
+//!    ([`udp`]);
 //! 6. the handoffs of multi-homed nodes ([`handoffs`]);
 //! 7. the link-layer reports the links can make ([`limits::check_reports`]).
 
@@ -22,6 +23,7 @@ mod limits;
 mod links;
 mod names;
 mod traces;
+mod udp;
 
 use super::{Scenario, ScenarioError};
 use wavelab_tcp::Duration;
