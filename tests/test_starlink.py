@@ -31,7 +31,7 @@ def test_the_quick_study_writes_its_tables_and_figures_and_resumes(
     order, ratio = checks["wavelab"][:2], checks["wavelab"][2]
     assert all(str(c).endswith(("holds", "does not hold")) for c in order)
     assert str(ratio).endswith(("within", "outside"))
-    for name in ("min_rtt.png", "goodput.png", "summary.md"):
+    for name in ("min_rtt.png", "goodput.png", "reconfiguration.png", "summary.md"):
         assert (out / name).stat().st_size > 0
     # started again, it runs nothing and measures the same
     capsys.readouterr()

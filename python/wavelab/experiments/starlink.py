@@ -254,6 +254,49 @@ def path_rtt(res: Results) -> tuple[np.ndarray, np.ndarray]:
     return times, np.array([core + 2 * row[1] for row in plan[0]])
 
 
+def around_switches(
+    res: Results, switches: np.ndarray, before: float = 1.0, after: float = 3.0, step: float = 0.05
+) -> pd.Series:
+    """The RTT around the reconfigurations at ``switches`` (s): every RTT
+    sample from ``before`` seconds before each switch to ``after`` seconds
+    after it, by its time from the switch in bins of ``step``; the median
+    over the switches in each bin (s, indexed by the bin's start)."""
+    s = res.series[res.series["rtt"] > 0]
+    t = s["time"].to_numpy()
+    rtt = s["rtt"].to_numpy()
+    parts = []
+    for w in switches:
+        inside = (t >= w - before) & (t < w + after)
+        parts.append(pd.DataFrame({"since": t[inside] - w, "rtt": rtt[inside]}))
+    both = pd.concat(parts, ignore_index=True)
+    bins = np.floor(both["since"].to_numpy() / step) * step
+    return both.groupby(np.round(bins, 6))["rtt"].median()
+
+
+def reconfiguration_figure(runs: Mapping[str, Results], seeds: tuple[int, ...], out: Path) -> None:
+    """The RTT around a reconfiguration, downlink, pooled over the seeds'
+    switches: the median in 50 ms bins, for BBR, BBRv3 and CUBIC."""
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for algo in ("bbr", "bbr3", "cubic"):
+        parts = []
+        for seed in seeds:
+            res = runs[f"{algo}-downlink-seed{seed}"]
+            times, _ = path_rtt(res)
+            parts.append(around_switches(res, times[1:]))
+        m = pd.concat(parts).groupby(level=0).median()
+        style = algorithm_style(algo)  # BBR v1 and v3 share a colour: the marker tells
+        ax.plot(m.index, m * 1e3, lw=1, label=algo, color=style.color, marker=style.marker, ms=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set(
+        xlabel="time from the reconfiguration (s)",
+        ylabel="RTT, median over the switches (ms)",
+        title=f"RTT around a satellite reconfiguration (downlink, {len(seeds)} seeds)",
+    )
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    save(fig, out / "reconfiguration.png")
+
+
 def figures(
     runs: Mapping[str, Results], summary: pd.DataFrame, first: str, out: Path, over: str = "seeds"
 ) -> None:
@@ -266,7 +309,8 @@ def figures(
     fig, ax = plt.subplots(figsize=(10, 4))
     for algo in ("bbr", "bbr3", "cubic", "newreno"):
         m = min_rtt_per_second(runs[f"{algo}-downlink-{first}"])
-        ax.plot(m.index, m * 1e3, lw=1, label=algo, color=algorithm_style(algo).color)
+        style = algorithm_style(algo)
+        ax.plot(m.index, m * 1e3, lw=1, label=algo, color=style.color, marker=style.marker, ms=3)
     if first.startswith("seed"):
         times, rtt = path_rtt(runs[f"cubic-downlink-{first}"])
         ax.step(times, rtt * 1e3, where="post", color="black", ls="--", lw=1, label="path")
@@ -325,6 +369,8 @@ def reproduce(
     tables.markdown("summary.md", Markdown().table(summary.round(3)).table(check))
     first = f"seed{form.seeds[0]}" if pairs is None else f"trace{next(iter(pairs))}"
     figures(runs, summary, first, out, over)
+    if pairs is None:
+        reconfiguration_figure(runs, form.seeds, out)
     with pd.option_context("display.width", 200, "display.max_colwidth", 90):
         print(table_text(summary.round(3)))
         print()
