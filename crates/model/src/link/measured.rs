@@ -26,7 +26,7 @@
 //! that at the start of the frame's first attempt), as the scheduled changes
 //! of `schedule` do.
 
-use super::trace_file::{csv_rows, excerpt, read_trace_file, TraceError};
+use super::trace_file::{csv_rows, data_lines, excerpt, read_trace_file, TraceError};
 use super::LossModel;
 use crate::link::{DelayInterpolation, DelayTraceFormat, LossSpec};
 use wavelab_tcp::units::{parse_duration, parse_rate, MAX_DURATION};
@@ -144,11 +144,7 @@ impl CsvTrace {
     pub fn parse_leoreplayer(file: &str, text: &str) -> Result<Self, TraceError> {
         const STEP_NS: u64 = 10_000_000;
         let (mut times, mut values) = (Vec::new(), Vec::new());
-        for (i, raw) in text.lines().enumerate() {
-            let t = raw.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
+        for (line, t) in data_lines(text) {
             let ms = match t.parse::<f64>() {
                 Ok(ms) if ms.is_finite() && ms >= 0.0 && ms <= MAX_DURATION.as_secs_f64() * 1e3 => {
                     ms
@@ -156,7 +152,7 @@ impl CsvTrace {
                 _ => {
                     return Err(TraceError {
                         file: file.to_string(),
-                        line: i + 1,
+                        line,
                         message: format!(
                             "{} is not a delay (LeoReplayer's format: one delay in milliseconds \
                              per line, each line 10 ms)",

@@ -508,16 +508,19 @@ impl<T: Copy> Stepped<T> {
         if lost {
             self.counters.dropped[DropCause::Random as usize] += 1;
         } else {
-            let delay = match &mut self.measured {
-                Some(m) => m.delay(now, self.settings.delay),
-                None => self.settings.delay,
-            };
             let at = if self.cellreplay.is_some() {
+                // the replay decided its arrival at the offer
                 held.due.max(self.last_arrival)
-            } else if self.reorder {
-                now + extra + delay
             } else {
-                (now + extra + delay).max(self.last_arrival)
+                let delay = match &mut self.measured {
+                    Some(m) => m.delay(now, self.settings.delay),
+                    None => self.settings.delay,
+                };
+                if self.reorder {
+                    now + extra + delay
+                } else {
+                    (now + extra + delay).max(self.last_arrival)
+                }
             };
             // a frame delayed by its own retransmissions does not hold the
             // ones behind it

@@ -108,11 +108,7 @@ pub(crate) fn csv_rows<'a>(
     is_header: impl Fn(&[&str]) -> bool + 'a,
 ) -> impl Iterator<Item = (usize, Vec<&'a str>)> + 'a {
     let mut first = true;
-    text.lines().enumerate().filter_map(move |(i, raw)| {
-        let t = raw.trim();
-        if t.is_empty() || t.starts_with('#') {
-            return None;
-        }
+    data_lines(text).filter_map(move |(line, t)| {
         let fields: Vec<&str> = if t.contains(',') {
             t.split(',').map(str::trim).collect()
         } else {
@@ -120,7 +116,7 @@ pub(crate) fn csv_rows<'a>(
         };
         let header = first && is_header(&fields);
         first = false;
-        (!header).then_some((i + 1, fields))
+        (!header).then_some((line, fields))
     })
 }
 
