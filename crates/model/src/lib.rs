@@ -39,6 +39,7 @@ pub mod scenario;
 pub mod tables;
 pub mod topology;
 pub mod udp;
+pub mod workload;
 
 pub use capture::{CaptureError, CaptureStats};
 pub use compile::{link_models, route_switches, wall_clock_links, RouteSwitches, WallClockLink};

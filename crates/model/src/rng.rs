@@ -37,6 +37,8 @@ pub enum Stream {
     LinkLeo(u32),
     /// A flow's application: a UDP sender's on/off periods.
     FlowApp(u32),
+    /// A workload's transfers: their arrivals and sizes.
+    Workload(u32),
 }
 
 impl Rng {
@@ -49,6 +51,7 @@ impl Rng {
             Stream::LinkQdisc(i) => (4u64, i),
             Stream::LinkLeo(i) => (5u64, i),
             Stream::FlowApp(i) => (6u64, i),
+            Stream::Workload(i) => (7u64, i),
         };
         let mut st = seed ^ (kind << 56) ^ ((id as u64) << 8) ^ 0x5eed;
         let mut s = [0u64; 4];

@@ -355,6 +355,13 @@ impl Plan {
         let mut settings: Vec<Settings> = vec![Settings::new(); ends.len()];
         let mut routes: Vec<Routes> = vec![Routes::new(); ends.len()];
         let mut mtu = vec![1500u32; ends.len()];
+        if !scenario.workloads.is_empty() {
+            return Err(err(
+                "workloads[0]".to_string(),
+                "workloads of short transfers run only in the simulator for now (`wavelab run`); \
+                 the emulator starts no connections of its own during a run",
+            ));
+        }
         let mut flows = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
@@ -707,6 +714,18 @@ pub(crate) mod tests {
         let e = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap_err();
         assert!(
             e.starts_with("flows[0].transport: UDP and ping flows run only in the simulator"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn workloads_are_refused_with_the_field() {
+        let extra = "[[workloads]]\nfrom = \"s\"\nto = \"d\"\n\
+                     arrivals = { process = \"poisson\", rate = 2 }\n\
+                     sizes = { distribution = \"fixed\", size = \"10kB\" }";
+        let e = plan(extra).unwrap_err();
+        assert!(
+            e.starts_with("workloads[0]: workloads of short transfers run only in the simulator"),
             "{e}"
         );
     }

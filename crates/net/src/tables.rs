@@ -168,6 +168,8 @@ pub fn build(
         notifications: Table::default(),
         // the kernel's RTT samples are not seen one by one: no distribution
         rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
+        // workloads are refused by the plan
+        transfers: Table::default(),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,

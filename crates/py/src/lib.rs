@@ -398,6 +398,7 @@ pub(crate) fn results_to_py<'py>(
         ("handoffs", &r.handoffs),
         ("notifications", &r.notifications),
         ("rtt_distribution", &r.rtt_distribution),
+        ("transfers", &r.transfers),
     ] {
         out.set_item(name, table_to_py(py, table)?)?;
     }

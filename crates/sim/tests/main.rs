@@ -29,4 +29,5 @@ mod trace;
 mod udp;
 mod wave;
 mod westwood;
+mod workloads;
 mod wsc;

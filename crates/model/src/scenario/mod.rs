@@ -23,6 +23,7 @@ mod preset;
 pub(crate) mod tests;
 mod udp;
 mod validate;
+mod workloads;
 
 pub use crate::link::parse_queue;
 pub use crate::link::qdisc::{
@@ -43,6 +44,9 @@ pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use udp::{
     PingSpec, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD, UDP_OVERHEAD, VIDEO_FPS,
     VIDEO_PACKET, VOICE_INTERVAL, VOICE_PACKET,
+};
+pub use workloads::{
+    workload_name, ArrivalProcess, ArrivalSpec, SizeDistribution, SizeSpec, WorkloadSpec,
 };
 
 use crate::topology::Topology;
@@ -99,11 +103,15 @@ pub struct Scenario {
     pub output: OutputSpec,
     /// Links; nodes are the names they connect.
     pub links: Vec<LinkSpec>,
-    /// Flows.
+    /// Flows (none is needed when there are workloads).
+    #[serde(default)]
     pub flows: Vec<FlowSpec>,
     /// Handoffs of multi-homed nodes between their access links.
     #[serde(default)]
     pub handoffs: Vec<NodeHandoffSpec>,
+    /// Workloads of short TCP transfers ([`workloads`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSpec>,
 }
 
 pub use crate::limits::MAX_SAMPLES;

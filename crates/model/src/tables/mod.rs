@@ -7,6 +7,8 @@
 //! * `results`: everything a run produced ([`Results`]), with the record
 //!   types and builders of the per-flow, per-link, per-handover and
 //!   per-handoff tables;
+//! * [`transfers`]: the transfers of the workloads, with their completion
+//!   times and slowdowns;
 //! * `summary`: [`Results::summary_text`], the summaries the pinned runs'
 //!   snapshots compare.
 
@@ -14,6 +16,7 @@ pub mod log;
 mod results;
 pub mod series;
 mod summary;
+pub mod transfers;
 pub mod units;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};

@@ -57,6 +57,10 @@ pub struct Results {
     /// every `rtt_high`. The same samples as the flows table's `rtt_*`
     /// figures, which the digest already pins; not in the digest itself.
     pub rtt_distribution: Table,
+    /// The transfers of the scenario's workloads, one row each, with their
+    /// completion times and slowdowns ([`super::transfers`]); counted in
+    /// the digest only when it has rows.
+    pub transfers: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
@@ -97,7 +101,7 @@ impl Results {
         ] {
             h.mix(t.digest());
         }
-        for t in [&self.handoffs, &self.notifications] {
+        for t in [&self.handoffs, &self.notifications, &self.transfers] {
             if t.rows() > 0 {
                 h.mix(t.digest());
             }

@@ -5,6 +5,7 @@
 
 use super::endpoints::{Flow, Wake};
 use super::handovers::{LinkHandover, NodeHandoff};
+use super::transfers::PlannedTransfer;
 use crate::engine::{Event, EventQueue};
 use crate::notices::Notices;
 use crate::recorder::Recorder;
@@ -13,18 +14,23 @@ use crate::simulation::{sync_period, Simulation};
 use std::sync::Arc;
 use wavelab_model::capture::{flow_ports, node_address};
 use wavelab_model::compile::{
-    at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks,
+    at, compile_links, compile_routes, expand_switches, timeline, CompiledLinks, DirectionModel,
+    Routes,
 };
 use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError, Transport, UdpPattern,
+    flow_name, workload_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+    Transport, UdpPattern,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
+use wavelab_model::tables::transfers::ideal_completion;
+use wavelab_model::topology::DirId;
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
-use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
+use wavelab_model::workload::{expand_workloads, Transfer};
+use wavelab_tcp::{Cc, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
     /// Builds the network and the flows of a (validated) scenario.
@@ -50,6 +56,11 @@ impl Simulation {
     ) -> Result<Self, ScenarioError> {
         sc.validate()?;
         sc.check_simulable()?;
+        // the workloads' transfers are flows after the scenario's own
+        let workloads: Vec<String> = (sc.workloads.iter().enumerate())
+            .map(|(i, w)| workload_name(w, i))
+            .collect();
+        let (sc, drawn) = expand_workloads(&sc)?;
         let topo = sc.topology();
         let (routes, handoffs) = compile_routes(&sc, &topo);
         let handoffs = expand_switches(handoffs, &sc);
@@ -66,6 +77,7 @@ impl Simulation {
             })
             .collect();
         let handoffs: Vec<NodeHandoff> = handoffs.into_iter().map(NodeHandoff::new).collect();
+        let transfers = plan_transfers(&sc, &workloads, drawn, &routes, &dirs);
         // Links whose handover is decided during the run stay in reference
         // mode; the others run in virtual time with their changes known.
         let mut decided_live: Vec<bool> = sc
@@ -240,6 +252,7 @@ impl Simulation {
             interrupt: None,
             stopped: None,
             histories: Default::default(),
+            transfers,
         })
     }
 
@@ -270,6 +283,38 @@ impl Simulation {
         self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
         Ok(())
     }
+}
+
+/// The transfers `drawn` of the workloads (named `workloads`) of `sc` (expanded: they are its
+/// last flows, one spec each), with their flows and ideal completion times
+/// on the initial routes `routes` over the directions `dirs`.
+fn plan_transfers(
+    sc: &Scenario,
+    workloads: &[String],
+    drawn: Vec<Transfer>,
+    routes: &[Routes],
+    dirs: &[DirectionModel],
+) -> Vec<PlannedTransfer> {
+    let specs = sc.flows.len() - drawn.len();
+    let first: usize = sc.flows[..specs].iter().map(|f| f.count as usize).sum();
+    drawn
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let [data, acks] = &routes[specs + k];
+            let (data, acks) = (&data[0], &acks[0]);
+            let delay = |d: &DirId| dirs[*d as usize].settings.delay;
+            let base_rtt = (data.iter().chain(acks).map(delay)).fold(Duration::ZERO, |a, b| a + b);
+            let rate = (data.iter().map(|&d| dirs[d as usize].settings.rate))
+                .min()
+                .unwrap_or_default();
+            PlannedTransfer {
+                workload: workloads[t.workload].clone(),
+                flow: first + k,
+                ideal: ideal_completion(t.size, rate, base_rtt),
+            }
+        })
+        .collect()
 }
 
 /// The receiver of a connection whose sender runs `cc`: with the

@@ -9,7 +9,8 @@
 //!   `"steady"`) and node handoffs (route switches, notices, transfer
 //!   measurements);
 //! * `results`: the engine's state read into the model's tables
-//!   ([`wavelab_model::tables`]).
+//!   ([`wavelab_model::tables`]);
+//! * `transfers`: the workloads' transfers and their table.
 //!
 //! This module holds the state and dispatches the events; what is recorded
 //! as it runs is [`crate::recorder`]'s.
@@ -21,6 +22,7 @@ pub(crate) mod endpoints;
 mod fork;
 pub(crate) mod handovers;
 mod results;
+mod transfers;
 
 use self::endpoints::{Flow, SENDER};
 use self::handovers::{LinkHandover, NodeHandoff};
@@ -82,6 +84,8 @@ pub struct Simulation {
     /// (WSC-TCP's best-start) left when its flow completed, offered to the
     /// next flow on the same path when it starts.
     pub(crate) histories: BTreeMap<(String, String), Vec<SessionRecord>>,
+    /// The workloads' transfers, in flow order (they are the last flows).
+    pub(crate) transfers: Vec<transfers::PlannedTransfer>,
 }
 
 /// Events between two syncs of the network that nothing asked for, at
@@ -335,7 +339,8 @@ impl Simulation {
         self.check_steady_handovers();
         let now = self.now;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.started && f.udp.is_none() {
+            // a workload's transfer only while it runs
+            if f.started && f.udp.is_none() && !self.finished_transfer(i) {
                 self.series.record(now, i as u32, &f.sender, &f.receiver);
             }
         }

@@ -90,6 +90,7 @@ impl Simulation {
             handoffs: self.handoff_table(),
             notifications: self.notification_table(),
             rtt_distribution: rtt_distribution(self.flows.iter().map(|f| &f.rtts)),
+            transfers: self.transfer_table(),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),

@@ -3,14 +3,28 @@
 //! route each way).
 
 use super::check_before_end;
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{FlowSpec, Scenario, ScenarioError};
 use crate::topology::Topology;
 
 /// Checks every flow of `sc` on the graph of its links.
 pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
     let nodes = sc.node_names();
     for (i, f) in sc.flows.iter().enumerate() {
-        let p = format!("flows[{i}]");
+        check_flow(sc, topo, &nodes, &format!("flows[{i}]"), f)?;
+    }
+    Ok(())
+}
+
+/// Checks flow `f` (at path `p`, e.g. `flows[1]`) of `sc`, whose nodes are
+/// `nodes`.
+pub(super) fn check_flow(
+    sc: &Scenario,
+    topo: &Topology,
+    nodes: &[String],
+    p: &str,
+    f: &FlowSpec,
+) -> Result<(), ScenarioError> {
+    {
         for (field, n) in [("from", &f.from), ("to", &f.to)] {
             if !nodes.contains(n) {
                 return Err(ScenarioError::at(
@@ -31,7 +45,7 @@ pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError>
                 "must be at least 1",
             ));
         }
-        super::udp::check(&p, f)?;
+        super::udp::check(p, f)?;
         f.tcp
             .validate()
             .map_err(|m| ScenarioError::at(format!("{p}.tcp.{}", field_of(&m)), rest_of(&m)))?;

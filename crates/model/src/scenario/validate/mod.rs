@@ -12,8 +12,9 @@
 //! 5. each flow ([`flows`]): its nodes, TCP and congestion-control
 //!    settings, times, commands and routes, and a UDP flow's pattern
 //!    ([`udp`]);
-//! 6. the handoffs of multi-homed nodes ([`handoffs`]);
-//! 7. the link-layer reports the links can make ([`limits::check_reports`]).
+//! 6. each workload of short transfers ([`workloads`]);
+//! 7. the handoffs of multi-homed nodes ([`handoffs`]);
+//! 8. the link-layer reports the links can make ([`limits::check_reports`]).
 
 mod flows;
 mod handoffs;
@@ -24,6 +25,7 @@ mod links;
 mod names;
 mod traces;
 mod udp;
+mod workloads;
 
 use super::{Scenario, ScenarioError};
 use wavelab_tcp::Duration;
@@ -42,12 +44,16 @@ impl Scenario {
         if self.links.is_empty() {
             return Err(ScenarioError::at("links", "at least one link is needed"));
         }
-        if self.flows.is_empty() {
-            return Err(ScenarioError::at("flows", "at least one flow is needed"));
+        if self.flows.is_empty() && self.workloads.is_empty() {
+            return Err(ScenarioError::at(
+                "flows",
+                "at least one flow (or workload) is needed",
+            ));
         }
         links::check(self)?;
         let topo = self.topology();
         flows::check(self, &topo)?;
+        workloads::check(self, &topo)?;
         handoffs::check(self, &topo)?;
         limits::check_reports(self)
     }

@@ -1,0 +1,198 @@
+//! The workloads pass: each workload's nodes, TCP settings, times and route
+//! (checked as those of a flow), its arrival process and size distribution
+//! (the fields each needs and no other, in range, files read: errors name
+//! the file and the line), its name, and how many transfers it can make.
+
+use super::flows::check_flow;
+use crate::limits::MAX_FLOWS;
+use crate::scenario::{
+    flow_name, workload_name, ArrivalProcess, Scenario, ScenarioError, SizeDistribution, SizeSpec,
+    WorkloadSpec,
+};
+use crate::topology::Topology;
+use crate::workload::{load_arrivals, load_size_cdf, transfer_flow, Transfer};
+
+/// Checks every workload of `sc` on the graph of its links.
+pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
+    let nodes = sc.node_names();
+    let flows: u64 = sc.flows.iter().map(|f| u64::from(f.count)).sum();
+    let mut names: Vec<String> = Vec::new();
+    for (i, w) in sc.workloads.iter().enumerate() {
+        let p = format!("workloads[{i}]");
+        // its transfers are flows with its nodes, TCP, start and route
+        let first = Transfer {
+            workload: i,
+            arrival: w.start,
+            size: 1,
+        };
+        check_flow(sc, topo, &nodes, &p, &transfer_flow(w, i, 0, &first))?;
+        if let Some(stop) = w.stop {
+            if stop <= w.start {
+                return Err(ScenarioError::at(
+                    format!("{p}.stop"),
+                    format!("{stop} is not after start ({})", w.start),
+                ));
+            }
+        }
+        let name = workload_name(w, i);
+        let prefix = format!("{name}/");
+        let taken = sc
+            .flows
+            .iter()
+            .enumerate()
+            .any(|(j, f)| (0..f.count).any(|k| flow_name(f, j, k).starts_with(&prefix)));
+        if taken || names.contains(&name) {
+            return Err(ScenarioError::at(
+                format!("{p}.name"),
+                format!(
+                    "\"{name}\" is taken: its transfers are the flows \"{name}/0\", \
+                     \"{name}/1\", ..., and another flow or workload has that name"
+                ),
+            ));
+        }
+        names.push(name);
+        let file_lines = check_arrivals(sc, &p, w, flows)?;
+        match (&w.sizes, file_lines) {
+            (Some(s), _) => check_sizes(&format!("{p}.sizes"), s)?,
+            (None, Some(true)) => {}
+            (None, _) => {
+                return Err(ScenarioError::at(
+                    format!("{p}.sizes"),
+                    "missing: a workload says how large its transfers are, e.g. \
+                     sizes = { distribution = \"fixed\", size = \"100kB\" }",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the `arrivals` table of workload `w` (at `p`); `flows` is the
+/// scenario's own flows. For a file, whether every line gives a size.
+fn check_arrivals(
+    sc: &Scenario,
+    p: &str,
+    w: &WorkloadSpec,
+    flows: u64,
+) -> Result<Option<bool>, ScenarioError> {
+    let at = |field: &str| format!("{p}.arrivals.{field}");
+    let a = &w.arrivals;
+    match a.process {
+        ArrivalProcess::Poisson => {
+            if a.file.is_some() {
+                return Err(ScenarioError::at(
+                    at("file"),
+                    "is for process = \"file\"; a Poisson process draws its times from `rate`",
+                ));
+            }
+            let Some(rate) = a.rate else {
+                return Err(ScenarioError::at(
+                    at("rate"),
+                    "missing: a Poisson process needs a rate (transfers a second), e.g. rate = 10",
+                ));
+            };
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(ScenarioError::at(
+                    at("rate"),
+                    format!("{rate} is not a rate above zero (transfers a second)"),
+                ));
+            }
+            // the mean count must leave room under the flows limit
+            let window = w.stop.unwrap_or(sc.duration).min(sc.duration);
+            let window = window.saturating_sub(w.start).as_secs_f64();
+            let expected = rate * window;
+            if expected + flows as f64 > MAX_FLOWS as f64 / 2.0 {
+                return Err(ScenarioError::at(
+                    at("rate"),
+                    format!(
+                        "{rate} a second over {window} s makes about {expected:.0} transfers \
+                         (at most {} flows in all, with a margin for the draw)",
+                        MAX_FLOWS / 2
+                    ),
+                ));
+            }
+            Ok(None)
+        }
+        ArrivalProcess::File => {
+            if a.rate.is_some() {
+                return Err(ScenarioError::at(
+                    at("rate"),
+                    "is for process = \"poisson\"; a file gives the times",
+                ));
+            }
+            let Some(file) = &a.file else {
+                return Err(ScenarioError::at(
+                    at("file"),
+                    "missing: process = \"file\" reads the arrival times from a CSV file",
+                ));
+            };
+            let lines =
+                load_arrivals(file).map_err(|e| ScenarioError::at(at("file"), e.to_string()))?;
+            if lines.len() as u64 + flows > MAX_FLOWS {
+                return Err(ScenarioError::at(
+                    at("file"),
+                    format!(
+                        "{} transfers with the scenario's {flows} flows make more than {MAX_FLOWS} flows",
+                        lines.len()
+                    ),
+                ));
+            }
+            Ok(Some(lines.iter().all(|l| l.size.is_some())))
+        }
+    }
+}
+
+/// Checks a `sizes` table at `p` (e.g. `workloads[0].sizes`).
+fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
+    let d = s.distribution;
+    let given = [
+        ("size", s.size.is_some()),
+        ("mean", s.mean.is_some()),
+        ("shape", s.shape.is_some()),
+        ("file", s.file.is_some()),
+    ];
+    let needs: &[&str] = match d {
+        SizeDistribution::Fixed => &["size"],
+        SizeDistribution::Exponential => &["mean"],
+        SizeDistribution::Pareto => &["mean", "shape"],
+        SizeDistribution::Empirical => &["file"],
+    };
+    for (field, set) in given {
+        if set && !needs.contains(&field) {
+            return Err(ScenarioError::at(
+                format!("{p}.{field}"),
+                format!(
+                    "is not a field of distribution = \"{}\" (it takes {})",
+                    d.name(),
+                    needs.join(", ")
+                ),
+            ));
+        }
+        if !set && needs.contains(&field) {
+            return Err(ScenarioError::at(
+                format!("{p}.{field}"),
+                format!("missing: distribution = \"{}\" needs it", d.name()),
+            ));
+        }
+    }
+    for (field, v) in [("size", s.size), ("mean", s.mean)] {
+        if v.is_some_and(|b| b.0 == 0) {
+            return Err(ScenarioError::at(
+                format!("{p}.{field}"),
+                "must be above zero",
+            ));
+        }
+    }
+    if let Some(shape) = s.shape {
+        if !(shape.is_finite() && shape > 1.0) {
+            return Err(ScenarioError::at(
+                format!("{p}.shape"),
+                format!("{shape} is not above 1 (a Pareto of shape 1 or less has no mean)"),
+            ));
+        }
+    }
+    if let Some(file) = &s.file {
+        load_size_cdf(file).map_err(|e| ScenarioError::at(format!("{p}.file"), e.to_string()))?;
+    }
+    Ok(())
+}
