@@ -22,6 +22,7 @@ from wavelab._util.table_text import BULK, MISSING, table_text
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
+from wavelab.analysis.transfers import FCT_COLUMNS
 from wavelab.results.frames import Results
 from wavelab.results.ownership import foreign_files, replacing, scenario_digest
 from wavelab.results.summary import NETWORK_COLUMNS, RUN_COLUMNS
@@ -90,6 +91,12 @@ def _print_summary(res: Results) -> None:
     and one line of the run's figures (the bottleneck's, and Jain's index
     with two flows or more)."""
     frame = res.summary()
+    # a workload's row: its completion times, printed as a block of their own
+    fct = None
+    if "fct_mean_s" in frame:
+        workload = frame["transfers"].notna()
+        fct = frame.loc[workload, ["flow", "algorithm", *FCT_COLUMNS[1:]]]
+        frame = frame.loc[~workload].drop(columns=list(FCT_COLUMNS[1:]))
     rtt = list(RTT_COLUMNS[1:])
     # the ECN counters only when the run had ECN (a count above zero)
     quiet = [
@@ -110,11 +117,15 @@ def _print_summary(res: Results) -> None:
                 MISSING if s is None else v if s else BULK for v, s in zip(done, sized, strict=True)
             ]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(table_text(counters))
-        print(table_text(frame[list(RTT_COLUMNS)]))
-        if network:
-            # each flow's data packets at the network: loss, one-way delay, jitter
-            print(table_text(frame[["flow", *network]]))
+        if len(frame):
+            print(table_text(counters))
+            print(table_text(frame[list(RTT_COLUMNS)]))
+            if network:
+                # each flow's data packets at the network: loss, one-way delay, jitter
+                print(table_text(frame[["flow", *network]]))
+        if fct is not None:
+            # per workload: its transfers' completion times and slowdowns
+            print(table_text(fct.rename(columns={"flow": "workload"})))
     # no line when the run has no bottleneck figures (an emulation's links
     # table has no queueing delay)
     if "bottleneck" in frame and len(frame) and isinstance(frame["bottleneck"].iloc[0], str):

@@ -95,10 +95,19 @@ None for a figure of its own."""
 
 
 def flow_mss(results: Results) -> list[int]:
-    """The MSS of every flow (replicas expanded), from the normalised scenario."""
+    """The MSS of every flow (replicas expanded, then the workloads'
+    transfers), from the normalised scenario."""
     out: list[int] = []
     for spec in results.scenario.normalized["flows"]:
         out += [int(spec["tcp"]["mss"])] * int(spec.get("count", 1))
+    # then the workloads' transfers, in the transfers table's order
+    workloads = results.scenario.normalized.get("workloads") or []
+    if workloads:
+        mss = {
+            str(w.get("name") or f"workload{i}"): int(w["tcp"]["mss"])
+            for i, w in enumerate(workloads)
+        }
+        out += [mss[str(w)] for w in results.transfers["workload"]]
     return out
 
 

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wavelab._util.files import write_files_atomically
+from wavelab.analysis.transfers import transfer_summary
 from wavelab._util.folder_lock import folder_lock
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.results.ownership import claim_run_dir
@@ -57,6 +58,11 @@ class Results:
       in seconds, ``count``; a bucket is at most 1/64 of its lower edge
       wide), from which :func:`wavelab.analysis.rtt_cdf` draws the CDF
       (none in an emulation: the kernel's samples are not seen one by one);
+    * ``transfers``: one row per transfer of the scenario's workloads
+      (``workload``, ``flow``, ``flow_index``, ``start``, ``size``,
+      ``completion_time``, ``ideal``, ``slowdown``;
+      :mod:`wavelab.analysis.transfers`), each transfer also a flow of the
+      ``flows`` table;
     * ``releases`` (an emulation's only): every packet handed to its
       destination, its planned instant and its lateness.
     * ``bursts`` (an emulation's only, for flows that run the BPF TCP Wave):
@@ -87,6 +93,7 @@ class Results:
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
+        transfers: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
         bursts: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
@@ -106,6 +113,7 @@ class Results:
             "handoffs": handoffs,
             "notifications": notifications,
             "rtt_distribution": rtt_distribution,
+            "transfers": transfers,
             "releases": releases,
             "bursts": bursts,
         }
@@ -200,6 +208,18 @@ class Results:
         return self._table("rtt_distribution")
 
     @property
+    def transfers(self) -> pd.DataFrame:
+        """The workloads' transfers: one row each, with ``completion_time``,
+        ``ideal`` and ``slowdown`` (:mod:`wavelab.analysis.transfers`)."""
+        return self._table("transfers")
+
+    def transfer_summary(self) -> pd.DataFrame:
+        """One row per workload: transfers, completed, the completion
+        time's mean, p50 and p99 (s), and the mean and p99 slowdown
+        (:func:`wavelab.analysis.transfers.transfer_summary`)."""
+        return transfer_summary(self.transfers)
+
+    @property
     def releases(self) -> pd.DataFrame:
         """An emulation's releases: ``time`` (planned, s), ``lateness`` (s),
         ``dir`` (the last link direction), ``flow`` (-1: none), ``size``."""
@@ -226,8 +246,12 @@ class Results:
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first, and the run's
-        (:func:`summary_frame`)."""
-        return summary_frame(
+        (:func:`summary_frame`). A run with workloads has one row per
+        workload instead of one per transfer, with the completion-time
+        figures of :meth:`transfer_summary` (``transfers``, ``completed``,
+        ``fct_mean_s``, ``fct_p50_s``, ``fct_p99_s``, ``slowdown_mean``,
+        ``slowdown_p99``) and NaN where a flow's figure has no meaning."""
+        frame = summary_frame(
             self.flows,
             self.links,
             self.run,
@@ -235,6 +259,15 @@ class Results:
             self.handovers,
             self.handoffs,
         )
+        transfers = self.transfers
+        if not len(transfers):
+            return frame
+        fct = self.transfer_summary().rename(columns={"workload": "flow"})
+        algorithms = self.flows["algorithm"].iloc[transfers["flow_index"].to_numpy()]
+        first = dict(zip(transfers["workload"], algorithms, strict=True))
+        fct.insert(1, "algorithm", fct["flow"].map(first))
+        own = frame[~frame["flow"].isin(set(transfers["flow"]))]
+        return pd.concat([own, fct], ignore_index=True)
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
@@ -331,6 +364,7 @@ class Results:
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
             rtt_distribution=frames["rtt_distribution"],
+            transfers=frames["transfers"],
             releases=frames["releases"],
             bursts=frames["bursts"],
             run=meta["run"],

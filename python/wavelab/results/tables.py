@@ -23,6 +23,7 @@ TABLES = (
     "handoffs",
     "notifications",
     "rtt_distribution",
+    "transfers",
     "releases",
     "bursts",
 )

@@ -1,6 +1,7 @@
 """The trace files a scenario names (a link direction's ``trace``,
 ``rate_trace``, ``delay_trace``, ``loss_trace`` and CellReplay's
-``cellreplay_train`` and ``cellreplay_size_delay``), and their relative
+``cellreplay_train`` and ``cellreplay_size_delay``; a workload's arrivals
+and size-CDF files), and their relative
 paths resolved against the scenario's folder."""
 
 from __future__ import annotations
@@ -21,10 +22,20 @@ TRACE_FIELDS = (
 )
 """A link direction's fields that name trace files."""
 
+WORKLOAD_FILE_TABLES = ("arrivals", "sizes")
+"""A workload's tables whose ``file`` names a data file (arrival times, a
+size CDF), resolved as the traces are."""
+
 
 def trace_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The trace files a scenario names, as (field path, file), in order."""
     found: list[tuple[str, str]] = []
+    workloads = data.get("workloads")
+    for i, w in enumerate(workloads if isinstance(workloads, list) else []):
+        for table in WORKLOAD_FILE_TABLES:
+            t = w.get(table) if isinstance(w, Mapping) else None
+            if isinstance(t, Mapping) and isinstance(t.get("file"), str):
+                found.append((f"workloads[{i}].{table}.file", t["file"]))
     links = data.get("links")
     if not isinstance(links, list):
         return found
