@@ -170,6 +170,9 @@ pub fn build(
         rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
         // workloads are refused by the plan
         transfers: Table::default(),
+        // the emulator measures no one-way delays of its own
+        delays: Table::default(),
+        owd_distribution: Table::default(),
         run: RunStats {
             simulated: end - Instant::ZERO,
             events: wire.read,

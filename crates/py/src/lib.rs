@@ -399,6 +399,8 @@ pub(crate) fn results_to_py<'py>(
         ("notifications", &r.notifications),
         ("rtt_distribution", &r.rtt_distribution),
         ("transfers", &r.transfers),
+        ("delays", &r.delays),
+        ("owd_distribution", &r.owd_distribution),
     ] {
         out.set_item(name, table_to_py(py, table)?)?;
     }

@@ -91,3 +91,71 @@ fn poisson_arrivals_are_drawn_from_the_seed() {
         "{slowdown:?}"
     );
 }
+
+#[test]
+fn the_delay_series_holds_each_intervals_one_way_delays_and_ping_rtts() {
+    // a ping every 100 ms and a voice flow on an idle 10 Mbit/s, 20 ms
+    // link (the voice packets 10 ms off the pings, so that none waits for
+    // one): every interval's one-way delay is the propagation plus one
+    // packet's serialisation, every RTT twice that
+    let text = r#"
+        duration = "2s"
+        output = { delays = true }
+        [[links]]
+        between = ["s", "r"]
+        rate = "10Mbit/s"
+        delay = "20ms"
+        [[flows]]
+        from = "s"
+        to = "r"
+        transport = "ping"
+        ping = { interval = "100ms" }
+        [[flows]]
+        from = "s"
+        to = "r"
+        transport = "udp"
+        udp = { pattern = "voice" }
+        start = "10ms"
+    "#;
+    let r = common::run(text);
+    let d = &r.delays;
+    let flow = d.col::<u32>("flow");
+    let ping_rtt: Vec<f64> = (d.options::<f64>("rtt_max").iter())
+        .zip(flow)
+        .filter(|(_, &f)| f == 0)
+        .map(|(x, _)| x.unwrap())
+        .collect();
+    let rtt = 2.0 * (0.020 + 84.0 * 8.0 / 10e6);
+    assert!(ping_rtt.len() >= 18, "{}", ping_rtt.len());
+    assert!(
+        ping_rtt.iter().all(|x| (x - rtt).abs() < 1e-9),
+        "{ping_rtt:?}"
+    );
+    let owd = 0.020 + 188.0 * 8.0 / 10e6;
+    let voice: Vec<(u64, f64)> = (d.col::<u64>("packets").iter())
+        .zip(d.options::<f64>("owd_mean"))
+        .zip(flow)
+        .filter(|(_, &f)| f == 1)
+        .map(|((&n, x), _)| (n, x.unwrap()))
+        .collect();
+    // five voice packets an interval once it runs
+    assert!(
+        voice[2..]
+            .iter()
+            .all(|&(n, x)| n == 5 && (x - owd).abs() < 1e-9),
+        "{voice:?}"
+    );
+    // the distribution holds every received packet
+    let counts = r.owd_distribution.col::<u64>("count");
+    let received: u64 = r
+        .flows
+        .options::<u64>("packets_received")
+        .iter()
+        .map(|x| x.unwrap())
+        .sum();
+    assert_eq!(counts.iter().sum::<u64>(), received);
+    // off by default
+    let off = common::run(&text.replace("output = { delays = true }", ""));
+    assert_eq!((off.delays.rows(), off.owd_distribution.rows()), (0, 0));
+    assert_eq!(off.digest(), r.digest());
+}

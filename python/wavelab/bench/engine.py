@@ -7,7 +7,11 @@ reported separately as ``base RSS``):
   bottleneck L2 (8 Mbit/s, 240 ms, 100 packets, 1000-byte packets) handing
   over to L1 (2 Mbit/s, 30 ms) after a 2 s outage at 300 s; 360 simulated s;
 * ``cubic-<flows>-<rate>``: 100 or 1,000 CUBIC flows sharing a 1 or
-  10 Gbit/s, 10 ms bottleneck with a BDP-sized buffer; 10 simulated s.
+  10 Gbit/s, 10 ms bottleneck with a BDP-sized buffer; 10 simulated s;
+* ``short-10k``: a workload of about 10,000 short CUBIC transfers of 10 kB
+  (Poisson, 500 a second for 20 s) over a 1 Gbit/s, 10 ms bottleneck:
+  the cost of a flow's start, its few packets and its end, printed per
+  transfer below the table.
 
 The child is ``python -m wavelab.bench -`` (:func:`child_main`).
 """
@@ -64,6 +68,27 @@ def cubic_dumbbell(flows: int, mbps: int, duration: str = "10s") -> dict[str, An
     }
 
 
+def short_transfers(rate: float, size: str, duration: int = 20) -> dict[str, Any]:
+    """A workload of short CUBIC transfers of ``size`` arriving as a Poisson
+    process of ``rate`` a second for ``duration`` s over the dumbbell of
+    :func:`cubic_dumbbell` at 1 Gbit/s (1 s more for the last to end)."""
+    data = cubic_dumbbell(0, 1_000, f"{duration + 1}s")
+    data["name"] = "bench-short-transfers"
+    data["flows"] = []
+    data["workloads"] = [
+        {
+            "name": "short",
+            "from": "senders",
+            "to": "receivers",
+            "cc": "cubic",
+            "stop": f"{duration}s",
+            "arrivals": {"process": "poisson", "rate": rate},
+            "sizes": {"distribution": "fixed", "size": size},
+        }
+    ]
+    return data
+
+
 CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "dcnet-newreno": (
         "1 NewReno flow, 8 Mbit/s / 240 ms -> 2 Mbit/s / 30 ms at 300 s, 360 s",
@@ -89,6 +114,10 @@ CASES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
         "1,000 CUBIC flows, 10 Gbit/s / 10 ms / BDP buffer, 10 s",
         lambda: cubic_dumbbell(1000, 10_000),
     ),
+    "short-10k": (
+        "~10,000 CUBIC transfers of 10 kB (Poisson 500/s for 20 s), 1 Gbit/s / 10 ms",
+        lambda: short_transfers(500, "10kB"),
+    ),
 }
 """Engine cases: name -> (description, scenario)."""
 
@@ -104,6 +133,8 @@ class Figures:
     packet_hops: int
     base_rss_mb: float
     peak_rss_mb: float
+    transfers: int = 0
+    """The workloads' transfers the run made (0: none)."""
 
     @property
     def hops_per_s(self) -> float:
@@ -148,6 +179,8 @@ def run_here(name: str, scenario: dict[str, Any]) -> Figures:
     base = _rss_mb()
     wall, sim = run_engine(json.dumps(scenario))
     st = sim.run_stats()
+    peak = _rss_mb()
+    transfers = sim.results()["transfers"]
     return Figures(
         name,
         float(st["simulated"]),
@@ -155,7 +188,9 @@ def run_here(name: str, scenario: dict[str, Any]) -> Figures:
         int(st["events"]),
         int(st["packet_hops"]),
         base,
-        _rss_mb(),
+        peak,
+        # the transfers table's first column (its workloads' names)
+        len(transfers[0][2]) if transfers else 0,
     )
 
 
@@ -217,7 +252,14 @@ def format_table(rows: list[Figures]) -> str:
         ]
         for r in rows
     ]
-    return text_table(head, body)
+    # the cost of a short transfer: its start, its packets and its end
+    per_transfer = [
+        f"{r.case}: {r.transfers:,} transfers, {r.wall_s / r.transfers * 1e6:.1f} us and "
+        f"{r.events / r.transfers:.0f} events a transfer"
+        for r in rows
+        if r.transfers
+    ]
+    return "\n".join([text_table(head, body), *per_transfer])
 
 
 def child_main() -> None:

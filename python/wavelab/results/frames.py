@@ -63,6 +63,14 @@ class Results:
       ``completion_time``, ``ideal``, ``slowdown``;
       :mod:`wavelab.analysis.transfers`), each transfer also a flow of the
       ``flows`` table;
+    * ``delays`` (with ``output.delays = true``): per flow per sampling
+      interval, the one-way delay of the data packets received in it
+      (``packets``, ``owd_mean``, ``owd_max``) and a ping flow's round-trip
+      times (``rtt_samples``, ``rtt_mean``, ``rtt_max``), a row at each
+      sample for each flow that received something since the last;
+    * ``owd_distribution`` (with ``output.delays = true``): each flow's
+      one-way delays over the run as histogram buckets (``flow``,
+      ``owd_low``, ``owd_high``, ``count``), as ``rtt_distribution``;
     * ``releases`` (an emulation's only): every packet handed to its
       destination, its planned instant and its lateness.
     * ``bursts`` (an emulation's only, for flows that run the BPF TCP Wave):
@@ -94,6 +102,8 @@ class Results:
         notifications: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
         transfers: pd.DataFrame | None = None,
+        delays: pd.DataFrame | None = None,
+        owd_distribution: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
         bursts: pd.DataFrame | None = None,
         run: dict[str, Any] | None = None,
@@ -114,6 +124,8 @@ class Results:
             "notifications": notifications,
             "rtt_distribution": rtt_distribution,
             "transfers": transfers,
+            "delays": delays,
+            "owd_distribution": owd_distribution,
             "releases": releases,
             "bursts": bursts,
         }
@@ -212,6 +224,19 @@ class Results:
         """The workloads' transfers: one row each, with ``completion_time``,
         ``ideal`` and ``slowdown`` (:mod:`wavelab.analysis.transfers`)."""
         return self._table("transfers")
+
+    @property
+    def delays(self) -> pd.DataFrame:
+        """With ``output.delays = true``: per flow per sampling interval, the
+        one-way delay (``owd_mean``, ``owd_max``) of the packets received in
+        it and a ping's RTTs (``rtt_mean``, ``rtt_max``)."""
+        return self._table("delays")
+
+    @property
+    def owd_distribution(self) -> pd.DataFrame:
+        """With ``output.delays = true``: each flow's one-way delays as
+        histogram buckets (``flow``, ``owd_low``, ``owd_high``, ``count``)."""
+        return self._table("owd_distribution")
 
     def transfer_summary(self) -> pd.DataFrame:
         """One row per workload: transfers, completed, the completion
@@ -365,6 +390,8 @@ class Results:
             notifications=frames["notifications"],
             rtt_distribution=frames["rtt_distribution"],
             transfers=frames["transfers"],
+            delays=frames["delays"],
+            owd_distribution=frames["owd_distribution"],
             releases=frames["releases"],
             bursts=frames["bursts"],
             run=meta["run"],

@@ -24,6 +24,8 @@ TABLES = (
     "notifications",
     "rtt_distribution",
     "transfers",
+    "delays",
+    "owd_distribution",
     "releases",
     "bursts",
 )

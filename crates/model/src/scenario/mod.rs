@@ -135,6 +135,16 @@ pub struct OutputSpec {
     /// Also record a row of the notified flow's time series at every
     /// cross-layer notification, right after its sender handled it.
     pub notification_samples: bool,
+    /// Record the delay series (per flow per interval, the one-way delay of
+    /// the packets received and a ping's round-trip times:
+    /// [`crate::tables::delays`]) and each flow's one-way delay
+    /// distribution.
+    #[serde(skip_serializing_if = "is_false")]
+    pub delays: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for OutputSpec {
@@ -143,6 +153,7 @@ impl Default for OutputSpec {
             interval: Duration::from_millis(100),
             queues: true,
             notification_samples: false,
+            delays: false,
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! * [`series`]: the per-flow time series and the queue series;
 //! * [`log`]: the per-packet event log;
+//! * [`delays`]: the per-interval one-way delay and ping RTT series;
 //! * `results`: everything a run produced ([`Results`]), with the record
 //!   types and builders of the per-flow, per-link, per-handover and
 //!   per-handoff tables;
@@ -12,6 +13,7 @@
 //! * `summary`: [`Results::summary_text`], the summaries the pinned runs'
 //!   snapshots compare.
 
+pub mod delays;
 pub mod log;
 mod results;
 pub mod series;
@@ -21,8 +23,9 @@ pub mod units;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{
-    flow_table, handoff_table, handover_table, link_table, rtt_distribution, FlowCounters,
-    FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results, RunStats,
+    distribution_table, flow_table, handoff_table, handover_table, link_table, rtt_distribution,
+    FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results,
+    RunStats,
 };
 
 /// The values of one column.

@@ -61,6 +61,15 @@ pub struct Results {
     /// completion times and slowdowns ([`super::transfers`]); counted in
     /// the digest only when it has rows.
     pub transfers: Table,
+    /// With `output.delays`: per flow per sampling interval, the one-way
+    /// delay of the packets received and a ping's RTTs
+    /// ([`super::delays`]); not in the digest (the same packets the flows
+    /// table's network statistics count).
+    pub delays: Table,
+    /// With `output.delays`: each flow's one-way delays over the run as
+    /// its histogram's buckets (`flow`, `owd_low`, `owd_high`, `count`), as
+    /// `rtt_distribution`; not in the digest.
+    pub owd_distribution: Table,
     /// Figures about the run.
     pub run: RunStats,
 }
@@ -149,6 +158,12 @@ fn without_zero_columns(table: &Table, names: &[&str]) -> Table {
 /// The table of [`Results::rtt_distribution`] from each flow's histogram,
 /// in flow order.
 pub fn rtt_distribution<'a>(flows: impl Iterator<Item = &'a Histogram>) -> Table {
+    distribution_table(flows, "rtt")
+}
+
+/// Each flow's histogram of durations as a table: `flow`, `<name>_low`,
+/// `<name>_high` (seconds) and `count`, one row per non-empty bucket.
+pub fn distribution_table<'a>(flows: impl Iterator<Item = &'a Histogram>, name: &str) -> Table {
     let (mut flow, mut low, mut high, mut count) = (vec![], vec![], vec![], vec![]);
     for (f, h) in flows.enumerate() {
         for (lo, hi, n) in h.buckets() {
@@ -160,8 +175,8 @@ pub fn rtt_distribution<'a>(flows: impl Iterator<Item = &'a Histogram>) -> Table
     }
     let mut t = Table::default();
     t.push("flow", ColumnData::U32(flow));
-    t.push("rtt_low", ColumnData::F64(low));
-    t.push("rtt_high", ColumnData::F64(high));
+    t.push(format!("{name}_low"), ColumnData::F64(low));
+    t.push(format!("{name}_high"), ColumnData::F64(high));
     t.push("count", ColumnData::U64(count));
     t
 }

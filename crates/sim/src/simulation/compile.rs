@@ -199,6 +199,7 @@ impl Simulation {
                     udp: source,
                     echo,
                     min_echo: None,
+                    delays: Default::default(),
                 });
             }
         }
@@ -253,6 +254,7 @@ impl Simulation {
             stopped: None,
             histories: Default::default(),
             transfers,
+            delays: Default::default(),
         })
     }
 

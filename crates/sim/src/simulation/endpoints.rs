@@ -20,6 +20,7 @@ use wavelab_model::capture::TapPoint;
 use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
 use wavelab_model::scenario::UDP_OVERHEAD;
+use wavelab_model::tables::delays::DelayWindow;
 use wavelab_model::tables::{event, kind_code, PacketEvent, NO_KIND};
 use wavelab_model::topology::DirId;
 use wavelab_model::udp::UdpSource;
@@ -68,6 +69,8 @@ pub(crate) struct Flow {
     pub echo: bool,
     /// The smallest round-trip time of a ping flow's answers.
     pub min_echo: Option<wavelab_tcp::Duration>,
+    /// Its delays since the last sample (the delay series).
+    pub delays: DelayWindow,
 }
 
 impl Flow {
@@ -148,9 +151,11 @@ impl Simulation {
             let answer = to_receiver && flow.echo;
             if to_receiver {
                 flow.net.on_receive(request.sent, now, request.size);
+                flow.delays.on_owd(now - request.sent);
             } else {
                 let rtt = now - request.sent;
                 flow.rtts.record(rtt);
+                flow.delays.on_rtt(rtt);
                 flow.min_echo = Some(flow.min_echo.map_or(rtt, |m| m.min(rtt)));
             }
             self.net.release(d);
@@ -171,6 +176,7 @@ impl Simulation {
         if to_receiver {
             if matches!(p.kind, TxKind::Data | TxKind::Retransmission) {
                 flow.net.on_receive(p.sent, now, p.size);
+                flow.delays.on_owd(now - p.sent);
             }
             flow.receiver.handle_segment_ecn(now, &p.seg, None, p.ecn);
         } else {

@@ -36,6 +36,7 @@ use wavelab_model::capture::{Capture, CaptureError, CaptureStats};
 use wavelab_model::compile::Change;
 use wavelab_model::link::{ArqSpec, ReportWhen};
 use wavelab_model::scenario::Scenario;
+use wavelab_model::tables::delays::DelaySeries;
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::topology::{DirId, Topology};
 use wavelab_tcp::cc::{Notification, SessionRecord};
@@ -86,6 +87,8 @@ pub struct Simulation {
     pub(crate) histories: BTreeMap<(String, String), Vec<SessionRecord>>,
     /// The workloads' transfers, in flow order (they are the last flows).
     pub(crate) transfers: Vec<transfers::PlannedTransfer>,
+    /// The delay series (`output.delays`).
+    pub(crate) delays: DelaySeries,
 }
 
 /// Events between two syncs of the network that nothing asked for, at
@@ -342,6 +345,11 @@ impl Simulation {
             // a workload's transfer only while it runs
             if f.started && f.udp.is_none() && !self.finished_transfer(i) {
                 self.series.record(now, i as u32, &f.sender, &f.receiver);
+            }
+        }
+        if self.sc.output.delays {
+            for (i, f) in self.flows.iter_mut().enumerate() {
+                self.delays.record(now, i as u32, &mut f.delays);
             }
         }
         if self.sc.output.queues {

@@ -9,8 +9,9 @@ use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
 use wavelab_model::scenario::UDP_OVERHEAD;
 use wavelab_model::tables::{
-    flow_table, handoff_table, handover_table, link_table, rtt_distribution, ColumnData,
-    FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results, RunStats, Table,
+    distribution_table, flow_table, handoff_table, handover_table, link_table, rtt_distribution,
+    ColumnData, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results,
+    RunStats, Table,
 };
 use wavelab_tcp::cc::{HandoffStyle, Notification, PathInfo};
 use wavelab_tcp::{Duration, Instant};
@@ -91,6 +92,12 @@ impl Simulation {
             notifications: self.notification_table(),
             rtt_distribution: rtt_distribution(self.flows.iter().map(|f| &f.rtts)),
             transfers: self.transfer_table(),
+            delays: self.delays.to_table(),
+            owd_distribution: if self.sc.output.delays {
+                distribution_table(self.flows.iter().map(|f| &f.net.delay), "owd")
+            } else {
+                Table::default()
+            },
             run: RunStats {
                 simulated: self.now - Instant::ZERO,
                 events: self.q.processed(),

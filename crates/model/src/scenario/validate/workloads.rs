@@ -162,7 +162,7 @@ fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
             return Err(ScenarioError::at(
                 format!("{p}.{field}"),
                 format!(
-                    "is not a field of distribution = \"{}\" (it takes {})",
+                    "distribution \"{}\" does not use it (it takes {})",
                     d.name(),
                     needs.join(", ")
                 ),
@@ -171,7 +171,7 @@ fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
         if !set && needs.contains(&field) {
             return Err(ScenarioError::at(
                 format!("{p}.{field}"),
-                format!("missing: distribution = \"{}\" needs it", d.name()),
+                format!("missing (distribution \"{}\" needs it)", d.name()),
             ));
         }
     }
@@ -195,4 +195,104 @@ fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
         load_size_cdf(file).map_err(|e| ScenarioError::at(format!("{p}.file"), e.to_string()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::tests::err;
+    use crate::scenario::Scenario;
+
+    fn workload(fields: &str) -> String {
+        format!(
+            r#"
+            duration = "10s"
+            [[links]]
+            between = ["a", "b"]
+            rate = "10Mbit/s"
+            delay = "25ms"
+            [[workloads]]
+            from = "a"
+            to = "b"
+            {fields}
+            "#
+        )
+    }
+
+    const POISSON: &str = r#"arrivals = { process = "poisson", rate = 5 }"#;
+
+    #[test]
+    fn errors_name_the_field_and_value() {
+        let sizes = |s: &str| workload(&format!("{POISSON}\nsizes = {s}"));
+        let cases = [
+            (
+                sizes(r#"{ distribution = "pareto", mean = "10kB", shape = 0.8 }"#),
+                "workloads[0].sizes.shape: 0.8 is not above 1 (a Pareto of shape 1 or less has no mean)",
+            ),
+            (
+                sizes(r#"{ distribution = "pareto", mean = "10kB" }"#),
+                "workloads[0].sizes.shape: missing (distribution \"pareto\" needs it)",
+            ),
+            (
+                sizes(r#"{ distribution = "fixed", size = "1kB", mean = "2kB" }"#),
+                "workloads[0].sizes.mean: distribution \"fixed\" does not use it (it takes size)",
+            ),
+            (
+                sizes(r#"{ distribution = "exponential", mean = "0B" }"#),
+                "workloads[0].sizes.mean: must be above zero",
+            ),
+            (
+                sizes(r#"{ distribution = "lognormal", mean = "1kB" }"#),
+                "workloads[0].sizes.distribution: ",
+            ),
+            (
+                sizes(r#"{ distribution = "empirical", file = "/nonexistent/cdf.csv" }"#),
+                "workloads[0].sizes.file: /nonexistent/cdf.csv",
+            ),
+            (
+                workload(r#"arrivals = { process = "poisson", rate = -2 }"#),
+                "workloads[0].arrivals.rate: -2 is not a rate above zero (transfers a second)",
+            ),
+            (
+                workload(r#"arrivals = { process = "poisson" }"#),
+                "workloads[0].arrivals.rate: missing: a Poisson process needs a rate",
+            ),
+            (
+                workload(r#"arrivals = { process = "poisson", rate = 1e6 }"#),
+                "workloads[0].arrivals.rate: 1000000 a second over 10 s makes about 10000000 transfers",
+            ),
+            (
+                workload(r#"arrivals = { process = "file" }"#),
+                "workloads[0].arrivals.file: missing: process = \"file\" reads",
+            ),
+            (
+                workload(POISSON),
+                "workloads[0].sizes: missing: a workload says how large its transfers are",
+            ),
+            (
+                workload(&format!(
+                    "{POISSON}\nsizes = {{ distribution = \"fixed\", size = \"1kB\" }}\nstart = \"5s\"\nstop = \"2s\""
+                )),
+                "workloads[0].stop: 2s is not after start (5s)",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err(&text);
+            assert!(e.starts_with(want), "{e}\nwanted {want}");
+        }
+    }
+
+    #[test]
+    fn a_workload_named_like_a_flow_is_refused_and_a_good_one_round_trips() {
+        let good = workload(&format!(
+            "name = \"web\"\n{POISSON}\nsizes = {{ distribution = \"fixed\", size = \"1kB\" }}"
+        ));
+        let s = Scenario::from_toml_str(&good).unwrap();
+        assert_eq!(Scenario::from_json_str(&s.to_json()).unwrap(), s);
+        let clash = format!("{good}\n[[flows]]\nname = \"web/0\"\nfrom = \"a\"\nto = \"b\"");
+        assert!(
+            err(&clash).starts_with("workloads[0].name: \"web\" is taken"),
+            "{}",
+            err(&clash)
+        );
+    }
 }
