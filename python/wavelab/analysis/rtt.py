@@ -10,23 +10,24 @@ import numpy as np
 import pandas as pd
 
 
-def rtt_cdf(distribution: pd.DataFrame, flow: int | None = None) -> pd.DataFrame:
+def rtt_cdf(distribution: pd.DataFrame, flow: int | None = None, name: str = "rtt") -> pd.DataFrame:
     """The CDF of the RTT samples of ``flow`` (or of all flows together)
     from a run's ``rtt_distribution`` table: columns ``rtt`` (seconds, each
     bucket's upper edge) and ``cdf`` (the fraction of samples below it),
     starting at the first bucket's lower edge with 0. Exact at every point;
     between two points the samples lie within one bucket (at most 1/64 of
-    its lower edge wide)."""
+    its lower edge wide). ``name = "owd"`` reads an ``owd_distribution``
+    table the same way (columns ``owd`` and ``cdf``)."""
     d = distribution if flow is None else distribution[distribution["flow"] == flow]
     if not len(d):
-        return pd.DataFrame({"rtt": [], "cdf": []})
+        return pd.DataFrame({name: [], "cdf": []})
     # every flow's buckets share the same edges: sum the counts per bucket
-    per = d.groupby(["rtt_low", "rtt_high"], sort=True)["count"].sum()
+    per = d.groupby([f"{name}_low", f"{name}_high"], sort=True)["count"].sum()
     lows = per.index.get_level_values(0).to_numpy(dtype=float)
     highs = per.index.get_level_values(1).to_numpy(dtype=float)
     counts = per.to_numpy(dtype=float)
     cdf = np.cumsum(counts) / counts.sum()
-    return pd.DataFrame({"rtt": np.append(lows[:1], highs), "cdf": np.append(0.0, cdf)})
+    return pd.DataFrame({name: np.append(lows[:1], highs), "cdf": np.append(0.0, cdf)})
 
 
 def one_way_delays(packets: pd.DataFrame) -> np.ndarray[Any, Any]:

@@ -19,10 +19,10 @@ from wavelab._util.files import commit, file_name, inside, temporary_name
 from wavelab._util.folder_lock import check_free, folder_lock
 from wavelab._util.progress_bars import status
 from wavelab._util.table_text import BULK, MISSING, table_text
+from wavelab.analysis.transfers import FCT_COLUMNS
 from wavelab.cli.signals import INTERRUPTED
 from wavelab.errors import WavelabError
 from wavelab.plot.figure_files import check_dpi, figure_format
-from wavelab.analysis.transfers import FCT_COLUMNS
 from wavelab.results.frames import Results
 from wavelab.results.ownership import foreign_files, replacing, scenario_digest
 from wavelab.results.summary import NETWORK_COLUMNS, RUN_COLUMNS

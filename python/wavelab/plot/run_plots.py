@@ -19,7 +19,10 @@
   sampled series: the run's ``rtt_distribution``), the whole run whatever
   ``window`` says;
 * ``jain.png``: Jain's fairness index of the flows' goodputs over 1 s
-  windows against time, for runs of two flows or more.
+  windows against time, for runs of two flows or more;
+* ``fct-cdf.png``, ``owd-cdf.png``, ``delays.png``: the workloads'
+  completion times, the one-way delays and jitter, and the delay series,
+  when the run has them (:mod:`wavelab.plot.traffic_plots`).
 
 Every plot against time marks the handoffs of multi-homed nodes (a dotted
 purple line at each switch) and shades every window when a link was down
@@ -598,6 +601,9 @@ def plot_all(
         if fig is not None:
             written.append(out / f"{name}.{fmt}")
 
+    # the per-flow figures draw the scenario's own flows (a workload's
+    # transfers have fct-cdf.png)
+    full, results = results, results.without_transfers()
     with figure_dpi(dpi), style(style_name):
         put("sequence", plot_sequence(results, out / f"sequence.{fmt}", window=window))
         put("rate", plot_rate(results, out / f"rate.{fmt}", window=window))
@@ -611,4 +617,10 @@ def plot_all(
         put("algorithm", plot_algorithm_state(results, out / f"algorithm.{fmt}", window=window))
         put("jain", plot_jain(results, out / f"jain.{fmt}", window=window))
         put("rtt-cdf", plot_rtt_cdf(results, out / f"rtt-cdf.{fmt}"))
+        # traffic beside the bulk flows, when the run has it
+        from wavelab.plot.traffic_plots import plot_completion_times, plot_delays, plot_owd_cdf
+
+        put("fct-cdf", plot_completion_times(full, out / f"fct-cdf.{fmt}"))
+        put("owd-cdf", plot_owd_cdf(results, out / f"owd-cdf.{fmt}"))
+        put("delays", plot_delays(results, out / f"delays.{fmt}"))
     return written

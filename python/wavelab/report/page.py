@@ -19,7 +19,9 @@ What it shows:
   as Pantheon draws it; with seeds each parameter point's mean with its
   95 % intervals both ways, as ``wavelab plot DIR`` draws it), and the
   time series of the selected run;
-* a **run** (``wavelab run --out DIR``): its summary and time series;
+* a **run** (``wavelab run --out DIR``): its summary and time series,
+  and with workloads or ``output.delays`` the transfers' completion times
+  (a table) and the figures of :mod:`wavelab.plot.traffic_plots`;
 * **several runs** (``wavelab report A B [C ...]``, run folders, simulated
   or emulated): the table of :meth:`wavelab.Comparison.wide` (each metric of
   each run, its difference and ratio to the first) and each run's series;
@@ -59,10 +61,15 @@ import pandas as pd
 
 from wavelab._native import __version__
 from wavelab._util.files import write_atomically
+from wavelab.analysis.transfers import transfer_summary
 from wavelab.errors import WavelabError
 from wavelab.plot.spec import is_algorithm_path, report_spec
 from wavelab.report.time_series import run_data, table_data
 from wavelab.sweep.runs_table import SEEDS, typed_params
+
+TRAFFIC_FIGURES = ("fct-cdf", "owd-cdf", "delays")
+"""The figures of :mod:`wavelab.plot.traffic_plots` a run page shows when
+the run directory has them."""
 
 MAX_TABLE_ROWS = 20_000
 """Most rows of a sweep table embedded in the page."""
@@ -160,11 +167,16 @@ def _run_page(d: Path) -> _Page:
     tables = []
     if (d / "summary.csv").exists():
         tables.append(table_data(pd.read_csv(d / "summary.csv"), "Summary"))
+    if (d / "transfers.parquet").exists():
+        fct = transfer_summary(pd.read_parquet(d / "transfers.parquet"))
+        tables.append(table_data(fct, "Transfers", "completion times (s) and slowdowns"))
+    # the traffic figures plot_all wrote (completion times, one-way delay, jitter)
+    images = [_png(d / f"{n}.png") for n in TRAFFIC_FIGURES if (d / f"{n}.png").exists()]
     return _Page(
         "run",
         f"Run {r['name'] or d.name}",
         f"{len(r['flows'])} flows" + ("" if r["complete"] else "; interrupted (partial)"),
-        {"tables": tables, "runs": {d.name: r}},
+        {"tables": tables, "images": images, "runs": {d.name: r}},
     )
 
 

@@ -104,10 +104,15 @@ def run_data(directory: Path, label: str = "") -> dict[str, Any]:
         }
     rates = goodput_and_send_rate(series)
     distribution = table("rtt_distribution")
+    # a workload's transfers are summed up in its own table and figure
+    transfers = table("transfers")
+    skip = set() if transfers is None else set(transfers["flow_index"].tolist())
     out_flows = []
     all_rates: list[pd.DataFrame] = []
     styles = flow_styles([str(a) for a in flows["algorithm"]])
     for f, row in enumerate(flows.itertuples(index=False)):
+        if f in skip:
+            continue
         s = series[series["flow"] == f].sort_values("time")
         seg = mss[f] if f < len(mss) else 1460.0
         t = s["time"].to_numpy(dtype=float)

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wavelab._util.files import write_files_atomically
-from wavelab.analysis.transfers import transfer_summary
 from wavelab._util.folder_lock import folder_lock
+from wavelab.analysis.transfers import transfer_summary
 from wavelab.errors import WavelabError, check_path, check_type
 from wavelab.results.ownership import claim_run_dir
 from wavelab.results.summary import meta_files, summary_frame
@@ -238,6 +238,24 @@ class Results:
         histogram buckets (``flow``, ``owd_low``, ``owd_high``, ``count``)."""
         return self._table("owd_distribution")
 
+    def without_transfers(self) -> Results:
+        """These results with the time series, RTT distribution and packet
+        log of the scenario's own flows only, not of its workloads'
+        transfers (the other tables whole, so that flow numbers keep their
+        rows): what the per-flow plots draw. ``self`` when there are no
+        transfers."""
+        transfers = self.transfers
+        if not len(transfers):
+            return self
+        drop = set(transfers["flow_index"].tolist())
+        frames = {}
+        for name in TABLES:
+            frame = self._table(name)
+            if name in ("series", "rtt_distribution", "packets") and len(frame):
+                frame = frame[~frame["flow"].isin(drop)].reset_index(drop=True)
+            frames[name] = frame
+        return Results(self.scenario, run=self.run, complete=self.complete, **frames)
+
     def transfer_summary(self) -> pd.DataFrame:
         """One row per workload: transfers, completed, the completion
         time's mean, p50 and p99 (s), and the mean and p99 slowdown
@@ -275,24 +293,29 @@ class Results:
         workload instead of one per transfer, with the completion-time
         figures of :meth:`transfer_summary` (``transfers``, ``completed``,
         ``fct_mean_s``, ``fct_p50_s``, ``fct_p99_s``, ``slowdown_mean``,
-        ``slowdown_p99``) and NaN where a flow's figure has no meaning."""
+        ``slowdown_p99``) and NaN where a flow's figure has no meaning; the
+        run's figures (Jain's index) are then over the scenario's own flows."""
+        transfers = self.transfers
+        flows = self.flows
+        if len(transfers):
+            # the run's figures (Jain's index) over the scenario's own flows
+            flows = flows.drop(index=flows.index[transfers["flow_index"].to_numpy()])
+            flows = flows.reset_index(drop=True)
         frame = summary_frame(
-            self.flows,
+            flows,
             self.links,
             self.run,
             self.scenario.normalized,
             self.handovers,
             self.handoffs,
         )
-        transfers = self.transfers
         if not len(transfers):
             return frame
         fct = self.transfer_summary().rename(columns={"workload": "flow"})
         algorithms = self.flows["algorithm"].iloc[transfers["flow_index"].to_numpy()]
         first = dict(zip(transfers["workload"], algorithms, strict=True))
         fct.insert(1, "algorithm", fct["flow"].map(first))
-        own = frame[~frame["flow"].isin(set(transfers["flow"]))]
-        return pd.concat([own, fct], ignore_index=True)
+        return pd.concat([frame, fct], ignore_index=True)
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
