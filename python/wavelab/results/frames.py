@@ -248,13 +248,13 @@ class Results:
         if not len(transfers):
             return self
         drop = set(transfers["flow_index"].tolist())
-        frames = {}
+        out = Results(self.scenario, run=self.run, complete=self.complete)
         for name in TABLES:
             frame = self._table(name)
             if name in ("series", "rtt_distribution", "packets") and len(frame):
                 frame = frame[~frame["flow"].isin(drop)].reset_index(drop=True)
-            frames[name] = frame
-        return Results(self.scenario, run=self.run, complete=self.complete, **frames)
+            out._frames[name] = frame
+        return out
 
     def transfer_summary(self) -> pd.DataFrame:
         """One row per workload: transfers, completed, the completion
