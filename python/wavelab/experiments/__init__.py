@@ -44,6 +44,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "MobiWac 2009 vertical handoffs, 1-4 flows: regular TCP, ETCPv0, ETCPv1 "
         "(+ Wave, CUBIC), Figures 4-19",
     ),
+    "rrul": (
+        "wavelab.experiments.rrul",
+        "Latency under load (flent's RRUL): a ping and a voice call beside 1, 4, 8 bulk flows "
+        "of CUBIC, BBR, NewReno, Wave over 2 Mbit/s / 30 ms, drop-tail and FQ-CoDel",
+    ),
 }
 STORES: dict[str, str] = {"mobiwac2009": "sweep"}
 """Where an experiment keeps its runs under its output directory, when not
