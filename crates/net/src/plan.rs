@@ -355,6 +355,13 @@ impl Plan {
         let mut settings: Vec<Settings> = vec![Settings::new(); ends.len()];
         let mut routes: Vec<Routes> = vec![Routes::new(); ends.len()];
         let mut mtu = vec![1500u32; ends.len()];
+        if scenario.output.delays {
+            return Err(err(
+                "output.delays".to_string(),
+                "the delay series is the simulator's for now (`wavelab run`); the emulator \
+                 does not time each packet from its sender to its receiver",
+            ));
+        }
         if !scenario.workloads.is_empty() {
             return Err(err(
                 "workloads[0]".to_string(),
@@ -714,6 +721,21 @@ pub(crate) mod tests {
         let e = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap_err();
         assert!(
             e.starts_with("flows[0].transport: UDP and ping flows run only in the simulator"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_delay_series_is_refused_with_the_field() {
+        let e = Plan::new(
+            &toml_json("").replace("\"duration\"", "\"output\":{\"delays\":true},\"duration\""),
+            &kernel(),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("output.delays: the delay series is the simulator's"),
             "{e}"
         );
     }
