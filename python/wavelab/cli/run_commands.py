@@ -530,6 +530,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             n_links, n_flows = len(sc.normalized["links"]), len(sc.normalized["flows"])
             links = f"{n_links} link{'s' if n_links != 1 else ''}"
             flows = f"{n_flows} flow{'s' if n_flows != 1 else ''}"
+            n_workloads = len(sc.normalized.get("workloads") or [])
+            if n_workloads:
+                flows += f", {n_workloads} workload{'s' if n_workloads != 1 else ''}"
             print(f"{path}: ok ({links}, {flows}, {sc.duration:g} s)")
         except WavelabError as e:
             print(f"error: {e}", file=sys.stderr)
