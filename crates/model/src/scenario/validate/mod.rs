@@ -71,6 +71,36 @@ impl Scenario {
     }
 }
 
+/// Checks the fields of a table at `p` whose kind (e.g. `pattern "cbr"`)
+/// reads `reads` (each field and whether it is required): `given` says
+/// which fields are set. A required field not set is missing, a field set
+/// that the kind does not read is an error, each naming the field.
+pub(super) fn check_fields(
+    p: &str,
+    kind: &str,
+    given: &[(&str, bool)],
+    reads: &[(&str, bool)],
+) -> Result<(), ScenarioError> {
+    for &(field, set) in given {
+        match reads.iter().find(|(f, _)| *f == field) {
+            Some((_, true)) if !set => {
+                return Err(ScenarioError::at(
+                    format!("{p}.{field}"),
+                    format!("missing ({kind} needs it)"),
+                ))
+            }
+            None if set => {
+                return Err(ScenarioError::at(
+                    format!("{p}.{field}"),
+                    format!("{kind} does not use it"),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// An error at `path` unless `t` is before the end of the run of `sc` (an
 /// event at or after it would silently never happen).
 fn check_before_end(sc: &Scenario, path: &str, t: Duration) -> Result<(), ScenarioError> {

@@ -125,25 +125,8 @@ fn check_spec(p: &str, u: &UdpSpec) -> Result<(), ScenarioError> {
         ("file", u.file.is_some()),
         ("fps", u.fps.is_some()),
     ];
-    let name = u.pattern.name();
-    let reads = fields_of(u.pattern);
-    for (field, set) in given {
-        match reads.iter().find(|(f, _)| *f == field) {
-            Some((_, true)) if !set => {
-                return Err(ScenarioError::at(
-                    at(field),
-                    format!("missing (pattern \"{name}\" needs it)"),
-                ))
-            }
-            None if set => {
-                return Err(ScenarioError::at(
-                    at(field),
-                    format!("pattern \"{name}\" does not use it"),
-                ))
-            }
-            _ => {}
-        }
-    }
+    let kind = format!("pattern \"{}\"", u.pattern.name());
+    super::check_fields(p, &kind, &given, fields_of(u.pattern))?;
     if let Some(r) = u.rate {
         if r.as_bps() == 0 {
             return Err(ScenarioError::at(at("rate"), "must be above zero"));

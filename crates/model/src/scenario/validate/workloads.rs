@@ -151,30 +151,14 @@ fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
         ("shape", s.shape.is_some()),
         ("file", s.file.is_some()),
     ];
-    let needs: &[&str] = match d {
-        SizeDistribution::Fixed => &["size"],
-        SizeDistribution::Exponential => &["mean"],
-        SizeDistribution::Pareto => &["mean", "shape"],
-        SizeDistribution::Empirical => &["file"],
+    let reads: &[(&str, bool)] = match d {
+        SizeDistribution::Fixed => &[("size", true)],
+        SizeDistribution::Exponential => &[("mean", true)],
+        SizeDistribution::Pareto => &[("mean", true), ("shape", true)],
+        SizeDistribution::Empirical => &[("file", true)],
     };
-    for (field, set) in given {
-        if set && !needs.contains(&field) {
-            return Err(ScenarioError::at(
-                format!("{p}.{field}"),
-                format!(
-                    "distribution \"{}\" does not use it (it takes {})",
-                    d.name(),
-                    needs.join(", ")
-                ),
-            ));
-        }
-        if !set && needs.contains(&field) {
-            return Err(ScenarioError::at(
-                format!("{p}.{field}"),
-                format!("missing (distribution \"{}\" needs it)", d.name()),
-            ));
-        }
-    }
+    let kind = format!("distribution \"{}\"", d.name());
+    super::check_fields(p, &kind, &given, reads)?;
     for (field, v) in [("size", s.size), ("mean", s.mean)] {
         if v.is_some_and(|b| b.0 == 0) {
             return Err(ScenarioError::at(
@@ -234,7 +218,7 @@ mod tests {
             ),
             (
                 sizes(r#"{ distribution = "fixed", size = "1kB", mean = "2kB" }"#),
-                "workloads[0].sizes.mean: distribution \"fixed\" does not use it (it takes size)",
+                "workloads[0].sizes.mean: distribution \"fixed\" does not use it",
             ),
             (
                 sizes(r#"{ distribution = "exponential", mean = "0B" }"#),
