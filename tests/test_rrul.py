@@ -35,6 +35,11 @@ def _check(t: pd.DataFrame) -> None:
 def test_the_quick_form_shows_the_queue_and_what_fq_codel_does(tmp_path: Path) -> None:
     t = _reproduce(tmp_path, "--quick")
     assert len(t) == 8 and set(t["algorithm"]) == {"cubic", "bbr"}
+    h = pd.read_csv(tmp_path / "rrul" / "handover.csv")
+    # after the handover to L1: FQ-CoDel keeps the voice near the new path's delay
+    fq = h[h["queue"] == "fq_codel"]
+    assert len(h) == 4 and (fq["voice_owd_after_p50_ms"] < 40).all()
+    assert (h[h["queue"] == "drop_tail"]["voice_owd_after_p50_ms"] > 150).all()
     _check(t)
 
 

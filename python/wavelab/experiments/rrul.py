@@ -15,6 +15,12 @@ RRUL has and this has not: upload and download at once (the bulk flows
 here all go one way; the ping's and the voice's way back is the ACKs'),
 and UDP flood pings at several marks.
 
+The handover variant: the same ping, voice call and one bulk flow of each
+algorithm through DCNET 2016's vertical handover from L2 (8 Mbit/s,
+240 ms one way) to L1 (2 Mbit/s, 30 ms) at 30 s with a 2 s outage, both
+queues: what the voice call sees when the bulk flow's window, sized for
+the long fat link, meets the short thin one.
+
 Runs are cheap (2 Mbit/s); the quick form (``--quick``: CUBIC and BBR, 1
 and 8 flows, 20 s) is what CI runs, the full grid (four algorithms, 1, 4, 8
 flows, both queues, 60 s) is marked slow in the tests.
@@ -125,16 +131,48 @@ def scenario(algorithm: str, flows: int, queue: str, duration: float) -> Scenari
     )
 
 
+HANDOVER_AT = 30.0
+"""Seconds: when the handover variant's link switches (a 2 s outage)."""
+OUTAGE = 2.0
+
+
+def handover_scenario(algorithm: str, queue: str, duration: float) -> Scenario:
+    """The handover variant: the ping, the voice call and one bulk flow of
+    ``algorithm`` over L2 (8 Mbit/s, 240 ms), which becomes L1 (2 Mbit/s,
+    30 ms) after a 2 s outage at 30 s."""
+    sc = scenario(algorithm, 1, queue, duration)
+    return sc.with_changes(
+        {
+            "name": f"rrul-handover-{algorithm}-{queue}",
+            "links[1].rate": "8Mbit/s",
+            "links[1].delay": "240ms",
+            "links[1].handovers": [
+                {
+                    "at": f"{HANDOVER_AT:g}s",
+                    "outage": f"{OUTAGE:g}s",
+                    "rate": "2Mbit/s",
+                    "delay": "30ms",
+                }
+            ],
+        }
+    )
+
+
 def grid(quick: bool) -> dict[str, Scenario]:
     """Every run by name ``<algorithm>-<flows>-<queue>``."""
     algorithms, counts = (QUICK_ALGORITHMS, QUICK_FLOWS) if quick else (ALGORITHMS, FLOWS)
     duration = 20.0 if quick else 60.0
-    return {
+    runs = {
         f"{a}-{n}-{q}": scenario(a, n, q, duration)
         for a in algorithms
         for n in counts
         for q in QUEUES
     }
+    handover_end = 45.0 if quick else 60.0
+    for a in algorithms:
+        for q in QUEUES:
+            runs[f"handover-{a}-{q}"] = handover_scenario(a, q, handover_end)
+    return runs
 
 
 def ping_rtts(res: Results) -> pd.Series:
@@ -159,6 +197,8 @@ def measure(runs: Mapping[str, Results]) -> pd.DataFrame:
     goodput."""
     rows = []
     for name, res in runs.items():
+        if name.startswith("handover-"):
+            continue
         algorithm, flows, queue = name.rsplit("-", 2)
         rtt = ping_rtts(res)
         idle, load = rtt[rtt.index <= 5.0], rtt[rtt.index > LOAD_FROM]
@@ -185,6 +225,60 @@ def measure(runs: Mapping[str, Results]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def measure_handover(runs: Mapping[str, Results]) -> pd.DataFrame:
+    """Per handover run: the voice call's median one-way delay in the 10 s
+    before the handover, its packets lost (the outage's among them), and in
+    the 10 s after the link came back the median and 99th percentile of its
+    one-way delay (100 ms means) and the share of its packets late past
+    the deadline; and the ping's median RTT in those 10 s."""
+    rows = []
+    back = HANDOVER_AT + OUTAGE
+    for name, res in runs.items():
+        if not name.startswith("handover-"):
+            continue
+        _, algorithm, queue = name.split("-", 2)
+        owd = voice_owds(res)
+        before = owd[(owd.index > HANDOVER_AT - 10) & (owd.index <= HANDOVER_AT)]
+        after = owd[(owd.index > back) & (owd.index <= back + 10)]
+        rtt = ping_rtts(res)
+        rtt = rtt[(rtt.index > back) & (rtt.index <= back + 10)]
+        v = res.flows.iloc[VOICE]
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "queue": queue,
+                "voice_owd_before_ms": round(float(before.median()), 1),
+                "voice_lost": int(v["packets_lost"]),
+                "voice_owd_after_p50_ms": round(float(after.median()), 1),
+                "voice_owd_after_p99_ms": round(float(after.quantile(0.99)), 1),
+                "voice_late_after": round(float((after > DEADLINE_MS).mean()), 3),
+                "ping_after_p50_ms": round(float(rtt.median()), 1),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def handover_figure(runs: Mapping[str, Results], out: Path) -> Path:
+    """The voice call's one-way delay around the handover, per algorithm,
+    one panel per queue."""
+    algorithms = [n.split("-", 2)[1] for n in runs if n.startswith("handover-")]
+    algorithms = list(dict.fromkeys(algorithms))
+    fig, axes = plt.subplots(1, len(QUEUES), figsize=(11, 3.8), sharey=True)
+    for ax, q in zip(axes, QUEUES, strict=True):
+        for a in algorithms:
+            owd = voice_owds(runs[f"handover-{a}-{q}"])
+            owd = owd[(owd.index > HANDOVER_AT - 5) & (owd.index <= HANDOVER_AT + 20)]
+            ax.plot(owd.index, owd, lw=0.9, label=a, color=algorithm_style(a).color)
+        ax.axvspan(HANDOVER_AT, HANDOVER_AT + OUTAGE, color="grey", alpha=0.2, lw=0)
+        ax.axhline(DEADLINE_MS, ls=":", color="grey", lw=0.8)
+        ax.set(xlabel="time (s)", title=f"{q}: L2 -> L1 at {HANDOVER_AT:g} s")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("voice one-way delay (ms)")
+    axes[0].legend()
+    return save(fig, out / "handover_voice.png")
 
 
 def figures(runs: Mapping[str, Results], table: pd.DataFrame, out: Path) -> list[Path]:
@@ -253,6 +347,7 @@ def figures(runs: Mapping[str, Results], table: pd.DataFrame, out: Path) -> list
     axes[0].set_ylabel("fraction of voice packets")
     axes[0].legend()
     files.append(save(fig, out / "voice_owd_cdf.png"))
+    files.append(handover_figure(runs, out))
     return files
 
 
@@ -269,10 +364,13 @@ def reproduce(
     study = {k: StudyRun(sc) for k, sc in grid(quick).items()}
     runs = run_runs("rrul", study, out, jobs, cluster, cluster_timeout).results
     table = measure(runs)
+    handover = measure_handover(runs)
     tables = Tables(out)
     tables.csv("rrul.csv", table)
-    tables.markdown("rrul.md", Markdown().table(table))
+    tables.csv("handover.csv", handover)
+    tables.markdown("rrul.md", Markdown().table(table).table(handover))
     figures(runs, table, out)
     with pd.option_context("display.width", 220):
         print(table_text(table))
+        print(table_text(handover))
     return out
