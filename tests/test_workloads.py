@@ -168,3 +168,23 @@ def test_a_bad_rate_and_a_bad_cdf_line_name_the_field_and_value(tmp_path: Path) 
         wavelab.load_scenario(tmp_path / "w.toml")
     assert "workloads[0].sizes.file: " in str(e.value)
     assert "line 3: point (900, 1) is below the previous one (1000, 0.5)" in str(e.value)
+
+
+def test_a_sweeps_metrics_keep_the_flows_figures_to_the_scenarios_own_flows(
+    tmp_path: Path,
+) -> None:
+    from wavelab.analysis.metrics import flow_metrics, unit
+    from wavelab.sweep.runs_table import run_dir_metrics
+
+    res = wavelab.run(wavelab.from_toml(WEB))
+    m = flow_metrics(res.flows, res.links, res.run, res.scenario.normalized)
+    # the bulk flow and the ping; the transfers have figures of their own
+    assert m["flows"] == 2 and "goodput_mbps:bulk" in m and "goodput_mbps:short/0" not in m
+    res.to_parquet(tmp_path / "o")
+    stored = run_dir_metrics(tmp_path / "o")
+    done = res.transfers["completion_time"].dropna()
+    assert stored["transfers"] == len(res.transfers)
+    assert stored["transfers_completed"] == len(done)
+    assert stored["fct_p50_s"] == pytest.approx(float(done.median()))
+    assert stored["flows"] == 2
+    assert unit("slowdown_p99") == "1" and unit("fct_p99_s") == "s"

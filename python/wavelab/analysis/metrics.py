@@ -32,7 +32,12 @@ From the flows table of each run:
   counters plus ``delivered_mb``, ``min_rtt_ms``, ``completion_s``,
   ``retransmission_rate`` and the flow's own ``rtt_mean_ms``,
   ``rtt_p50_ms``, ``rtt_p95_ms`` and ``rtt_p99_ms``, in columns named
-  ``<figure>:<flow name>`` (``goodput_mbps:first``).
+  ``<figure>:<flow name>`` (``goodput_mbps:first``);
+* of a scenario with workloads, the flows' figures are those of its own
+  flows (:func:`own_flows`), and its transfers have theirs:
+  ``transfers``, ``transfers_completed``, ``fct_mean_s``, ``fct_p50_s``,
+  ``fct_p99_s``, ``slowdown_mean``, ``slowdown_p99``
+  (:func:`wavelab.analysis.transfers.transfer_metrics`).
 
 Every name ends in its unit (``_ms``, ``_s``, ``_mbps``, ``_mb``), or is a
 count, a ratio (``_rate``, ``utilisation``, ``jain``: 0 to 1) or a name;
@@ -156,6 +161,7 @@ def flow_metrics(
     columns by name (:func:`wavelab.results.tables.table_columns`, which a sweep's
     worker passes: building DataFrames of a few rows took longer than the
     short runs of a study): the same figures, type for type."""
+    flows = own_flows(flows, normalized)
     names = [str(n) for n in flows["name"]]
     out: dict[str, Any] = {"metrics_version": VERSION, "flows": len(names)}
     goodputs = [_num(g) / 1e6 for g in flows["goodput"]]
@@ -195,6 +201,19 @@ def flow_metrics(
                 out[f"{col}:{name}"] = values[i]
             out[f"completion_s:{name}"] = _num(completion[i])
     return out
+
+
+def own_flows(flows: Table, normalized: Mapping[str, Any] | None) -> Table:
+    """The rows of ``flows`` that are the scenario's own flows (replicas
+    expanded), without its workloads' transfers, which follow them
+    (:mod:`wavelab.analysis.transfers` has their figures); ``flows`` itself
+    when the scenario has no workloads or is not given."""
+    if normalized is None or not normalized.get("workloads"):
+        return flows
+    own = sum(int(f.get("count", 1)) for f in normalized.get("flows", []))
+    if isinstance(flows, pd.DataFrame):
+        return flows.iloc[:own]
+    return {c: v[:own] for c, v in flows.items()}
 
 
 def retransmission_and_rtt(flows: Table) -> dict[str, list[float]]:
@@ -276,12 +295,13 @@ UNITS = (
 def unit(column: str) -> str | None:
     """The unit of a metric or typed parameter column, from the end of its
     name (``rtt_p95_ms`` and ``rtt_p95_ms:first``: ``"ms"``); ``"1"`` for the
-    ratios (``_rate``, ``utilisation``, ``jain``); None for counts and names."""
+    ratios (``_rate``, ``utilisation``, ``jain``, ``slowdown_*``); None for
+    counts and names."""
     name = column.split(":", 1)[0]
     for end, u in UNITS:
         if name.endswith(end):
             return u
-    if name.endswith("_rate") or name in ("utilisation", "jain"):
+    if name.endswith("_rate") or name in ("utilisation", "jain") or name.startswith("slowdown"):
         return "1"
     return None
 

@@ -11,6 +11,9 @@ completion / ideal (docs/scenarios.md, "Workloads of short transfers")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -54,6 +57,42 @@ def transfer_summary(transfers: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=list(FCT_COLUMNS))
+
+
+def _floats(column: Any) -> np.ndarray[Any, Any]:
+    """A column (a DataFrame's, nullable, or a native table's array) as
+    floats with NaN where it is null."""
+    return pd.Series(column, dtype="Float64").to_numpy(dtype=float, na_value=np.nan)
+
+
+def transfer_metrics(transfers: pd.DataFrame | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A run's figures of its workloads' transfers, all workloads together,
+    as a sweep's metrics: ``transfers``, ``transfers_completed``,
+    ``fct_mean_s``, ``fct_p50_s``, ``fct_p99_s``, ``slowdown_mean`` and
+    ``slowdown_p99`` over the completed ones; nothing without transfers.
+    ``transfers`` is the table as a DataFrame or its columns by name."""
+    if transfers is None or "completion_time" not in transfers:
+        return {}
+    fct = _floats(transfers["completion_time"])
+    if not len(fct):
+        return {}
+    slow = _floats(transfers["slowdown"])
+    done, slow = fct[~np.isnan(fct)], slow[~np.isnan(slow)]
+
+    def stat(v: np.ndarray[Any, Any], f: str) -> float:
+        if not len(v):
+            return float("nan")
+        return float(v.mean()) if f == "mean" else float(np.quantile(v, float(f)))
+
+    return {
+        "transfers": len(fct),
+        "transfers_completed": len(done),
+        "fct_mean_s": stat(done, "mean"),
+        "fct_p50_s": stat(done, "0.5"),
+        "fct_p99_s": stat(done, "0.99"),
+        "slowdown_mean": stat(slow, "mean"),
+        "slowdown_p99": stat(slow, "0.99"),
+    }
 
 
 def completion_cdf(transfers: pd.DataFrame, column: str = "completion_time") -> pd.DataFrame:

@@ -18,6 +18,7 @@ from wavelab import _native
 from wavelab.analysis.metrics import COUNTERS as METRIC_COUNTERS
 from wavelab.analysis.metrics import VERSION as METRICS_VERSION
 from wavelab.analysis.metrics import flow_metrics, handoff_metrics, recovery_metrics, unit
+from wavelab.analysis.transfers import transfer_metrics
 from wavelab.results.tables import with_units
 from wavelab.sweep.grid import Sweep
 from wavelab.sweep.plan import Plan
@@ -93,7 +94,9 @@ def run_dir_metrics(d: Path) -> dict[str, Any]:
         handovers,
         handoffs,
     )
-    return {**metrics, **handoff_metrics(handoffs)}
+    moved = d / "transfers.parquet"
+    transfers = pd.read_parquet(moved) if moved.exists() else None
+    return {**metrics, **handoff_metrics(handoffs), **transfer_metrics(transfers)}
 
 
 def _columns(path: Path, names: list[str]) -> dict[str, Any]:

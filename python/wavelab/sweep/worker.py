@@ -22,6 +22,7 @@ from typing import Any
 
 from wavelab import _native
 from wavelab.analysis.metrics import flow_metrics, handoff_metrics
+from wavelab.analysis.transfers import transfer_metrics
 from wavelab.results.frames import Results
 from wavelab.results.native_files import run_files
 from wavelab.results.tables import table_columns
@@ -153,6 +154,7 @@ def _output(
     metrics = {
         **flow_metrics(flows, links, stats, normalized, handovers, handoffs),
         **handoff_metrics(handoffs),
+        **transfer_metrics(table_columns(native["transfers"]) if "transfers" in native else None),
     }
     if job.tables:
         # (a run without them: the store keeps only its index line)
