@@ -10,7 +10,9 @@
 //!   seconds from the workload's `start` or a duration with its unit; size
 //!   in bytes or with its unit), times not decreasing. A line without a
 //!   size draws one from `sizes`.
-//! * Sizes, each rounded to the nearest byte and at least 1 byte:
+//! * Sizes, each rounded to the nearest byte, at least 1 byte and at most
+//!   [`MAX_TRANSFER_BYTES`] (a Pareto of shape near 1 draws astronomical
+//!   sizes now and then):
 //!   `fixed`; `exponential` by inverse transform; `pareto` with shape `a`
 //!   and scale `x_m = mean (a - 1) / a` (so that its mean is `mean`), drawn
 //!   as `x_m / u^(1/a)` with `u` uniform in (0, 1]; `empirical` by inverse
@@ -30,6 +32,10 @@ use crate::scenario::{
 };
 use wavelab_tcp::units::{parse_size, ByteSize};
 use wavelab_tcp::Duration;
+
+/// The largest transfer a size distribution draws: 1 TB, more than any
+/// run moves.
+pub const MAX_TRANSFER_BYTES: u64 = 1_000_000_000_000;
 
 /// One transfer of a workload, as drawn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,17 +98,17 @@ impl Sizes {
         })
     }
 
-    /// One size in bytes (at least 1).
+    /// One size in bytes (from 1 to [`MAX_TRANSFER_BYTES`]).
     pub fn draw(&self, rng: &mut Rng) -> u64 {
         // 1 - u is in (0, 1]
         let x = match self {
-            Sizes::Fixed(n) => return (*n).max(1),
+            Sizes::Fixed(n) => return (*n).clamp(1, MAX_TRANSFER_BYTES),
             Sizes::Exponential(mean) => -(1.0 - rng.next_f64()).ln() * mean,
             Sizes::Pareto { scale, shape } => scale / (1.0 - rng.next_f64()).powf(1.0 / shape),
             Sizes::Empirical(points) => inverse_cdf(points, rng.next_f64()),
         };
         // saturating: a Pareto draw may be astronomically large
-        (x.round() as u64).max(1)
+        (x.round() as u64).clamp(1, MAX_TRANSFER_BYTES)
     }
 }
 
@@ -247,11 +253,11 @@ pub fn parse_arrivals(file: &str, text: &str) -> Result<Vec<ArrivalLine>, TraceE
         let size = match fields.get(1) {
             None => None,
             Some(f) => match size_field(f) {
-                Some(b) if b >= 1 => Some(b),
+                Some(b) if (1..=MAX_TRANSFER_BYTES).contains(&b) => Some(b),
                 _ => {
                     return Err(err(
                         line,
-                        format!("{} is not a size of at least 1 byte", excerpt(f)),
+                        format!("{} is not a size from 1 byte to 1 TB", excerpt(f)),
                     ))
                 }
             },
@@ -414,6 +420,16 @@ mod tests {
         let u = mean(&Sizes::Empirical(points(&[(100.0, 0.5), (1100.0, 1.0)])));
         assert!((u - 0.5 * 100.0 - 0.5 * 600.0).abs() < 5.0, "{u}");
         assert_eq!(mean(&Sizes::Fixed(0)), 1.0);
+        // a tenth of these draws are above the cap: they are the cap
+        let mut rng = Rng::derive(3, Stream::Workload(0));
+        let wild = Sizes::Pareto {
+            scale: 1e11,
+            shape: 1.000_001,
+        };
+        let draws: Vec<u64> = (0..1000).map(|_| wild.draw(&mut rng)).collect();
+        let capped = draws.iter().filter(|&&d| d == MAX_TRANSFER_BYTES).count();
+        assert!((50..150).contains(&capped), "{capped}");
+        assert!(draws.iter().all(|&d| d <= MAX_TRANSFER_BYTES));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::scenario::{
     WorkloadSpec,
 };
 use crate::topology::Topology;
-use crate::workload::{load_arrivals, load_size_cdf, transfer_flow, Transfer};
+use crate::workload::{load_arrivals, load_size_cdf, transfer_flow, Transfer, MAX_TRANSFER_BYTES};
 
 /// Checks every workload of `sc` on the graph of its links.
 pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
@@ -166,6 +166,12 @@ fn check_sizes(p: &str, s: &SizeSpec) -> Result<(), ScenarioError> {
                 "must be above zero",
             ));
         }
+        if let Some(b) = v.filter(|b| b.0 > MAX_TRANSFER_BYTES) {
+            return Err(ScenarioError::at(
+                format!("{p}.{field}"),
+                format!("{b} is above 1 TB, the largest transfer"),
+            ));
+        }
     }
     if let Some(shape) = s.shape {
         if !(shape.is_finite() && shape > 1.0) {
@@ -223,6 +229,10 @@ mod tests {
             (
                 sizes(r#"{ distribution = "exponential", mean = "0B" }"#),
                 "workloads[0].sizes.mean: must be above zero",
+            ),
+            (
+                sizes(r#"{ distribution = "fixed", size = "2000GB" }"#),
+                "workloads[0].sizes.size: 2000GB is above 1 TB, the largest transfer",
             ),
             (
                 sizes(r#"{ distribution = "lognormal", mean = "1kB" }"#),
