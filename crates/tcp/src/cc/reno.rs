@@ -56,6 +56,11 @@ pub struct Reno {
     /// Bytes acknowledged since the last additive increase (RFC 3465).
     ca_acked: u64,
     options: WindowOptions,
+    /// A Multipath TCP connection's coupled increase ([`crate::mptcp::coupled`]):
+    /// the bytes that must be acknowledged in congestion avoidance for one MSS
+    /// of growth when that is more than `cwnd` (LIA's `cwnd_total / alpha`,
+    /// RFC 6356 section 3). `None` for an uncoupled connection.
+    coupled: Option<u64>,
 }
 
 impl Reno {
@@ -71,6 +76,7 @@ impl Reno {
             ssthresh: start.initial_ssthresh.unwrap_or(u64::MAX),
             ca_acked: 0,
             options: WindowOptions::default(),
+            coupled: None,
         }
     }
 
@@ -93,6 +99,15 @@ impl Reno {
         self.ca_acked = 0;
     }
 
+    /// Couples the congestion-avoidance increase of this window to the other
+    /// subflows of a Multipath TCP connection: from now on one MSS of growth
+    /// takes `max(cwnd, window)` acknowledged bytes (RFC 6356 section 3's
+    /// `min(alpha * bytes_acked * MSS / cwnd_total, bytes_acked * MSS /
+    /// cwnd_i)` with `window = cwnd_total / alpha`). `None` uncouples it.
+    pub(crate) fn set_coupled(&mut self, window: Option<u64>) {
+        self.coupled = window;
+    }
+
     /// Sets ssthresh (bytes).
     pub(crate) fn set_ssthresh(&mut self, ssthresh: u64) {
         self.ssthresh = ssthresh;
@@ -107,9 +122,14 @@ impl Reno {
 /// acknowledged (`ca_acked` counts them), or with `options.ca_per_ack`
 /// MSS * MSS / cwnd per ACK (RFC 5681 equation 3, ns-3's
 /// `TcpNewReno::CongestionAvoidance`, at least one byte). Westwood+ grows its
-/// window the same way.
+/// window the same way. `ca_window` is the window whose worth of
+/// acknowledged bytes adds one MSS in congestion avoidance: `cwnd` for a
+/// single-path connection, more for a coupled Multipath TCP subflow
+/// ([`Reno::set_coupled`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     cwnd: &mut u64,
+    ca_window: u64,
     ca_acked: &mut u64,
     slow_start: bool,
     mss: u64,
@@ -125,11 +145,12 @@ pub(crate) fn grow(
         };
         *cwnd += ack.bytes_acked.min(limit * mss);
     } else if options.ca_per_ack {
-        *cwnd += (mss * mss / (*cwnd).max(1)).max(1);
+        *cwnd += (mss * mss / ca_window.max(*cwnd).max(1)).max(1);
     } else {
+        let per_mss = ca_window.max(*cwnd);
         *ca_acked += ack.bytes_acked;
-        if *ca_acked >= *cwnd {
-            *ca_acked -= *cwnd;
+        if *ca_acked >= per_mss {
+            *ca_acked -= per_mss;
             *cwnd += mss;
         }
     }
@@ -185,8 +206,10 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
+            let ca_window = self.coupled.unwrap_or(self.cwnd);
             grow(
                 &mut self.cwnd,
+                ca_window,
                 &mut self.ca_acked,
                 slow_start,
                 self.mss,

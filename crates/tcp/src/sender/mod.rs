@@ -623,6 +623,11 @@ impl Sender {
     pub fn data_sent(&self) -> u64 {
         self.snd_nxt - self.fin_sent as u64
     }
+    /// Payload bytes written and not yet sent once (what waits in the send
+    /// buffer; `u64::MAX`-ish for an unlimited stream).
+    pub fn queued(&self) -> u64 {
+        self.buf.end().saturating_sub(self.data_sent())
+    }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
