@@ -365,6 +365,14 @@ impl Plan {
                      the emulator's senders are TCP sockets",
                 ));
             }
+            if f.mptcp.is_some() {
+                return Err(err(
+                    format!("{p}.mptcp"),
+                    "Multipath TCP runs only in the simulator for now (`wavelab run`); the \
+                     emulator does not open MPTCP sockets yet: remove `mptcp` to emulate the \
+                     flow as single-path TCP",
+                ));
+            }
             let raw_flow = raw.pointer(&format!("/flows/{i}"));
             let cc = if f.cmd.is_some() {
                 None

@@ -187,6 +187,12 @@ impl Connection {
         }
     }
 
+    /// The application stops writing: the data ends at what was mapped
+    /// (a DATA_FIN follows it).
+    pub fn stop(&mut self) {
+        self.end = self.end.min(self.next_new);
+    }
+
     /// Takes in what the subflows did since the last call (ACKs, timeouts,
     /// deliveries), then maps data to the subflows with window space.
     /// Returns true when the DATA_FIN was acknowledged by this call.
@@ -313,7 +319,7 @@ impl Connection {
             let mss = eps[k].sender.mss().max(1) as u64;
             let quota = match self.cfg.scheduler {
                 Scheduler::RoundRobin => mss,
-                _ => room(eps[k].sender).div_ceil(mss) * mss,
+                _ => quota(eps[k].sender),
             };
             let Some((a, b, reinjected)) = self.next_data(quota) else {
                 return;
@@ -358,8 +364,7 @@ impl Connection {
         let acked = self.data_acked();
         for c in self.candidates(eps) {
             let k = c.index;
-            let mss = eps[k].sender.mss().max(1) as u64;
-            let quota = room(eps[k].sender).div_ceil(mss) * mss;
+            let quota = quota(eps[k].sender);
             let sf = &mut self.subflows[k];
             let a = sf.next.max(acked);
             let b = self.end.min(a.saturating_add(quota));
@@ -373,6 +378,17 @@ impl Connection {
             eps[k].sender.write_virtual(b - a);
         }
     }
+}
+
+/// What the lowest-RTT and redundant schedulers map to subflow sender `s`
+/// at a time: its window space in whole segments plus one segment, so that
+/// a subflow given all it can send still has data waiting when its window
+/// fills, and its sender counts as window-limited (its window may grow,
+/// RFC 7661's spirit): Linux likewise keeps data queued on the subflow it
+/// picks.
+fn quota(s: &Sender) -> u64 {
+    let mss = s.mss().max(1) as u64;
+    (room(s).div_ceil(mss) + 1) * mss
 }
 
 /// Bytes subflow sender `s` could send now beyond what it holds: its

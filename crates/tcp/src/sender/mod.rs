@@ -590,8 +590,9 @@ impl Sender {
     pub fn can_clone(&self) -> bool {
         self.cc.can_clone()
     }
-    /// The congestion-control algorithm, to set up a state in unit tests.
-    #[cfg(test)]
+    /// The congestion-control algorithm, to set up a state in unit tests
+    /// and for a Multipath TCP connection to couple its subflows' windows
+    /// ([`crate::mptcp::coupled`]).
     pub(crate) fn cc_mut(&mut self) -> &mut Cc {
         &mut self.cc
     }
