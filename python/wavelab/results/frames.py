@@ -86,6 +86,7 @@ class Results:
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
+        subflows: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
         bursts: pd.DataFrame | None = None,
@@ -105,6 +106,7 @@ class Results:
             "handovers": handovers,
             "handoffs": handoffs,
             "notifications": notifications,
+            "subflows": subflows,
             "rtt_distribution": rtt_distribution,
             "releases": releases,
             "bursts": bursts,
@@ -194,6 +196,16 @@ class Results:
         return self._table("notifications")
 
     @property
+    def subflows(self) -> pd.DataFrame:
+        """The subflows of Multipath TCP connections, one row each: its row
+        in the flows table (``flow``), ``connection``, ``subflow``,
+        ``link``, ``backup``, the data ``mapped`` to it and ``reinjected``
+        on it, its ``failures``, and its connection's ``conn_delivered``,
+        ``conn_duplicate``, ``conn_completion_time`` and ``conn_goodput``
+        (bit/s). Empty without MPTCP flows."""
+        return self._table("subflows")
+
+    @property
     def rtt_distribution(self) -> pd.DataFrame:
         """Each flow's RTT samples as histogram buckets (``flow``,
         ``rtt_low``, ``rtt_high``, ``count``)."""
@@ -227,7 +239,7 @@ class Results:
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first, and the run's
         (:func:`summary_frame`)."""
-        return summary_frame(
+        out = summary_frame(
             self.flows,
             self.links,
             self.run,
@@ -235,6 +247,18 @@ class Results:
             self.handovers,
             self.handoffs,
         )
+        sub = self.subflows
+        if len(sub) > 0:
+            # an MPTCP subflow's row says which connection it belongs to and
+            # the connection's own goodput
+            by_flow = sub.set_index("flow")
+            rows = range(len(out))
+            out["connection"] = [by_flow["connection"].get(i) for i in rows]
+            out["backup"] = [by_flow["backup"].get(i) for i in rows]
+            out["conn_goodput_mbps"] = [
+                round(float(by_flow["conn_goodput"].get(i, float("nan"))) / 1e6, 4) for i in rows
+            ]
+        return out
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
@@ -330,6 +354,7 @@ class Results:
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
+            subflows=frames["subflows"],
             rtt_distribution=frames["rtt_distribution"],
             releases=frames["releases"],
             bursts=frames["bursts"],
