@@ -720,6 +720,33 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn mptcp_flows_are_refused_with_the_field() {
+        let t = r#"
+            duration = "5s"
+            [[links]]
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[links]]
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[flows]]
+            from = "s"
+            to = "d"
+            mptcp = { paths = "backup" }
+            "#;
+        let v: toml::Value = toml::from_str(t).unwrap();
+        let e = Plan::new(&serde_json::to_string(&v).unwrap(), &kernel())
+            .map_err(|e| e.to_string())
+            .unwrap_err();
+        assert!(
+            e.starts_with("flows[0].mptcp: Multipath TCP runs only in the simulator"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn nodes_that_end_flows_get_namespaces_and_capture_addresses() {
         let p = plan("cc = \"cubic\"").unwrap();
         let names: Vec<_> = p.nodes.iter().map(|n| n.name.as_str()).collect();

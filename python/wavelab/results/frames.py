@@ -238,27 +238,17 @@ class Results:
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first, and the run's
-        (:func:`summary_frame`)."""
-        out = summary_frame(
+        (:func:`summary_frame`); an MPTCP subflow's row also names its
+        connection and gives the connection's goodput."""
+        return summary_frame(
             self.flows,
             self.links,
             self.run,
             self.scenario.normalized,
             self.handovers,
             self.handoffs,
+            subflows=self.subflows,
         )
-        sub = self.subflows
-        if len(sub) > 0:
-            # an MPTCP subflow's row says which connection it belongs to and
-            # the connection's own goodput
-            by_flow = sub.set_index("flow")
-            rows = range(len(out))
-            out["connection"] = [by_flow["connection"].get(i) for i in rows]
-            out["backup"] = [by_flow["backup"].get(i) for i in rows]
-            out["conn_goodput_mbps"] = [
-                round(float(by_flow["conn_goodput"].get(i, float("nan"))) / 1e6, 4) for i in rows
-            ]
-        return out
 
     def goodput(self) -> pd.DataFrame:
         """Per-flow goodput (bit/s) between consecutive samples."""
@@ -305,6 +295,7 @@ class Results:
             self.links,
             self.handovers,
             self.handoffs,
+            subflows=self.subflows,
         )
         return {**files, **meta}
 
