@@ -208,6 +208,22 @@ fn lia_takes_no_more_than_one_tcp_at_a_shared_bottleneck() {
     assert!(uncoupled > 1.5 * tcp_u, "uncoupled {uncoupled} vs {tcp_u}");
 }
 
+#[test]
+fn olia_and_balia_take_no_more_than_one_tcp_at_a_shared_bottleneck() {
+    // both keep RFC 6356's goal 2 (Khalili et al. 2013 section IV; Peng et
+    // al. 2016 section VI)
+    for coupled in ["olia", "balia"] {
+        let (mp, tcp) = shared_bottleneck(coupled);
+        eprintln!("{coupled} {:.2} vs TCP {:.2} Mbit/s", mp / 1e6, tcp / 1e6);
+        assert!(mp <= 1.1 * tcp, "{coupled} {mp} vs TCP {tcp}");
+        // and the link stays full
+        assert!(
+            mp + tcp > 0.9 * 10e6 * 1460.0 / 1500.0,
+            "{coupled}: {mp} + {tcp}"
+        );
+    }
+}
+
 mod integrity {
     use super::*;
     use proptest::prelude::*;
@@ -218,7 +234,7 @@ mod integrity {
         /// Every byte of a sized transfer arrives in order, exactly once at
         /// the connection level, under random loss on both access links
         /// with unequal delays (the data level reorders), for every
-        /// scheduler.
+        /// scheduler and coupling.
         #[test]
         fn every_scheduler_delivers_every_byte_in_order(
             seed in 0u64..1000,
@@ -226,6 +242,7 @@ mod integrity {
             loss_b in 0.0f64..0.03,
             delay_b in 1u64..60,
             scheduler in prop::sample::select(vec!["lowest-rtt", "round-robin", "redundant"]),
+            coupled in prop::sample::select(vec!["uncoupled", "lia", "olia", "balia"]),
         ) {
             let size = 400_000u64;
             let text = format!(
@@ -254,7 +271,7 @@ mod integrity {
                 from = "server"
                 to = "mobile"
                 size = "{size}B"
-                mptcp = {{ scheduler = "{scheduler}" }}
+                mptcp = {{ scheduler = "{scheduler}", coupled = "{coupled}" }}
                 "#
             );
             let r = run(&text);

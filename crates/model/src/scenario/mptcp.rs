@@ -17,8 +17,8 @@ pub struct MptcpSpec {
     /// Which subflow carries the next data (default `lowest-rtt`).
     #[serde(default)]
     pub scheduler: Scheduler,
-    /// `uncoupled` (each subflow runs the flow's `cc`) or `lia` (RFC 6356
-    /// over a Reno-family `cc`).
+    /// `uncoupled` (each subflow runs the flow's `cc`), or `lia` (RFC
+    /// 6356), `olia` or `balia` over a Reno-family `cc`.
     #[serde(default)]
     pub coupled: Coupling,
     /// The path manager: a regular subflow on every access link
@@ -110,12 +110,14 @@ pub fn subflow_plan(
             "must be at least 1 (retransmission timeouts)",
         ));
     }
-    if m.coupled == Coupling::Lia && !matches!(f.cc.name(), "reno" | "newreno" | "tahoe") {
+    if m.coupled != Coupling::Uncoupled && !matches!(f.cc.name(), "reno" | "newreno" | "tahoe") {
         return Err(ScenarioError::at(
             format!("{p}.mptcp.coupled"),
             format!(
-                "\"lia\" couples Reno-style windows (RFC 6356) and flows[{i}].cc is \"{}\": \
+                "\"{}\" couples Reno-style windows ({}) and flows[{i}].cc is \"{}\": \
                  set cc = \"newreno\", or coupled = \"uncoupled\"",
+                m.coupled.name(),
+                m.coupled.source(),
                 f.cc.name()
             ),
         ));

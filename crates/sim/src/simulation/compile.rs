@@ -21,8 +21,8 @@ use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, link_name, subflow_plan, Coupling, LinkHandoverTime, NodeHandoffKind, Scenario,
-    ScenarioError, Transport, UdpPattern,
+    flow_name, link_name, subflow_plan, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+    Transport, UdpPattern,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
@@ -244,7 +244,7 @@ impl Simulation {
                     }
                     let cfg = ConnectionConfig {
                         scheduler: m.scheduler,
-                        lia: m.coupled == Coupling::Lia,
+                        coupling: m.coupled,
                         stale_after: m.stale_after,
                     };
                     conns.push(MptcpConn {

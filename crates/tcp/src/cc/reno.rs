@@ -56,11 +56,25 @@ pub struct Reno {
     /// Bytes acknowledged since the last additive increase (RFC 3465).
     ca_acked: u64,
     options: WindowOptions,
-    /// A Multipath TCP connection's coupled increase ([`crate::mptcp::coupled`]):
-    /// the bytes that must be acknowledged in congestion avoidance for one MSS
-    /// of growth when that is more than `cwnd` (LIA's `cwnd_total / alpha`,
-    /// RFC 6356 section 3). `None` for an uncoupled connection.
-    coupled: Option<u64>,
+    /// A Multipath TCP connection's coupled window rule
+    /// ([`crate::mptcp::coupled`]); `None` for an uncoupled connection.
+    coupled: Option<Coupled>,
+}
+
+/// A coupled subflow's window rule, set by its Multipath TCP connection
+/// after every event ([`crate::mptcp::coupled`]): how many bytes must be
+/// acknowledged in congestion avoidance for the window to change by one
+/// MSS, whether it shrinks rather than grows (OLIA's negative term), and
+/// BALIA's decrease.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Coupled {
+    /// Bytes acknowledged per MSS of change.
+    pub per_mss: u64,
+    /// The window shrinks by the MSS (not below two) instead of growing.
+    pub shrink: bool,
+    /// After a loss found by duplicate ACKs or ECN, ssthresh is this
+    /// fraction of FlightSize (BALIA); `None`: Reno's half.
+    pub beta: Option<f64>,
 }
 
 impl Reno {
@@ -99,13 +113,13 @@ impl Reno {
         self.ca_acked = 0;
     }
 
-    /// Couples the congestion-avoidance increase of this window to the other
-    /// subflows of a Multipath TCP connection: from now on one MSS of growth
-    /// takes `max(cwnd, window)` acknowledged bytes (RFC 6356 section 3's
-    /// `min(alpha * bytes_acked * MSS / cwnd_total, bytes_acked * MSS /
-    /// cwnd_i)` with `window = cwnd_total / alpha`). `None` uncouples it.
-    pub(crate) fn set_coupled(&mut self, window: Option<u64>) {
-        self.coupled = window;
+    /// Couples this window to the other subflows of a Multipath TCP
+    /// connection (`None` uncouples it): congestion avoidance then changes
+    /// the window by one MSS per `per_mss` acknowledged bytes, and BALIA's
+    /// `beta` sets the decrease. Slow start, recovery and timeouts stay
+    /// Reno's.
+    pub(crate) fn set_coupled(&mut self, rule: Option<Coupled>) {
+        self.coupled = rule;
     }
 
     /// Sets ssthresh (bytes).
@@ -124,7 +138,7 @@ impl Reno {
 /// `TcpNewReno::CongestionAvoidance`, at least one byte). Westwood+ grows its
 /// window the same way. `ca_window` is the window whose worth of
 /// acknowledged bytes adds one MSS in congestion avoidance: `cwnd` for a
-/// single-path connection, more for a coupled Multipath TCP subflow
+/// single-path connection, a coupled Multipath TCP subflow's `per_mss`
 /// ([`Reno::set_coupled`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
@@ -145,9 +159,9 @@ pub(crate) fn grow(
         };
         *cwnd += ack.bytes_acked.min(limit * mss);
     } else if options.ca_per_ack {
-        *cwnd += (mss * mss / ca_window.max(*cwnd).max(1)).max(1);
+        *cwnd += (mss * mss / ca_window.max(1)).max(1);
     } else {
-        let per_mss = ca_window.max(*cwnd);
+        let per_mss = ca_window.max(1);
         *ca_acked += ack.bytes_acked;
         if *ca_acked >= per_mss {
             *ca_acked -= per_mss;
@@ -206,7 +220,22 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
-            let ca_window = self.coupled.unwrap_or(self.cwnd);
+            let rule = self.coupled.filter(|_| !slow_start);
+            if let Some(Coupled {
+                per_mss,
+                shrink: true,
+                ..
+            }) = rule
+            {
+                // OLIA's negative term: one MSS less per `per_mss` bytes
+                self.ca_acked += ack.bytes_acked;
+                if self.ca_acked >= per_mss {
+                    self.ca_acked -= per_mss;
+                    self.cwnd = self.cwnd.saturating_sub(self.mss).max(2 * self.mss);
+                }
+                return;
+            }
+            let ca_window = rule.map_or(self.cwnd, |r| r.per_mss);
             grow(
                 &mut self.cwnd,
                 ca_window,
@@ -224,7 +253,12 @@ impl CongestionControl for Reno {
         self.ca_acked = 0;
         match ev.kind {
             CongestionKind::FastRetransmit | CongestionKind::Ecn => {
-                self.ssthresh = loss_ssthresh(ev, self.cwnd);
+                self.ssthresh = match self.coupled.and_then(|c| c.beta) {
+                    // BALIA's decrease (Peng et al. 2016, section VI)
+                    Some(beta) => ((ev.ssthresh_basis.min(self.cwnd) as f64 * beta) as u64)
+                        .max(2 * ev.mss as u64),
+                    None => loss_ssthresh(ev, self.cwnd),
+                };
                 self.cwnd = match self.variant {
                     RenoVariant::Tahoe => self.mss,
                     _ => self.ssthresh,

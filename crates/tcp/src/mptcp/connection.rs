@@ -35,6 +35,7 @@
 //! with window space ahead of new data. A stale subflow becomes usable
 //! again when its cumulative ACK advances.
 
+use super::coupled::PathView;
 use super::mapping::Mappings;
 use super::reassembly::Reassembly;
 use super::scheduler::{pick, Candidate, Scheduler};
@@ -47,8 +48,8 @@ use std::collections::VecDeque;
 pub struct ConnectionConfig {
     /// The packet scheduler.
     pub scheduler: Scheduler,
-    /// Couple the subflows' increase with LIA (RFC 6356).
-    pub lia: bool,
+    /// How the subflows' windows are coupled.
+    pub coupling: super::Coupling,
     /// Retransmission timeouts without progress that make a subflow stale.
     pub stale_after: u32,
 }
@@ -88,6 +89,12 @@ struct Subflow {
     removed: bool,
     /// The redundant scheduler's next data sequence number for it.
     next: u64,
+    /// Its sender's loss events (fast retransmits and timeouts) seen.
+    losses: u64,
+    /// Bytes acknowledged since its last loss, and between the two before
+    /// (OLIA's `l_r`).
+    since_loss: u64,
+    between_losses: u64,
     stats: SubflowStats,
 }
 
@@ -134,6 +141,9 @@ impl Connection {
                     stale: false,
                     removed: false,
                     next: 0,
+                    losses: 0,
+                    since_loss: 0,
+                    between_losses: 0,
                     stats: SubflowStats::default(),
                 })
                 .collect(),
@@ -201,7 +211,7 @@ impl Connection {
         for (k, ep) in eps.iter().enumerate() {
             self.observe(k, ep);
         }
-        if self.cfg.lia {
+        if self.cfg.coupling != super::Coupling::Uncoupled {
             self.couple(eps);
         }
         let was = self.finished;
@@ -222,7 +232,14 @@ impl Connection {
         let sf = &mut self.subflows[k];
         let acked = ep.sender.bytes_acked().min(sf.map.end());
         let rtos = ep.sender.stats().rto_expiries;
+        let losses = ep.sender.stats().fast_retransmits + rtos;
+        if losses > sf.losses {
+            sf.losses = losses;
+            sf.between_losses = sf.since_loss;
+            sf.since_loss = 0;
+        }
         if acked > sf.acked {
+            sf.since_loss += acked - sf.acked;
             let acks = &mut self.acked;
             sf.map.data_ranges(sf.acked, acked, |a, b| {
                 acks.insert(a, b);
@@ -270,18 +287,30 @@ impl Connection {
         });
     }
 
-    /// LIA: gives each Reno-family subflow window the coupled increase
-    /// window computed from the usable subflows ([`super::coupled`]).
+    /// Gives each Reno-family subflow window its coupled rule, computed
+    /// from the usable subflows ([`super::coupled`]).
     fn couple(&self, eps: &mut [Endpoints<'_>]) {
-        let usable = eps
+        let views: Vec<Option<PathView>> = eps
             .iter()
             .enumerate()
-            .filter(|(k, ep)| !self.is_failed(*k) && ep.sender.state() == SenderState::Established)
-            .filter_map(|(_, ep)| Some((ep.sender.cc().cwnd(), ep.sender.rtt().srtt()?)));
-        let window = super::coupled::coupled_window(usable);
-        for ep in eps.iter_mut() {
+            .map(|(k, ep)| {
+                let s = &ep.sender;
+                if self.is_failed(k) || s.state() != SenderState::Established {
+                    return None;
+                }
+                let sf = &self.subflows[k];
+                Some(PathView {
+                    cwnd: s.cc().cwnd(),
+                    rtt: s.rtt().srtt()?,
+                    mss: s.mss() as u64,
+                    between_losses: sf.since_loss.max(sf.between_losses),
+                })
+            })
+            .collect();
+        let rules = super::coupled::rules(self.cfg.coupling, &views);
+        for (ep, rule) in eps.iter_mut().zip(rules) {
             if let Cc::Reno(r) = ep.sender.cc_mut() {
-                r.set_coupled(window);
+                r.set_coupled(rule);
             }
         }
     }

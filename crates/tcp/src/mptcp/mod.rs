@@ -9,7 +9,7 @@
 //!   sender's data-ACK bookkeeping (sections 3.3 and 3.3.2);
 //! * [`scheduler`]: lowest-RTT-first, round-robin and redundant, with the
 //!   backup rule of section 3.3.8;
-//! * [`coupled`]: LIA (RFC 6356 section 3);
+//! * [`coupled`]: LIA (RFC 6356 section 3), OLIA and BALIA;
 //! * [`connection`]: the connection, reinjection (section 3.3.6) and the
 //!   DATA_FIN (section 3.3.3).
 //!
@@ -40,9 +40,29 @@ pub enum Coupling {
     Uncoupled,
     /// The Linked Increases Algorithm (RFC 6356) over Reno-family windows.
     Lia,
+    /// The Opportunistic Linked Increases Algorithm (Khalili et al., ToN
+    /// 2013).
+    Olia,
+    /// The Balanced Linked Adaptation algorithm (Peng et al., ToN 2016).
+    Balia,
 }
 
 impl Coupling {
     /// Every coupling's name, as scenarios spell it.
-    pub const NAMES: [&'static str; 2] = ["uncoupled", "lia"];
+    pub const NAMES: [&'static str; 4] = ["uncoupled", "lia", "olia", "balia"];
+
+    /// The name, as scenarios spell it.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// Where the algorithm is defined.
+    pub fn source(self) -> &'static str {
+        match self {
+            Coupling::Uncoupled => "-",
+            Coupling::Lia => "RFC 6356",
+            Coupling::Olia => "Khalili et al., ToN 2013",
+            Coupling::Balia => "Peng et al., ToN 2016",
+        }
+    }
 }
