@@ -21,8 +21,8 @@ use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, link_name, subflow_plan, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
-    Transport, UdpPattern,
+    flow_name, link_name, subflow_plan, FlowSpec, LinkHandoverTime, NodeHandoffKind, Scenario,
+    ScenarioError, Transport, UdpPattern,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
@@ -138,16 +138,7 @@ impl Simulation {
             };
             for k in 0..f.count {
                 let idx = flows.len() as u32;
-                let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(idx));
-                let iss = SeqNum(rng.next_u64() as u32);
-                let riss = SeqNum(rng.next_u64() as u32);
-                let cc = f.cc.build(
-                    f.tcp.mss,
-                    f.tcp.initial_cwnd,
-                    f.tcp.initial_ssthresh.map(|b| b.0),
-                    f.tcp.abc_limit,
-                );
-                let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
+                let (sender, receiver) = tcp_endpoints(f, sc.seed, idx);
                 let echo = f.transport == Transport::Ping;
                 let source = if echo {
                     let ping = f.ping.clone().unwrap_or_default();
@@ -178,7 +169,7 @@ impl Simulation {
                     },
                     from: f.from.clone(),
                     to: f.to.clone(),
-                    sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+                    sender,
                     receiver,
                     routes: routes[i].clone(),
                     route: [0, 0],
@@ -214,18 +205,10 @@ impl Simulation {
                         let mut sf = if j == 0 {
                             first.clone()
                         } else {
-                            let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(id as u32));
-                            let iss = SeqNum(rng.next_u64() as u32);
-                            let riss = SeqNum(rng.next_u64() as u32);
-                            let cc = f.cc.build(
-                                f.tcp.mss,
-                                f.tcp.initial_cwnd,
-                                f.tcp.initial_ssthresh.map(|b| b.0),
-                                f.tcp.abc_limit,
-                            );
+                            let (sender, receiver) = tcp_endpoints(f, sc.seed, id as u32);
                             Flow {
-                                receiver: receiver_for(&cc, Receiver::new(f.tcp.clone(), riss)),
-                                sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+                                sender,
+                                receiver,
                                 ..first.clone()
                             }
                         };
@@ -345,6 +328,26 @@ impl Simulation {
         self.series = Series::new(self.flows.iter().map(|f| f.sender.cc().metric_names()));
         Ok(())
     }
+}
+
+/// The TCP endpoints of flow number `idx` (replicas and subflows counted)
+/// of flow spec `f`: initial sequence numbers and the timer-wheel phase
+/// drawn from the flow's stream, the receiver as its algorithm needs it.
+fn tcp_endpoints(f: &FlowSpec, seed: u64, idx: u32) -> (Sender, Receiver) {
+    let mut rng = Rng::derive(seed, Stream::FlowIsn(idx));
+    let iss = SeqNum(rng.next_u64() as u32);
+    let riss = SeqNum(rng.next_u64() as u32);
+    let cc = f.cc.build(
+        f.tcp.mss,
+        f.tcp.initial_cwnd,
+        f.tcp.initial_ssthresh.map(|b| b.0),
+        f.tcp.abc_limit,
+    );
+    let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
+    (
+        with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+        receiver,
+    )
 }
 
 /// The receiver of a connection whose sender runs `cc`: with the
