@@ -144,7 +144,7 @@ def add_subflow_columns(out: pd.DataFrame, subflows: Table | None) -> None:
     """With Multipath TCP subflows (the ``subflows`` table has rows), adds
     to each flow row its ``connection``, whether it is a ``backup`` subflow
     and its connection's goodput (``conn_goodput_mbps``); nothing otherwise."""
-    if subflows is None or len(subflows["flow"]) == 0:
+    if subflows is None or "flow" not in subflows or len(subflows["flow"]) == 0:
         return
     rows = {int(f): k for k, f in enumerate(subflows["flow"])}
     pick = [rows.get(i) for i in range(len(out))]
