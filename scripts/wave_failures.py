@@ -155,6 +155,35 @@ def dupack_train() -> None:
                 )
 
 
+OPTIONS: dict[str, tuple[dict[str, Any], bool]] = {
+    "defaults": ({}, False),
+    'dupack_train = "count"': ({"dupack_train": "count"}, False),
+    "SACK": ({}, True),
+    'rto_samples = "karn"': ({"rto_samples": "karn"}, False),
+    '"count" and SACK': ({"dupack_train": "count"}, True),
+    '"count", SACK and "karn"': ({"dupack_train": "count", "rto_samples": "karn"}, True),
+}
+"""Wave's existing options, alone and together: its parameters, and SACK."""
+
+
+def options() -> None:
+    """Every Wave cell of DCNET 2016's Table 1 with each of :data:`OPTIONS`
+    (the cell and its baseline both with the option): the receiver
+    goodput's recovery time (s)."""
+    cells = [dcnet2016.Cell("Wave", ht, d) for d in dcnet2016.DIRECTIONS for ht in dcnet2016.HTS]
+    rows = []
+    for name, (params, sack) in OPTIONS.items():
+        changes = {"flows[0].cc": {"algorithm": "wave", **params}, "flows[0].tcp.sack": sack}
+        row: dict[str, Any] = {"options": name}
+        for cell in cells:
+            res = run(dcnet2016.cell_scenario(cell).with_changes(changes))
+            base = run(dcnet2016.baseline_scenario(cell).with_changes(changes))
+            rec = analysis.recovery(res, base, cell.t0, link_dir=dcnet2016.BOTTLENECK_DIR)
+            row[f"{cell.direction} HT {cell.ht:g}"] = rec["goodput"].seconds
+        rows.append(row)
+    print(pd.DataFrame(rows).round(2).to_markdown(index=False))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -166,11 +195,14 @@ def main() -> None:
     ch = sub.add_parser("clean-hop")
     ch.add_argument("--seeds", type=int, default=5)
     sub.add_parser("dupack-train")
+    sub.add_parser("options")
     a = p.parse_args()
     if a.what == "small-buffers":
         small_buffers(a.figures, a.instants)
     elif a.what == "clean-hop":
         clean_hop(a.seeds)
+    elif a.what == "options":
+        options()
     else:
         dupack_train()
 

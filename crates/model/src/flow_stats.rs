@@ -97,13 +97,7 @@ impl FlowStats {
     /// Mean, median, 95th and 99th percentile of the one-way delay in
     /// seconds (None: no packet received).
     pub fn delay_secs(&self) -> [Option<f64>; 4] {
-        let known = |x: f64| (self.delay.count() > 0).then_some(x);
-        [
-            known(self.delay.mean_secs()),
-            known(self.delay.quantile_secs(0.5)),
-            known(self.delay.quantile_secs(0.95)),
-            known(self.delay.quantile_secs(0.99)),
-        ]
+        self.delay.figures_secs()
     }
 }
 

@@ -142,6 +142,20 @@ impl Histogram {
         self.count
     }
 
+    /// Mean, median, 95th and 99th percentile in seconds, as the tables
+    /// show them (None without samples).
+    pub fn figures_secs(&self) -> [Option<f64>; 4] {
+        if self.count == 0 {
+            return [None; 4];
+        }
+        [
+            Some(self.mean_secs()),
+            Some(self.quantile_secs(0.5)),
+            Some(self.quantile_secs(0.95)),
+            Some(self.quantile_secs(0.99)),
+        ]
+    }
+
     /// The exact mean in seconds (NaN without samples).
     pub fn mean_secs(&self) -> f64 {
         if self.count == 0 {

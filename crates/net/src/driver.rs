@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tun_rs::SyncDevice;
 use wavelab_model::capture::{Capture, TapPoint};
+use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{LinkCounters, Settings};
 use wavelab_model::tables::series::QueueSeries;
@@ -171,6 +172,11 @@ pub struct WireOutput {
     pub stopped_at: Instant,
     /// The captures, flushed.
     pub captures: Vec<Capture>,
+    /// Each flow's data packets at the network (as a simulation counts
+    /// them): sent when read from the sender's device, received when
+    /// written to the receiver's, lost when a link drops them; the one-way
+    /// delay from the one to the other.
+    pub flow_stats: Vec<FlowStats>,
 }
 
 /// A packet's buffer and what the thread knows of it. With offload the
@@ -188,6 +194,8 @@ struct Slot {
     /// The destination node.
     to: usize,
     placed: Placed,
+    /// When it was read from its sender's device.
+    read_at: Instant,
 }
 
 /// Keeps the wire thread's use of real-time priority under the kernel's
@@ -318,13 +326,15 @@ pub struct Wire {
 
 impl Wire {
     /// A wire thread's state: the network, each node's device (non-blocking),
-    /// the routing, which flows are logged, and the captures.
+    /// the routing, which flows are logged, each flow's statistics (empty,
+    /// with its playout deadline), and the captures.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         network: Network,
         devices: Vec<SyncDevice>,
         routing: Routing,
         logged: Vec<bool>,
+        flow_stats: Vec<FlowStats>,
         mtu: usize,
         clock: Clock,
         config: WireConfig,
@@ -370,6 +380,7 @@ impl Wire {
                 demotions: 0,
                 stopped_at: Instant::ZERO,
                 captures,
+                flow_stats,
             },
             reports: Vec::new(),
             progress,
@@ -615,6 +626,10 @@ impl Wire {
         slot.flow = flow;
         slot.to_receiver = to_receiver;
         slot.to = to;
+        slot.read_at = at;
+        if flow != NO_FLOW && to_receiver {
+            self.out.flow_stats[flow as usize].on_send(n as u32);
+        }
         decrement_ttl(
             &mut slot.buf[h..h + n],
             self.routing.route_hops[route as usize],
@@ -673,6 +688,9 @@ impl Wire {
                 at,
             } => {
                 let s = &self.slots[packet as usize];
+                if s.flow != NO_FLOW && s.to_receiver {
+                    self.out.flow_stats[s.flow as usize].on_drop(s.len as u32);
+                }
                 if s.flow != NO_FLOW && self.logged[s.flow as usize] {
                     let mut e = row(at, s.flow, s, event::DROP);
                     e.link = dir as i64;
@@ -710,6 +728,13 @@ impl Wire {
                 size: s.len as u32,
             });
             if s.flow != NO_FLOW {
+                if s.to_receiver {
+                    self.out.flow_stats[s.flow as usize].on_receive(
+                        s.read_at,
+                        actual,
+                        s.len as u32,
+                    );
+                }
                 if self.logged[s.flow as usize] {
                     let ev = if s.to_receiver {
                         event::DELIVER

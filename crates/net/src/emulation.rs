@@ -22,6 +22,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use wavelab_bpf_maps::SocketStates;
 use wavelab_model::capture::Capture;
+use wavelab_model::flow_stats::FlowStats;
+use wavelab_model::histogram::Histogram;
 use wavelab_model::tables::series::Series;
 use wavelab_model::topology::DirId;
 use wavelab_model::CaptureError;
@@ -79,6 +81,8 @@ pub struct FlowEnd {
     pub errors: Vec<String>,
     /// Options the kernel refused.
     pub notes: Vec<String>,
+    /// A ping flow's answers: every round-trip time, and the smallest.
+    pub echoes: (Histogram, Option<Duration>),
 }
 
 /// What the sampler thread hands back.
@@ -216,6 +220,10 @@ impl Emulation {
             devices,
             routing,
             plan.flows.iter().map(|f| f.log).collect(),
+            plan.flows
+                .iter()
+                .map(|f| FlowStats::with_deadline(f.datagrams.as_ref().and_then(|d| d.deadline())))
+                .collect(),
             mtu.min(65535),
             clock,
             config,
@@ -525,6 +533,11 @@ fn sample(
             },
             errors: s.errors.lock().map(|e| e.clone()).unwrap_or_default(),
             notes: s.notes.lock().map(|e| e.clone()).unwrap_or_default(),
+            echoes: s
+                .echoes
+                .lock()
+                .map(|e| (e.rtts.clone(), e.min))
+                .unwrap_or_default(),
         })
         .collect();
     Ok(Gathered {

@@ -13,6 +13,7 @@
 //! namespace of its own that dies with the emulator.
 
 use crate::clock::Clock;
+use crate::datagrams::{self, Echoes};
 use crate::netns::{Namespace, SetupError};
 use crate::plan::FlowPlan;
 use crate::tcpinfo::{TcpInfo, TCP_CLOSE, TCP_FIN_WAIT2, TCP_TIME_WAIT};
@@ -52,6 +53,8 @@ pub struct FlowState {
     pub errors: Mutex<Vec<String>>,
     /// Notes: options the kernel refused that only change fidelity.
     pub notes: Mutex<Vec<String>>,
+    /// A ping flow's answers.
+    pub echoes: Mutex<Echoes>,
 }
 
 impl FlowState {
@@ -62,7 +65,7 @@ impl FlowState {
         }
     }
 
-    fn error(&self, e: String) {
+    pub(crate) fn error(&self, e: String) {
         self.errors.lock().expect("not poisoned").push(e);
     }
 
@@ -112,7 +115,9 @@ impl Flows {
         };
         // one listener per (node, port) that built-in flows go to
         let mut listeners: Vec<((usize, u16), Vec<usize>)> = Vec::new();
-        for (i, f) in flows.iter().enumerate().filter(|(_, f)| f.cmd.is_none()) {
+        for (i, f) in
+            (flows.iter().enumerate()).filter(|(_, f)| f.cmd.is_none() && f.datagrams.is_none())
+        {
             match listeners.iter_mut().find(|(k, _)| *k == (f.to, f.dport)) {
                 Some((_, v)) => v.push(i),
                 None => listeners.push(((f.to, f.dport), vec![i])),
@@ -143,7 +148,23 @@ impl Flows {
                 accept_loop(listener, by_port, &stop)
             })?);
         }
+        out.threads.extend(datagrams::start_receivers(
+            flows, namespaces, addresses, &stop,
+        )?);
         for (i, f) in flows.iter().enumerate() {
+            if let Some(d) = &f.datagrams {
+                out.threads.extend(datagrams::start_sender(
+                    f,
+                    d,
+                    &namespaces[f.from],
+                    (addresses[f.from], addresses[f.to]),
+                    clock,
+                    end,
+                    out.state[i].clone(),
+                    stop.clone(),
+                )?);
+                continue;
+            }
             let ns = namespaces[f.from].clone();
             let state = out.state[i].clone();
             let stop = stop.clone();

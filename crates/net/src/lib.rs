@@ -7,8 +7,10 @@
 //! driven unchanged: queues, rates, delays, loss, schedules, outages,
 //! handovers) and writes it to its destination's device at the instant the
 //! model says, recording how late. Flows are real Linux TCP connections
-//! with the kernel's congestion control of the flow's `cc`; their
-//! `TCP_INFO` fills the same tables a simulation writes.
+//! with the kernel's congestion control of the flow's `cc`, or real UDP
+//! sockets sending a UDP or ping flow's datagrams; their `TCP_INFO` and
+//! what the wire thread counts of each flow's packets fill the same tables
+//! a simulation writes.
 //!
 //! * [`plan`]: from a scenario to what is set up (errors name the field);
 //! * [`netns`], [`preflight`], [`cleanup`]: namespaces, what the machine
@@ -17,6 +19,7 @@
 //! * [`driver`]: the wire thread (devices, timing, lateness, packet log,
 //!   captures); [`clock`]: the run's clock;
 //! * [`flows`]: the built-in sender and receiver, and commands;
+//!   [`datagrams`]: the UDP and ping flows' endpoints;
 //!   [`tcpinfo`]: the kernel's per-connection figures;
 //! * [`emulation`]: a run; [`tables`]: its results.
 //!
@@ -24,6 +27,7 @@
 
 pub mod cleanup;
 pub mod clock;
+pub mod datagrams;
 pub mod driver;
 pub mod emulation;
 pub mod flows;

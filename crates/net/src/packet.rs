@@ -24,6 +24,8 @@ pub struct Ipv4 {
 
 /// The protocol number of TCP.
 pub const TCP: u8 = 6;
+/// IP protocol number of UDP.
+pub const UDP: u8 = 17;
 
 impl Ipv4 {
     /// Parses the header at the start of `buf`; `None` if it is not IPv4 or
@@ -45,10 +47,11 @@ impl Ipv4 {
         })
     }
 
-    /// The TCP ports of the packet `buf` this header starts, if it is TCP.
+    /// The ports of the packet `buf` this header starts, if it is TCP or
+    /// UDP (both put them first in their header).
     pub fn ports(&self, buf: &[u8]) -> Option<(u16, u16)> {
         let t = buf.get(self.header_len..self.header_len + 4)?;
-        (self.protocol == TCP).then(|| {
+        (self.protocol == TCP || self.protocol == UDP).then(|| {
             (
                 u16::from_be_bytes([t[0], t[1]]),
                 u16::from_be_bytes([t[2], t[3]]),

@@ -19,10 +19,16 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use wavelab_bpf_maps::Params as WaveBpfParams;
 use wavelab_model::capture::{flow_ports, node_address};
-use wavelab_model::scenario::LinkHandoverTime;
+use wavelab_model::rng::{Rng, Stream};
+use wavelab_model::scenario::{
+    LinkHandoverTime, PingSpec, Transport, UdpPattern, UdpSpec, UDP_OVERHEAD, VIDEO_PACKET,
+    VOICE_PACKET,
+};
 use wavelab_model::topology::{DirId, Topology};
+use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
 use wavelab_model::{Scenario, ScenarioError};
 use wavelab_tcp::cc::is_builtin;
 use wavelab_tcp::{CcConfig, Duration, Instant, LostRetransmissions, TcpConfig};
@@ -125,6 +131,84 @@ pub struct FlowPlan {
     pub receiver_cmd: Option<String>,
     /// Log its packets.
     pub log: bool,
+    /// A UDP or ping flow's datagrams (None: a TCP flow).
+    pub datagrams: Option<Datagrams>,
+}
+
+/// What the built-in sender of a UDP or ping flow sends: the simulator's
+/// sources ([`UdpSource`]), so both clocks send the same datagrams at the
+/// same instants.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Datagrams {
+    /// A UDP flow: its pattern, the packets of its trace (pattern
+    /// `trace`), and its random stream's seed (on/off periods).
+    Udp {
+        /// The flow's `udp` table.
+        spec: UdpSpec,
+        /// The trace's packets, read when the plan is made.
+        trace: Option<Arc<[TracePacket]>>,
+        /// The scenario's seed.
+        seed: u64,
+        /// The flow's index among the expanded flows (its random stream).
+        index: u32,
+    },
+    /// A ping flow: an echo request of `size` bytes every `interval`,
+    /// answered by the receiver.
+    Ping(PingSpec),
+}
+
+impl Datagrams {
+    /// The source of the flow's datagrams from `start` to `stop`.
+    pub fn source(&self, start: Instant, stop: Option<Instant>) -> UdpSource {
+        match self {
+            Datagrams::Udp {
+                spec,
+                trace,
+                seed,
+                index,
+            } => UdpSource::new(
+                spec,
+                start,
+                stop,
+                trace.clone(),
+                Rng::derive(*seed, Stream::FlowApp(*index)),
+            ),
+            Datagrams::Ping(p) => UdpSource::periodic(p.size.0 as u32, p.interval, start, stop),
+        }
+    }
+
+    /// The flows table's `algorithm` (the simulator's names).
+    pub fn algorithm(&self) -> &'static str {
+        match self {
+            Datagrams::Udp { spec, .. } => spec.pattern.algorithm(),
+            Datagrams::Ping(_) => "ping",
+        }
+    }
+
+    /// Whether the receiver answers each datagram (a ping).
+    pub fn echo(&self) -> bool {
+        matches!(self, Datagrams::Ping(_))
+    }
+
+    /// The largest UDP payload (bytes) it sends.
+    pub fn largest_payload(&self) -> u32 {
+        match self {
+            Datagrams::Udp { spec, trace, .. } => match (spec.pattern, trace) {
+                (UdpPattern::Trace, Some(t)) => t.iter().map(|p| p.payload).max().unwrap_or(0),
+                (UdpPattern::Voice, _) => VOICE_PACKET as u32,
+                _ => spec.packet.map_or(VIDEO_PACKET, |b| b.0) as u32,
+            },
+            Datagrams::Ping(p) => p.size.0 as u32,
+        }
+    }
+
+    /// The playout deadline of a UDP flow, if any.
+    pub fn deadline(&self) -> Option<Duration> {
+        match self {
+            Datagrams::Udp { spec, .. } => spec.playout_deadline,
+            Datagrams::Ping(_) => None,
+        }
+    }
 }
 
 /// Everything an emulation sets up.
@@ -358,13 +442,6 @@ impl Plan {
         let mut flows = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
-            if !f.transport.is_tcp() {
-                return Err(err(
-                    format!("{p}.transport"),
-                    "UDP and ping flows run only in the simulator for now (`wavelab run`); \
-                     the emulator's senders are TCP sockets",
-                ));
-            }
             if f.mptcp.is_some() {
                 return Err(err(
                     format!("{p}.mptcp"),
@@ -373,8 +450,9 @@ impl Plan {
                      flow as single-path TCP",
                 ));
             }
+            let datagrams = Self::datagrams(&scenario, i)?;
             let raw_flow = raw.pointer(&format!("/flows/{i}"));
-            let cc = if f.cmd.is_some() {
+            let cc = if f.cmd.is_some() || datagrams.is_some() {
                 None
             } else {
                 Some(kernel_cc(
@@ -389,7 +467,18 @@ impl Plan {
             }
             let (from, to) = (node_of(&f.from), node_of(&f.to));
             let t = &f.tcp;
-            if f.cmd.is_none() {
+            if let Some(d) = &datagrams {
+                // the largest datagram and its IP and UDP headers
+                let need = d.largest_payload() + UDP_OVERHEAD;
+                mtu[from] = mtu[from].max(need);
+                mtu[to] = mtu[to].max(need);
+                if f.log_packets {
+                    notes.push(format!(
+                        "{p}.log_packets: the emulator logs TCP segments only; this {} flow's datagrams are not logged",
+                        d.algorithm()
+                    ));
+                }
+            } else if f.cmd.is_none() {
                 Self::map_tcp(
                     &raw,
                     i,
@@ -430,7 +519,18 @@ impl Plan {
                     routes: route_plan.routes[index].clone(),
                     cmd: f.cmd.clone(),
                     receiver_cmd: f.receiver_cmd.clone(),
-                    log: f.log_packets,
+                    log: f.log_packets && datagrams.is_none(),
+                    datagrams: datagrams.clone().map(|d| match d {
+                        Datagrams::Udp {
+                            spec, trace, seed, ..
+                        } => Datagrams::Udp {
+                            spec,
+                            trace,
+                            seed,
+                            index: index as u32,
+                        },
+                        ping => ping,
+                    }),
                 });
             }
         }
@@ -471,6 +571,47 @@ impl Plan {
 
     /// Refuses what the emulator cannot run yet: a handover decided during
     /// the run (the link model needs its changes in advance).
+    /// The datagrams of scenario flow `i`, if it is a UDP or ping flow (a
+    /// UDP trace is read here: its errors name the field, file and line).
+    fn datagrams(sc: &Scenario, i: usize) -> Result<Option<Datagrams>, ScenarioError> {
+        let f = &sc.flows[i];
+        Ok(match f.transport {
+            Transport::Tcp => None,
+            Transport::Ping => {
+                let ping = f.ping.clone().unwrap_or_default();
+                if (ping.size.0 as usize) < crate::datagrams::SEQ_BYTES {
+                    return Err(err(
+                        format!("flows[{i}].ping.size"),
+                        format!(
+                            "{} B is too small for the emulator's echo requests, which carry an {}-byte sequence number; use at least {} B",
+                            ping.size.0,
+                            crate::datagrams::SEQ_BYTES,
+                            crate::datagrams::SEQ_BYTES
+                        ),
+                    ));
+                }
+                Some(Datagrams::Ping(ping))
+            }
+            Transport::Udp => {
+                let spec = f.udp.clone().expect("a validated UDP flow has its table");
+                let trace = match &spec.file {
+                    Some(file) => Some(
+                        load_udp_trace(file)
+                            .map_err(|e| err(format!("flows[{i}].udp.file"), e.to_string()))?
+                            .into(),
+                    ),
+                    None => None,
+                };
+                Some(Datagrams::Udp {
+                    spec,
+                    trace,
+                    seed: sc.seed,
+                    index: 0, // set per replica
+                })
+            }
+        })
+    }
+
     fn check_links(sc: &Scenario) -> Result<(), ScenarioError> {
         for (i, l) in sc.links.iter().enumerate() {
             for (k, h) in l.handovers.iter().enumerate() {
@@ -711,12 +852,30 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn udp_flows_are_refused_with_the_field() {
-        let e = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap_err();
-        assert!(
-            e.starts_with("flows[0].transport: UDP and ping flows run only in the simulator"),
-            "{e}"
+    fn udp_and_ping_flows_plan_their_datagrams() {
+        let p = plan("transport = \"udp\"\nudp = { pattern = \"voice\" }").unwrap();
+        let d = p.flows[0].datagrams.as_ref().expect("a UDP flow");
+        assert_eq!(d.algorithm(), "udp-voice");
+        assert_eq!(d.largest_payload(), 160);
+        assert!(!d.echo());
+        assert_eq!(p.flows[0].cc, None);
+        // the same datagrams at the same instants as the simulator's source
+        let mut s = d.source(Instant::ZERO, None);
+        assert_eq!(s.poll(Instant::ZERO), Some((0, 160)));
+        assert_eq!(
+            s.next_send(),
+            Some(Instant::ZERO + Duration::from_millis(20))
         );
+        let p =
+            plan("transport = \"ping\"\nping = { interval = \"100ms\", size = \"64B\" }").unwrap();
+        let d = p.flows[0].datagrams.as_ref().expect("a ping flow");
+        assert!(d.echo());
+        assert_eq!(d.algorithm(), "ping");
+        assert_eq!(d.largest_payload(), 64);
+        let e =
+            plan("transport = \"udp\"\nudp = { pattern = \"trace\", file = \"/nonexistent.csv\" }")
+                .unwrap_err();
+        assert!(e.starts_with("flows[0].udp.file: "), "{e}");
     }
 
     #[test]

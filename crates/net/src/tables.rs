@@ -11,11 +11,12 @@
 
 use crate::driver::{Chunked, Release, WireOutput, NO_FLOW};
 use crate::emulation::{FlowEnd, Options};
-use crate::plan::Plan;
+use crate::plan::{Datagrams, FlowPlan, Plan};
 use crate::wave::BurstLog;
 use wavelab_model::capture::Capture;
 use wavelab_model::compile::node_handoffs_until;
-use wavelab_model::scenario::LinkHandoverTime;
+use wavelab_model::flow_stats::FlowStats;
+use wavelab_model::scenario::{LinkHandoverTime, UDP_OVERHEAD};
 use wavelab_model::tables::series::Series;
 use wavelab_model::tables::{
     handoff_table, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord,
@@ -159,7 +160,7 @@ pub fn build(
     let results = Results {
         series: series.to_table(),
         queues: wire.queues.to_table(),
-        flows: flow_table(plan, &flows, end),
+        flows: flow_table(plan, &flows, &wire.flow_stats, end),
         links: link_table(plan, &wire),
         packets: wire.log.to_table(u128::MAX),
         handovers: handover_table(plan),
@@ -238,13 +239,15 @@ fn release_table(r: &Chunked<Release>) -> Table {
 
 /// The flows table of a run that reached `now`: the counters the kernel
 /// keeps in `TCP_INFO`, None for those it does not (and for every counter of
-/// a flow that runs a command, whose sockets the emulator does not see).
-fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
-    let rows: Vec<FlowRecord> = plan
-        .flows
-        .iter()
-        .zip(ends)
-        .map(|(f, e)| {
+/// a flow that runs a command, whose sockets the emulator does not see);
+/// every flow's network statistics as the wire thread counted its data
+/// packets (`net`, by flow).
+fn flow_table(plan: &Plan, ends: &[FlowEnd], net: &[FlowStats], now: Instant) -> Table {
+    let rows: Vec<FlowRecord> = (plan.flows.iter().zip(ends).zip(net))
+        .map(|((f, e), net)| {
+            if let Some(d) = &f.datagrams {
+                return datagram_record(plan, f, d, e, net.clone(), now);
+            }
             let start = Instant::ZERO + f.start;
             let active = e
                 .completed_at
@@ -299,12 +302,51 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
                 // distribution, and no samples counted
                 rtt: [None; 4],
                 rtt_samples: 0,
-                // the kernel's packets are not seen one by one
-                network: None,
+                network: Some(net.clone()),
             }
         })
         .collect();
     wavelab_model::tables::flow_table(&rows)
+}
+
+/// The flows table's row of a UDP or ping flow, as a simulation writes it:
+/// the payload bytes of the datagrams the wire counted as `bytes_sent` and
+/// `bytes_delivered`, the goodput over its time from start to `now` (or its
+/// stop), no TCP counters, and a ping's round-trip times.
+fn datagram_record(
+    plan: &Plan,
+    f: &FlowPlan,
+    d: &Datagrams,
+    e: &FlowEnd,
+    net: FlowStats,
+    now: Instant,
+) -> FlowRecord {
+    let payload = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
+    let (sent, delivered) = (payload(net.sent), payload(net.received));
+    let start = Instant::ZERO + f.start;
+    let end = f.stop.map_or(now, |s| (Instant::ZERO + s).min(now));
+    let active = end.saturating_since(start).as_secs_f64();
+    let (rtts, min) = &e.echoes;
+    FlowRecord {
+        name: f.name.clone(),
+        algorithm: d.algorithm().to_string(),
+        from: plan.nodes[f.from].name.clone(),
+        to: plan.nodes[f.to].name.clone(),
+        start: f.start,
+        stop: f.stop,
+        size: None,
+        completion_time: None,
+        counters: FlowCounters {
+            bytes_sent: Some(sent),
+            bytes_delivered: Some(delivered),
+            ..FlowCounters::default()
+        },
+        goodput: (active > 0.0 && now > start).then(|| delivered as f64 * 8.0 / active),
+        min_rtt: *min,
+        rtt: rtts.figures_secs(),
+        rtt_samples: rtts.count(),
+        network: Some(net),
+    }
 }
 
 fn link_table(plan: &Plan, wire: &WireOutput) -> Table {
@@ -373,8 +415,13 @@ mod tests {
             completed_at: None,
             errors: vec![],
             notes: vec![],
+            echoes: Default::default(),
         };
-        let t = flow_table(&plan, &[end], Instant::from_nanos(1_000_000_000));
+        let mut net = FlowStats::default();
+        net.on_send(1500);
+        net.on_send(1500);
+        net.on_drop(1500);
+        let t = flow_table(&plan, &[end], &[net], Instant::from_nanos(1_000_000_000));
         assert_eq!(t.options::<u64>("retransmissions"), [Some(7)]);
         assert_eq!(t.options::<u64>("bytes_sent"), [Some(4000)]);
         assert_eq!(t.options::<u64>("fast_retransmits"), [None]);
@@ -387,5 +434,40 @@ mod tests {
         assert_eq!(t.options::<f64>("completion_time"), [None]);
         assert_eq!(t.f64s("completion_time")[0].to_bits(), f64::NAN.to_bits());
         assert!(t.valid("flow").is_none(), "an index is never null");
+        // the wire thread's counts of the flow's packets
+        assert_eq!(t.options::<u64>("packets_sent"), [Some(2)]);
+        assert_eq!(t.options::<u64>("packets_lost"), [Some(1)]);
+        assert_eq!(t.options::<u64>("wire_bytes_sent"), [Some(3000)]);
+        assert_eq!(t.options::<f64>("owd_p50"), [None], "nothing received");
+    }
+
+    /// A UDP flow's row is a simulation's: payload bytes from the wire's
+    /// counts, no TCP counters, its packets late past the playout deadline.
+    #[test]
+    fn a_udp_flows_row_takes_its_bytes_from_the_wire() {
+        let plan = crate::plan::tests::plan(
+            "transport = \"udp\"\nudp = { pattern = \"voice\", playout_deadline = \"30ms\" }",
+        )
+        .unwrap();
+        let mut net = FlowStats::with_deadline(Some(Duration::from_millis(30)));
+        let t0 = Instant::ZERO;
+        for k in 0..3u64 {
+            net.on_send(188);
+            let sent = t0 + Duration::from_millis(20 * k);
+            net.on_receive(sent, sent + Duration::from_millis(20 + 10 * k), 188);
+        }
+        let t = flow_table(
+            &plan,
+            &[FlowEnd::default()],
+            &[net],
+            Instant::from_nanos(1_000_000_000),
+        );
+        assert_eq!(t.options::<u64>("bytes_sent"), [Some(480)]);
+        assert_eq!(t.options::<u64>("bytes_delivered"), [Some(480)]);
+        assert_eq!(t.options::<u64>("retransmissions"), [None]);
+        assert_eq!(t.options::<u64>("packets_received"), [Some(3)]);
+        // 20, 30 and 40 ms: one past 30 ms
+        assert_eq!(t.options::<u64>("packets_late"), [Some(1)]);
+        assert_eq!(t.options::<f64>("goodput"), [Some(480.0 * 8.0)]);
     }
 }

@@ -57,6 +57,8 @@ def simulation_of(sc: Scenario) -> Scenario:
     for i, f in enumerate(data.get("flows", [])):
         if "cmd" in f:
             raise WavelabError(f"flows[{i}].cmd: a flow that runs a command has no simulation")
+        if f.get("transport", "tcp") != "tcp":
+            continue  # UDP and ping flows: the same datagrams on both clocks
         name = _cc_name(f.get("cc", "newreno"))
         if name not in MODEL:
             raise WavelabError(
@@ -89,9 +91,11 @@ def _late_median(s: pd.DataFrame, col: str) -> float:
 
 def flow_figures(res: Results) -> pd.DataFrame:
     """One row per flow: goodput (Mbit/s), minimum and mean smoothed RTT
-    (ms), retransmissions, RTO expiries, completion time (s), and for TCP
+    (ms), retransmissions, RTO expiries, completion time (s), for TCP
     Wave the median TxTime over the second half of the run (ms; NaN for
-    other algorithms)."""
+    other algorithms), and its data packets' one-way delay (median and 95th
+    percentile, ms), loss (the share of those sent that a link dropped) and
+    jitter (ms)."""
     rows = []
     for _, f in res.flows.iterrows():
         s = res.series[res.series["flow"] == f["flow"]]
@@ -105,13 +109,25 @@ def flow_figures(res: Results) -> pd.DataFrame:
                 "rto_expiries": _float(f["rto_expiries"]),
                 "completion_s": float(f["completion_time"]),
                 "tx_time_ms": _late_median(s, "cc_tx_time") * 1e3,
+                # the data packets at the network (both clocks count them
+                # there: the simulator's links, the emulator's wire thread)
+                "owd_p50_ms": _float(f.get("owd_p50")) * 1e3,
+                "owd_p95_ms": _float(f.get("owd_p95")) * 1e3,
+                "packet_loss": _ratio(f.get("packets_lost"), f.get("packets_sent")),
+                "jitter_ms": _float(f.get("jitter")) * 1e3,
             }
         )
     return pd.DataFrame(rows)
 
 
 def _float(x: Any) -> float:
-    return float("nan") if pd.isna(x) else float(x)
+    return float("nan") if x is None or pd.isna(x) else float(x)
+
+
+def _ratio(a: Any, b: Any) -> float:
+    """``a / b`` (NaN if either is missing or ``b`` is 0)."""
+    x, y = _float(a), _float(b)
+    return x / y if y > 0 else float("nan")
 
 
 def handovers(res: Results) -> list[tuple[str, float, float]]:
@@ -168,8 +184,8 @@ def compare(sim: Results, emu: Results) -> Comparison:
     rows = []
     for (_, x), (_, y) in zip(a.iterrows(), b.iterrows(), strict=False):
         for col in a.columns[1:]:
-            if col == "tx_time_ms" and np.isnan(x[col]) and np.isnan(y[col]):
-                continue  # not a TCP Wave flow
+            if np.isnan(x[col]) and np.isnan(y[col]):
+                continue  # a figure the flow does not have (TxTime: not Wave; TCP's: UDP)
             rows.append(_row(str(x["flow"]), col, float(x[col]), float(y[col])))
     ra, rb = recovery_times(sim), recovery_times(emu)
     for (_, x), (_, y) in zip(ra.iterrows(), rb.iterrows(), strict=False):

@@ -39,6 +39,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "Starlink-like LEO access (a new satellite every 15 s): BBR, BBRv3, CUBIC, NewReno, "
         "Westwood+, Wave, downlink and uplink, seeds with 95 % CIs, the minimum-RTT sawtooth",
     ),
+    "aqm-handover": (
+        "wavelab.experiments.aqm_handover",
+        "Queue disciplines and ECN: drop-tail, CoDel, FQ-CoDel, PIE, DualPI2 under CUBIC, BBR, "
+        "BBRv3, Wave, DCTCP and Prague across the DCNET handover and over GEO + WLAN",
+    ),
     "mobiwac2009": (
         "wavelab.experiments.mobiwac2009",
         "MobiWac 2009 vertical handoffs, 1-4 flows: regular TCP, ETCPv0, ETCPv1 "

@@ -61,6 +61,17 @@ impl UdpPattern {
             UdpPattern::Video => "video",
         }
     }
+
+    /// The flows table's `algorithm` of a flow with this pattern.
+    pub fn algorithm(self) -> &'static str {
+        match self {
+            UdpPattern::Cbr => "udp-cbr",
+            UdpPattern::Onoff => "udp-onoff",
+            UdpPattern::Trace => "udp-trace",
+            UdpPattern::Voice => "udp-voice",
+            UdpPattern::Video => "udp-video",
+        }
+    }
 }
 
 /// The `udp` table of a UDP flow. Which fields a pattern needs and which it

@@ -22,7 +22,7 @@ use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
     flow_name, link_name, subflow_plan, FlowSpec, LinkHandoverTime, NodeHandoffKind, Scenario,
-    ScenarioError, Transport, UdpPattern,
+    ScenarioError, Transport,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
@@ -165,7 +165,7 @@ impl Simulation {
                     algorithm: if echo {
                         "ping"
                     } else {
-                        udp.map_or(f.cc.name(), |u| udp_name(u.pattern))
+                        udp.map_or(f.cc.name(), |u| u.pattern.algorithm())
                     },
                     from: f.from.clone(),
                     to: f.to.clone(),
@@ -399,16 +399,6 @@ const UDP: u8 = 17;
 const ICMP: u8 = 1;
 
 /// The flows table's `algorithm` of a UDP flow: its pattern.
-fn udp_name(p: UdpPattern) -> &'static str {
-    match p {
-        UdpPattern::Cbr => "udp-cbr",
-        UdpPattern::Onoff => "udp-onoff",
-        UdpPattern::Trace => "udp-trace",
-        UdpPattern::Voice => "udp-voice",
-        UdpPattern::Video => "udp-video",
-    }
-}
-
 /// The sender with its host's timer-wheel phase (`tcp.timer_hz`) drawn from
 /// the flow's stream after its initial sequence numbers: anywhere in the
 /// first 64 s of the jiffies counter, more than the widest granule a TCP

@@ -34,22 +34,10 @@ fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
         goodput: (f.started && active > 0.0).then(|| delivered as f64 * 8.0 / active),
         // a ping's answers
         min_rtt: f.min_echo,
-        rtt: rtt_figures(&f.rtts),
+        rtt: f.rtts.figures_secs(),
         rtt_samples: f.rtts.count(),
         ..record_of(f, net)
     }
-}
-
-/// Mean, median, 95th and 99th percentile of `h` in seconds (None: no
-/// sample).
-fn rtt_figures(h: &Histogram) -> [Option<f64>; 4] {
-    let known = |x: f64| (!x.is_nan()).then_some(x);
-    [
-        known(h.mean_secs()),
-        known(h.quantile_secs(0.5)),
-        known(h.quantile_secs(0.95)),
-        known(h.quantile_secs(0.99)),
-    ]
 }
 
 /// The flows table's row of flow `f` with what every flow has (its name,
@@ -153,7 +141,7 @@ impl Simulation {
                         .then(|| f.receiver.delivered() as f64 * 8.0 / active),
                     min_rtt: f.sender.rtt().min_rtt(),
                     // every RTT sample of the sender, through a histogram (0.8 %)
-                    rtt: rtt_figures(&f.rtts),
+                    rtt: f.rtts.figures_secs(),
                     rtt_samples: f.rtts.count(),
                     ..record_of(f, net)
                 }
