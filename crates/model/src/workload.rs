@@ -352,6 +352,7 @@ pub fn transfer_flow(w: &WorkloadSpec, i: usize, k: usize, t: &Transfer) -> Flow
         transport: Default::default(),
         udp: None,
         ping: None,
+        mptcp: None,
         cc: w.cc.clone(),
         tcp: w.tcp.clone(),
         start: t.arrival,

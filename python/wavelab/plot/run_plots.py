@@ -80,6 +80,7 @@ from wavelab.plot.style import (
     style,
 )
 from wavelab.results.frames import Results
+from wavelab.scenario.flow_rows import flow_row_specs
 
 TimeRange = tuple[float, float] | None
 """Plot only this window of simulated time (seconds), or everything."""
@@ -98,20 +99,22 @@ None for a figure of its own."""
 
 
 def flow_mss(results: Results) -> list[int]:
-    """The MSS of every flow (replicas expanded, then the workloads'
-    transfers), from the normalised scenario."""
-    out: list[int] = []
-    for spec in results.scenario.normalized["flows"]:
-        out += [int(spec["tcp"]["mss"])] * int(spec.get("count", 1))
+    """The MSS of every flow row: the scenario's flows (replicas expanded),
+    then the workloads' transfers, then the MPTCP subflows after each
+    connection's first, from the normalised scenario."""
+    normalized = results.scenario.normalized
+    specs = flow_row_specs(normalized)
+    own = sum(int(spec.get("count", 1) or 1) for spec in normalized["flows"])
+    out = [int(spec["tcp"]["mss"]) for spec in specs[:own]]
     # then the workloads' transfers, in the transfers table's order
-    workloads = results.scenario.normalized.get("workloads") or []
+    workloads = normalized.get("workloads") or []
     if workloads:
         mss = {
             str(w.get("name") or f"workload{i}"): int(w["tcp"]["mss"])
             for i, w in enumerate(workloads)
         }
         out += [mss[str(w)] for w in results.transfers["workload"]]
-    return out
+    return out + [int(spec["tcp"]["mss"]) for spec in specs[own:]]
 
 
 def flow_names(results: Results) -> list[str]:

@@ -100,6 +100,7 @@ class Results:
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
+        subflows: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
         transfers: pd.DataFrame | None = None,
         delays: pd.DataFrame | None = None,
@@ -122,6 +123,7 @@ class Results:
             "handovers": handovers,
             "handoffs": handoffs,
             "notifications": notifications,
+            "subflows": subflows,
             "rtt_distribution": rtt_distribution,
             "transfers": transfers,
             "delays": delays,
@@ -214,6 +216,16 @@ class Results:
         return self._table("notifications")
 
     @property
+    def subflows(self) -> pd.DataFrame:
+        """The subflows of Multipath TCP connections, one row each: its row
+        in the flows table (``flow``), ``connection``, ``subflow``,
+        ``link``, ``backup``, the data ``mapped`` to it and ``reinjected``
+        on it, its ``failures``, and its connection's ``conn_delivered``,
+        ``conn_duplicate``, ``conn_completion_time`` and ``conn_goodput``
+        (bit/s). Empty without MPTCP flows."""
+        return self._table("subflows")
+
+    @property
     def rtt_distribution(self) -> pd.DataFrame:
         """Each flow's RTT samples as histogram buckets (``flow``,
         ``rtt_low``, ``rtt_high``, ``count``)."""
@@ -294,13 +306,21 @@ class Results:
         figures of :meth:`transfer_summary` (``transfers``, ``completed``,
         ``fct_mean_s``, ``fct_p50_s``, ``fct_p99_s``, ``slowdown_mean``,
         ``slowdown_p99``) and NaN where a flow's figure has no meaning; the
-        run's figures (Jain's index) are then over the scenario's own flows."""
+        run's figures (Jain's index) are then over the scenario's own flows.
+        An MPTCP subflow's row also names its connection and gives the
+        connection's goodput."""
         transfers = self.transfers
         flows = self.flows
+        subflows: Any = self.subflows
         if len(transfers):
             # the run's figures (Jain's index) over the scenario's own flows
-            flows = flows.drop(index=flows.index[transfers["flow_index"].to_numpy()])
-            flows = flows.reset_index(drop=True)
+            dropped = set(int(k) for k in transfers["flow_index"])
+            kept = [k for k in range(len(flows)) if k not in dropped]
+            flows = flows.iloc[kept].reset_index(drop=True)
+            if subflows is not None and len(subflows):
+                # the subflows' rows, renumbered as the transfers leave
+                new_row = {old: new for new, old in enumerate(kept)}
+                subflows = subflows.assign(flow=[new_row[int(f)] for f in subflows["flow"]])
         frame = summary_frame(
             flows,
             self.links,
@@ -308,6 +328,7 @@ class Results:
             self.scenario.normalized,
             self.handovers,
             self.handoffs,
+            subflows=subflows,
         )
         if not len(transfers):
             return frame
@@ -362,6 +383,7 @@ class Results:
             self.links,
             self.handovers,
             self.handoffs,
+            subflows=self.subflows,
         )
         return {**files, **meta}
 
@@ -411,6 +433,7 @@ class Results:
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
+            subflows=frames["subflows"],
             rtt_distribution=frames["rtt_distribution"],
             transfers=frames["transfers"],
             delays=frames["delays"],

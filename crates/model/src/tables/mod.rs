@@ -24,8 +24,8 @@ pub mod units;
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{
     distribution_table, flow_table, handoff_table, handover_table, link_table, rtt_distribution,
-    FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results,
-    RunStats,
+    subflow_table, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord,
+    NodeHandoffRecord, Results, RunStats, SubflowRecord,
 };
 
 /// The values of one column.

@@ -5,6 +5,7 @@
 
 use super::endpoints::{Flow, Wake};
 use super::handovers::{LinkHandover, NodeHandoff};
+use super::mptcp::MptcpConn;
 use super::transfers::PlannedTransfer;
 use crate::engine::{Event, EventQueue};
 use crate::notices::Notices;
@@ -22,13 +23,15 @@ use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, workload_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError, Transport,
+    flow_name, link_name, subflow_plan, workload_name, FlowSpec, LinkHandoverTime, NodeHandoffKind,
+    Scenario, ScenarioError, Transport,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::tables::transfers::ideal_completion;
 use wavelab_model::topology::DirId;
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
 use wavelab_model::workload::{expand_workloads, Transfer};
+use wavelab_tcp::mptcp::{Connection, ConnectionConfig};
 use wavelab_tcp::{Cc, CongestionControl, Duration, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
@@ -126,6 +129,11 @@ impl Simulation {
             .collect();
 
         let mut flows = Vec::new();
+        // MPTCP: each connection's first subflow takes the flow's place,
+        // the others follow every other flow
+        let regular: usize = sc.flows.iter().map(|f| f.count as usize).sum();
+        let mut joins: Vec<Flow> = Vec::new();
+        let mut conns: Vec<MptcpConn> = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
             let udp = f.udp.as_ref().filter(|_| f.transport == Transport::Udp);
             let trace: Option<Arc<[TracePacket]>> = match udp.and_then(|u| u.file.as_ref()) {
@@ -141,16 +149,7 @@ impl Simulation {
             };
             for k in 0..f.count {
                 let idx = flows.len() as u32;
-                let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(idx));
-                let iss = SeqNum(rng.next_u64() as u32);
-                let riss = SeqNum(rng.next_u64() as u32);
-                let cc = f.cc.build(
-                    f.tcp.mss,
-                    f.tcp.initial_cwnd,
-                    f.tcp.initial_ssthresh.map(|b| b.0),
-                    f.tcp.abc_limit,
-                );
-                let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
+                let (sender, receiver) = tcp_endpoints(f, sc.seed, idx);
                 let echo = f.transport == Transport::Ping;
                 let source = if echo {
                     let ping = f.ping.clone().unwrap_or_default();
@@ -181,7 +180,7 @@ impl Simulation {
                     },
                     from: f.from.clone(),
                     to: f.to.clone(),
-                    sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+                    sender,
                     receiver,
                     routes: routes[i].clone(),
                     route: [0, 0],
@@ -199,9 +198,64 @@ impl Simulation {
                     echo,
                     min_echo: None,
                     delays: Default::default(),
+                    conn: None,
                 });
+                if let Some(m) = &f.mptcp {
+                    let plan = subflow_plan(&sc, &topo, i, f, m)?;
+                    let c = conns.len() as u32;
+                    let first = flows.last_mut().expect("just pushed");
+                    let conn_name = first.name.clone();
+                    let mut ids = Vec::new();
+                    let mut links = Vec::new();
+                    let mut backup = Vec::new();
+                    for (j, (link, data, acks, b)) in plan.subflows.iter().enumerate() {
+                        let id = if j == 0 {
+                            idx as usize
+                        } else {
+                            regular + joins.len()
+                        };
+                        let mut sf = if j == 0 {
+                            first.clone()
+                        } else {
+                            let (sender, receiver) = tcp_endpoints(f, sc.seed, id as u32);
+                            Flow {
+                                sender,
+                                receiver,
+                                ..first.clone()
+                            }
+                        };
+                        sf.name = format!("{conn_name}/{}", link_name(&sc.links[*link], *link));
+                        sf.routes = [vec![data.clone()], vec![acks.clone()]];
+                        sf.size = None;
+                        sf.conn = Some((c, j as u32));
+                        if j == 0 {
+                            *first = sf;
+                        } else {
+                            joins.push(sf);
+                        }
+                        ids.push(id);
+                        links.push(*link);
+                        backup.push(*b);
+                    }
+                    let cfg = ConnectionConfig {
+                        scheduler: m.scheduler,
+                        coupling: m.coupled,
+                        stale_after: m.stale_after,
+                    };
+                    conns.push(MptcpConn {
+                        name: conn_name,
+                        conn: Connection::new(cfg, f.size.map(|s| s.0), &backup),
+                        flows: ids,
+                        links,
+                        failover: m.failover,
+                        node: plan.node,
+                        start: at(f.start),
+                        completed: None,
+                    });
+                }
             }
         }
+        flows.extend(joins);
 
         let end = at(sc.duration);
         let mut q = EventQueue::default();
@@ -212,6 +266,9 @@ impl Simulation {
             }
         }
         for (i, f) in flows.iter().enumerate() {
+            if f.conn.is_some_and(|(_, k)| k > 0) {
+                continue; // a join opens once the first subflow is established
+            }
             q.push(f.start, Event::FlowStart(i as u32));
             if let Some(s) = f.stop {
                 if s <= end {
@@ -254,6 +311,7 @@ impl Simulation {
             histories: Default::default(),
             transfers,
             delays: Default::default(),
+            mptcp: conns,
         })
     }
 
@@ -316,6 +374,26 @@ fn plan_transfers(
             }
         })
         .collect()
+}
+
+/// The TCP endpoints of flow number `idx` (replicas and subflows counted)
+/// of flow spec `f`: initial sequence numbers and the timer-wheel phase
+/// drawn from the flow's stream, the receiver as its algorithm needs it.
+fn tcp_endpoints(f: &FlowSpec, seed: u64, idx: u32) -> (Sender, Receiver) {
+    let mut rng = Rng::derive(seed, Stream::FlowIsn(idx));
+    let iss = SeqNum(rng.next_u64() as u32);
+    let riss = SeqNum(rng.next_u64() as u32);
+    let cc = f.cc.build(
+        f.tcp.mss,
+        f.tcp.initial_cwnd,
+        f.tcp.initial_ssthresh.map(|b| b.0),
+        f.tcp.abc_limit,
+    );
+    let receiver = receiver_for(&cc, Receiver::new(f.tcp.clone(), riss));
+    (
+        with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+        receiver,
+    )
 }
 
 /// The receiver of a connection whose sender runs `cc`: with the

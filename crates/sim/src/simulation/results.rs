@@ -78,6 +78,7 @@ impl Simulation {
             handovers: self.handover_table(),
             handoffs: self.handoff_table(),
             notifications: self.notification_table(),
+            subflows: self.subflow_table(),
             rtt_distribution: rtt_distribution(self.flows.iter().map(|f| &f.rtts)),
             transfers: self.transfer_table(),
             delays: self.delays.to_table(),

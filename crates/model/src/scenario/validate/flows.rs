@@ -11,6 +11,9 @@ pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError>
     let nodes = sc.node_names();
     for (i, f) in sc.flows.iter().enumerate() {
         check_flow(sc, topo, &nodes, &format!("flows[{i}]"), f)?;
+        if let Some(m) = &f.mptcp {
+            crate::scenario::subflow_plan(sc, topo, i, f, m)?;
+        }
     }
     Ok(())
 }
