@@ -591,6 +591,10 @@ pub fn compile_routes(sc: &Scenario, topo: &Topology) -> (Vec<Routes>, Vec<NodeH
         .collect();
     for (k, &i) in handoff_order(sc).iter().enumerate() {
         for (spec, numbers) in by_state.iter().enumerate() {
+            if sc.flows[spec].mptcp.is_some() {
+                // its subflows are pinned to access links: no switches
+                continue;
+            }
             let (before, after) = (numbers[k], numbers[k + 1]);
             for (side, (b, a)) in before.into_iter().zip(after).enumerate() {
                 if a != b {

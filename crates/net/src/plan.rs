@@ -443,6 +443,14 @@ impl Plan {
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
             let datagrams = Self::datagrams(&scenario, i)?;
+            if f.mptcp.is_some() {
+                return Err(err(
+                    format!("{p}.mptcp"),
+                    "Multipath TCP runs only in the simulator for now (`wavelab run`); the \
+                     emulator does not open MPTCP sockets yet: remove `mptcp` to emulate the \
+                     flow as single-path TCP",
+                ));
+            }
             let raw_flow = raw.pointer(&format!("/flows/{i}"));
             let cc = if f.cmd.is_some() || datagrams.is_some() {
                 None
@@ -868,6 +876,33 @@ pub(crate) mod tests {
             plan("transport = \"udp\"\nudp = { pattern = \"trace\", file = \"/nonexistent.csv\" }")
                 .unwrap_err();
         assert!(e.starts_with("flows[0].udp.file: "), "{e}");
+    }
+
+    #[test]
+    fn mptcp_flows_are_refused_with_the_field() {
+        let t = r#"
+            duration = "5s"
+            [[links]]
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[links]]
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[flows]]
+            from = "s"
+            to = "d"
+            mptcp = { paths = "backup" }
+            "#;
+        let v: toml::Value = toml::from_str(t).unwrap();
+        let e = Plan::new(&serde_json::to_string(&v).unwrap(), &kernel())
+            .map_err(|e| e.to_string())
+            .unwrap_err();
+        assert!(
+            e.starts_with("flows[0].mptcp: Multipath TCP runs only in the simulator"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -167,6 +167,7 @@ pub fn build(
         handoffs: handoff_table(&node_handoffs_until(&plan.scenario, end)),
         // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
+        subflows: Table::default(),
         // the kernel's RTT samples are not seen one by one: no distribution
         rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
         run: RunStats {

@@ -397,6 +397,7 @@ pub(crate) fn results_to_py<'py>(
         ("handovers", &r.handovers),
         ("handoffs", &r.handoffs),
         ("notifications", &r.notifications),
+        ("subflows", &r.subflows),
         ("rtt_distribution", &r.rtt_distribution),
     ] {
         out.set_item(name, table_to_py(py, table)?)?;

@@ -21,6 +21,7 @@ mod handoff;
 mod handover;
 mod leo;
 mod limits;
+mod mptcp;
 mod notify;
 mod peers;
 mod pinned;

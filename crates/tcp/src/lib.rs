@@ -32,6 +32,7 @@ pub mod cc;
 pub mod challenge;
 pub mod config;
 pub mod fuzzing;
+pub mod mptcp;
 pub mod profile;
 pub mod ranges;
 pub mod rate;

@@ -36,6 +36,7 @@ from wavelab.scenario.builtin import (
     load_scenario_or_builtin,
 )
 from wavelab.scenario.field_paths import PathError
+from wavelab.scenario.flow_rows import flow_row_specs
 from wavelab.scenario.loading import Scenario, load_scenario
 from wavelab.scenario.toml_text import check_toml_bounds, check_toml_size
 
@@ -124,11 +125,10 @@ def _print_summary(res: Results) -> None:
 def _sized_flows(res: Results) -> list[bool | None]:
     """Per flow (replicas expanded, in flow order), whether the scenario
     gives it a ``size`` to transfer (None: a UDP or ping flow)."""
-    out: list[bool | None] = []
-    for spec in res.scenario.normalized.get("flows", []):
-        sized = None if spec.get("transport") in ("udp", "ping") else spec.get("size") is not None
-        out += [sized] * int(spec.get("count", 1))
-    return out
+    return [
+        None if spec.get("transport") in ("udp", "ping") else spec.get("size") is not None
+        for spec in flow_row_specs(res.scenario.normalized)
+    ]
 
 
 def _run_line(row: pd.Series) -> str:

@@ -77,6 +77,7 @@ from wavelab.plot.style import (
     style,
 )
 from wavelab.results.frames import Results
+from wavelab.scenario.flow_rows import flow_row_specs
 
 TimeRange = tuple[float, float] | None
 """Plot only this window of simulated time (seconds), or everything."""
@@ -96,10 +97,7 @@ None for a figure of its own."""
 
 def flow_mss(results: Results) -> list[int]:
     """The MSS of every flow (replicas expanded), from the normalised scenario."""
-    out: list[int] = []
-    for spec in results.scenario.normalized["flows"]:
-        out += [int(spec["tcp"]["mss"])] * int(spec.get("count", 1))
-    return out
+    return [int(spec["tcp"]["mss"]) for spec in flow_row_specs(results.scenario.normalized)]
 
 
 def flow_names(results: Results) -> list[str]:

@@ -33,6 +33,7 @@ from wavelab.analysis.capacity import bottleneck_direction, direction_capacity, 
 from wavelab.analysis.rates import RATE_WINDOW, goodput_and_send_rate, rate_ceiling
 from wavelab.analysis.rtt import rtt_cdf
 from wavelab.plot.style import flow_styles
+from wavelab.scenario.flow_rows import flow_row_specs
 
 MAX_POINTS = 1500
 """Most points per trace."""
@@ -58,10 +59,7 @@ def _decimate(n: int) -> slice:
 
 
 def _mss(scenario: dict[str, Any]) -> list[float]:
-    out: list[float] = []
-    for spec in scenario.get("flows", []):
-        out += [float(spec.get("tcp", {}).get("mss", 1460))] * int(spec.get("count", 1))
-    return out
+    return [float(spec.get("tcp", {}).get("mss", 1460)) for spec in flow_row_specs(scenario)]
 
 
 def run_data(directory: Path, label: str = "") -> dict[str, Any]:

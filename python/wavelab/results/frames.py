@@ -86,6 +86,7 @@ class Results:
         handovers: pd.DataFrame | None = None,
         handoffs: pd.DataFrame | None = None,
         notifications: pd.DataFrame | None = None,
+        subflows: pd.DataFrame | None = None,
         rtt_distribution: pd.DataFrame | None = None,
         releases: pd.DataFrame | None = None,
         bursts: pd.DataFrame | None = None,
@@ -105,6 +106,7 @@ class Results:
             "handovers": handovers,
             "handoffs": handoffs,
             "notifications": notifications,
+            "subflows": subflows,
             "rtt_distribution": rtt_distribution,
             "releases": releases,
             "bursts": bursts,
@@ -194,6 +196,16 @@ class Results:
         return self._table("notifications")
 
     @property
+    def subflows(self) -> pd.DataFrame:
+        """The subflows of Multipath TCP connections, one row each: its row
+        in the flows table (``flow``), ``connection``, ``subflow``,
+        ``link``, ``backup``, the data ``mapped`` to it and ``reinjected``
+        on it, its ``failures``, and its connection's ``conn_delivered``,
+        ``conn_duplicate``, ``conn_completion_time`` and ``conn_goodput``
+        (bit/s). Empty without MPTCP flows."""
+        return self._table("subflows")
+
+    @property
     def rtt_distribution(self) -> pd.DataFrame:
         """Each flow's RTT samples as histogram buckets (``flow``,
         ``rtt_low``, ``rtt_high``, ``count``)."""
@@ -226,7 +238,8 @@ class Results:
 
     def summary(self) -> pd.DataFrame:
         """One row per flow: the figures people compare first, and the run's
-        (:func:`summary_frame`)."""
+        (:func:`summary_frame`); an MPTCP subflow's row also names its
+        connection and gives the connection's goodput."""
         return summary_frame(
             self.flows,
             self.links,
@@ -234,6 +247,7 @@ class Results:
             self.scenario.normalized,
             self.handovers,
             self.handoffs,
+            subflows=self.subflows,
         )
 
     def goodput(self) -> pd.DataFrame:
@@ -281,6 +295,7 @@ class Results:
             self.links,
             self.handovers,
             self.handoffs,
+            subflows=self.subflows,
         )
         return {**files, **meta}
 
@@ -330,6 +345,7 @@ class Results:
             handovers=frames["handovers"],
             handoffs=frames["handoffs"],
             notifications=frames["notifications"],
+            subflows=frames["subflows"],
             rtt_distribution=frames["rtt_distribution"],
             releases=frames["releases"],
             bursts=frames["bursts"],

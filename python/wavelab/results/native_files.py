@@ -172,5 +172,6 @@ def run_files(
         columns("handovers"),
         columns("handoffs"),
         metrics,
+        columns("subflows"),
     )
     return {**out, **meta}, flows

@@ -38,6 +38,7 @@ def summary_frame(
     handovers: Table | None = None,
     handoffs: Table | None = None,
     metrics: Mapping[str, Any] | None = None,
+    subflows: Table | None = None,
 ) -> pd.DataFrame:
     """One row per flow of a ``flows`` table: the figures people compare
     first. Per flow: goodput, bytes delivered, the retransmission counters,
@@ -77,6 +78,7 @@ def summary_frame(
             **network_columns(f),
         }
     )
+    add_subflow_columns(out, subflows)
     if metrics is not None:
         m = metrics
     elif links is None or run is None or normalized is None:
@@ -138,6 +140,26 @@ def run_json(scenario: Scenario, run: dict[str, Any], complete: bool) -> bytes:
     return (json.dumps(meta, indent=2) + "\n").encode()
 
 
+def add_subflow_columns(out: pd.DataFrame, subflows: Table | None) -> None:
+    """With Multipath TCP subflows (the ``subflows`` table has rows), adds
+    to each flow row its ``connection``, whether it is a ``backup`` subflow
+    and its connection's goodput (``conn_goodput_mbps``); nothing otherwise."""
+    if subflows is None or len(subflows["flow"]) == 0:
+        return
+    rows = {int(f): k for k, f in enumerate(subflows["flow"])}
+    pick = [rows.get(i) for i in range(len(out))]
+
+    def column(name: str) -> list[Any]:
+        values = subflows[name]
+        return [None if k is None else values[k] for k in pick]
+
+    out["connection"] = column("connection")
+    out["backup"] = column("backup")
+    out["conn_goodput_mbps"] = [
+        math.nan if g is None else round(float(g) / 1e6, 4) for g in column("conn_goodput")
+    ]
+
+
 def meta_files(
     scenario: Scenario,
     flows: pd.DataFrame,
@@ -147,10 +169,13 @@ def meta_files(
     handovers: Table | None = None,
     handoffs: Table | None = None,
     metrics: Mapping[str, Any] | None = None,
+    subflows: Table | None = None,
 ) -> dict[str, bytes]:
     """``summary.csv`` (:func:`summary_frame`; its run columns need
     ``links`` or ``metrics``) and ``run.json`` of a run."""
-    summary = summary_frame(flows, links, run, scenario.normalized, handovers, handoffs, metrics)
+    summary = summary_frame(
+        flows, links, run, scenario.normalized, handovers, handoffs, metrics, subflows
+    )
     return {
         "summary.csv": summary.to_csv(index=False).encode(),
         "run.json": run_json(scenario, run, complete),

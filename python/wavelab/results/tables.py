@@ -22,6 +22,7 @@ TABLES = (
     "handovers",
     "handoffs",
     "notifications",
+    "subflows",
     "rtt_distribution",
     "releases",
     "bursts",

@@ -1,6 +1,7 @@
 //! The flows of a scenario: endpoints, transport (TCP or a UDP pattern),
 //! congestion control, TCP settings, start, stop, size, replicas and route.
 
+use super::mptcp::MptcpSpec;
 use super::udp::{PingSpec, Transport, UdpSpec};
 use serde::{Deserialize, Serialize};
 use wavelab_tcp::units::ByteSize;
@@ -30,6 +31,10 @@ pub struct FlowSpec {
     /// default: one request of 56 bytes a second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping: Option<PingSpec>,
+    /// Multipath TCP: one subflow per access link of the multi-homed end
+    /// (simulator only; see `docs/scenarios.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp: Option<MptcpSpec>,
     /// Congestion control (default NewReno).
     #[serde(default)]
     pub cc: CcConfig,

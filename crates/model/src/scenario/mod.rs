@@ -17,6 +17,7 @@ mod flows;
 mod handoffs;
 mod handovers;
 mod links;
+mod mptcp;
 mod plain;
 mod preset;
 #[cfg(test)]
@@ -39,6 +40,7 @@ pub use handoffs::{
 };
 pub use handovers::{LinkHandoverSpec, LinkHandoverTime, SteadyRule};
 pub use links::{link_name, DirectionSpec, LinkSpec, OutageSpec};
+pub use mptcp::{subflow_plan, Coupling, Failover, MptcpSpec, PathManager, Scheduler, SubflowPlan};
 pub use preset::{LinkPreset, WLAN_ATTEMPT_LOSS};
 pub use udp::{
     PingSpec, Transport, UdpPattern, UdpSpec, MAX_UDP_PAYLOAD, UDP_OVERHEAD, VIDEO_FPS,

@@ -18,8 +18,9 @@ pub mod units;
 
 pub use log::{event, kind_code, PacketEvent, PacketLog, KIND_NAMES, NO_KIND};
 pub use results::{
-    flow_table, handoff_table, handover_table, link_table, rtt_distribution, FlowCounters,
-    FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results, RunStats,
+    flow_table, handoff_table, handover_table, link_table, rtt_distribution, subflow_table,
+    FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, NodeHandoffRecord, Results,
+    RunStats, SubflowRecord,
 };
 
 /// The values of one column.

@@ -51,6 +51,11 @@ pub struct Results {
     /// The cross-layer notifications delivered to senders, with what they
     /// said.
     pub notifications: Table,
+    /// The subflows of Multipath TCP connections, one row each: its row in
+    /// the flows table, its connection, access link and backup flag, the
+    /// data mapped to it and reinjected on it, its failures, and its
+    /// connection's data-level figures ([`subflow_table`]).
+    pub subflows: Table,
     /// Every RTT sample of each flow's sender as a distribution: one row per
     /// non-empty bucket of its histogram (`flow`, `rtt_low`, `rtt_high` in
     /// seconds, `count`; [`crate::histogram`]), from which a CDF is exact at
@@ -97,13 +102,80 @@ impl Results {
         ] {
             h.mix(t.digest());
         }
-        for t in [&self.handoffs, &self.notifications] {
+        for t in [&self.handoffs, &self.notifications, &self.subflows] {
             if t.rows() > 0 {
                 h.mix(t.digest());
             }
         }
         h.0
     }
+}
+
+/// One Multipath TCP subflow as the subflows table shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubflowRecord {
+    /// Its row in the flows table.
+    pub flow: u32,
+    /// Its connection's name (the scenario flow's).
+    pub connection: String,
+    /// Its number in the connection (0: the first, on the primary link).
+    pub subflow: u32,
+    /// Its access link's name.
+    pub link: String,
+    /// Flagged backup (RFC 8684 section 3.3.8).
+    pub backup: bool,
+    /// Data bytes mapped to it, reinjections included.
+    pub mapped: u64,
+    /// Data bytes reinjected on it from a failed subflow.
+    pub reinjected: u64,
+    /// Times it went stale or was removed.
+    pub failures: u64,
+    /// Its connection's data bytes delivered in order.
+    pub conn_delivered: u64,
+    /// Its connection's data bytes that arrived more than once.
+    pub conn_duplicate: u64,
+    /// Its connection's time from start to the DATA_FIN's acknowledgement.
+    pub conn_completion_time: Option<Duration>,
+    /// Its connection's in-order data rate over its active time (bit/s).
+    pub conn_goodput: Option<f64>,
+}
+
+/// The subflows table, one row per subflow, connection by connection.
+pub fn subflow_table(rows: &[SubflowRecord]) -> Table {
+    let mut t = Table::default();
+    let u64s = |f: &dyn Fn(&SubflowRecord) -> u64| ColumnData::U64(rows.iter().map(f).collect());
+    t.push(
+        "flow",
+        ColumnData::U32(rows.iter().map(|r| r.flow).collect()),
+    );
+    t.push(
+        "connection",
+        ColumnData::Str(rows.iter().map(|r| r.connection.clone()).collect()),
+    );
+    t.push(
+        "subflow",
+        ColumnData::U32(rows.iter().map(|r| r.subflow).collect()),
+    );
+    t.push(
+        "link",
+        ColumnData::Str(rows.iter().map(|r| r.link.clone()).collect()),
+    );
+    t.push(
+        "backup",
+        ColumnData::Bool(rows.iter().map(|r| r.backup).collect()),
+    );
+    t.push("mapped", u64s(&|r| r.mapped));
+    t.push("reinjected", u64s(&|r| r.reinjected));
+    t.push("failures", u64s(&|r| r.failures));
+    t.push("conn_delivered", u64s(&|r| r.conn_delivered));
+    t.push("conn_duplicate", u64s(&|r| r.conn_duplicate));
+    t.push_nullable(
+        "conn_completion_time",
+        rows.iter()
+            .map(|r| r.conn_completion_time.map(|d| d.as_secs_f64())),
+    );
+    t.push_nullable("conn_goodput", rows.iter().map(|r| r.conn_goodput));
+    t
 }
 
 /// The flows table's ECN counters, added after the first pins.

@@ -112,6 +112,9 @@ impl Results {
         if self.notifications.rows() > 0 {
             parts.push(("notifications", select(&self.notifications, &NOTIFICATIONS)));
         }
+        if self.subflows.rows() > 0 {
+            parts.push(("subflows", self.subflows.clone()));
+        }
         let mut out = String::new();
         for (name, t) in parts {
             out += &format!("== {name}\n");

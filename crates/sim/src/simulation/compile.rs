@@ -5,6 +5,7 @@
 
 use super::endpoints::{Flow, Wake};
 use super::handovers::{LinkHandover, NodeHandoff};
+use super::mptcp::MptcpConn;
 use crate::engine::{Event, EventQueue};
 use crate::notices::Notices;
 use crate::recorder::Recorder;
@@ -20,10 +21,12 @@ use wavelab_model::link::qdisc::flow_key;
 use wavelab_model::link::{Link, Stepped};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    flow_name, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError, Transport,
+    flow_name, link_name, subflow_plan, LinkHandoverTime, NodeHandoffKind, Scenario, ScenarioError,
+    Transport,
 };
 use wavelab_model::tables::series::{QueueSeries, Series};
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
+use wavelab_tcp::mptcp::{Connection, ConnectionConfig};
 use wavelab_tcp::{Cc, CongestionControl, Instant, Receiver, Sender, SeqNum};
 
 impl Simulation {
@@ -115,6 +118,11 @@ impl Simulation {
             .collect();
 
         let mut flows = Vec::new();
+        // MPTCP: each connection's first subflow takes the flow's place,
+        // the others follow every other flow
+        let regular: usize = sc.flows.iter().map(|f| f.count as usize).sum();
+        let mut joins: Vec<Flow> = Vec::new();
+        let mut conns: Vec<MptcpConn> = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
             let udp = f.udp.as_ref().filter(|_| f.transport == Transport::Udp);
             let trace: Option<Arc<[TracePacket]>> = match udp.and_then(|u| u.file.as_ref()) {
@@ -187,9 +195,72 @@ impl Simulation {
                     udp: source,
                     echo,
                     min_echo: None,
+                    conn: None,
                 });
+                if let Some(m) = &f.mptcp {
+                    let plan = subflow_plan(&sc, &topo, i, f, m)?;
+                    let c = conns.len() as u32;
+                    let first = flows.last_mut().expect("just pushed");
+                    let conn_name = first.name.clone();
+                    let mut ids = Vec::new();
+                    let mut links = Vec::new();
+                    let mut backup = Vec::new();
+                    for (j, (link, data, acks, b)) in plan.subflows.iter().enumerate() {
+                        let id = if j == 0 {
+                            idx as usize
+                        } else {
+                            regular + joins.len()
+                        };
+                        let mut sf = if j == 0 {
+                            first.clone()
+                        } else {
+                            let mut rng = Rng::derive(sc.seed, Stream::FlowIsn(id as u32));
+                            let iss = SeqNum(rng.next_u64() as u32);
+                            let riss = SeqNum(rng.next_u64() as u32);
+                            let cc = f.cc.build(
+                                f.tcp.mss,
+                                f.tcp.initial_cwnd,
+                                f.tcp.initial_ssthresh.map(|b| b.0),
+                                f.tcp.abc_limit,
+                            );
+                            Flow {
+                                receiver: receiver_for(&cc, Receiver::new(f.tcp.clone(), riss)),
+                                sender: with_phase(Sender::new(f.tcp.clone(), cc, iss), &mut rng),
+                                ..first.clone()
+                            }
+                        };
+                        sf.name = format!("{conn_name}/{}", link_name(&sc.links[*link], *link));
+                        sf.routes = [vec![data.clone()], vec![acks.clone()]];
+                        sf.size = None;
+                        sf.conn = Some((c, j as u32));
+                        if j == 0 {
+                            *first = sf;
+                        } else {
+                            joins.push(sf);
+                        }
+                        ids.push(id);
+                        links.push(*link);
+                        backup.push(*b);
+                    }
+                    let cfg = ConnectionConfig {
+                        scheduler: m.scheduler,
+                        coupling: m.coupled,
+                        stale_after: m.stale_after,
+                    };
+                    conns.push(MptcpConn {
+                        name: conn_name,
+                        conn: Connection::new(cfg, f.size.map(|s| s.0), &backup),
+                        flows: ids,
+                        links,
+                        failover: m.failover,
+                        node: plan.node,
+                        start: at(f.start),
+                        completed: None,
+                    });
+                }
             }
         }
+        flows.extend(joins);
 
         let end = at(sc.duration);
         let mut q = EventQueue::default();
@@ -200,6 +271,9 @@ impl Simulation {
             }
         }
         for (i, f) in flows.iter().enumerate() {
+            if f.conn.is_some_and(|(_, k)| k > 0) {
+                continue; // a join opens once the first subflow is established
+            }
             q.push(f.start, Event::FlowStart(i as u32));
             if let Some(s) = f.stop {
                 if s <= end {
@@ -240,6 +314,7 @@ impl Simulation {
             interrupt: None,
             stopped: None,
             histories: Default::default(),
+            mptcp: conns,
         })
     }
 

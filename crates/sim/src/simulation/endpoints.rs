@@ -68,6 +68,8 @@ pub(crate) struct Flow {
     pub echo: bool,
     /// The smallest round-trip time of a ping flow's answers.
     pub min_echo: Option<wavelab_tcp::Duration>,
+    /// A Multipath TCP subflow: its connection and subflow number.
+    pub conn: Option<(u32, u32)>,
 }
 
 impl Flow {
@@ -105,6 +107,10 @@ impl Simulation {
         let past = self.histories.get(&(flow.from.clone(), flow.to.clone()));
         flow.sender
             .set_path_history(now, past.map_or(&[], |v| v.as_slice()));
+        if let Some((c, _)) = flow.conn {
+            // its connection maps data to it
+            return self.mptcp_step(c as usize);
+        }
         match flow.size {
             Some(n) => {
                 flow.sender.write_virtual(n);
@@ -193,7 +199,17 @@ impl Simulation {
         // the packet is read where it waited; it leaves before anything else
         // enters the network
         self.net.release(d);
-        self.drain(f, if to_receiver { RECEIVER } else { SENDER });
+        match self.flows[f].conn {
+            // the connection maps data before the sender sends (which
+            // drains every subflow sender)
+            Some((c, _)) if !to_receiver => self.mptcp_step(c as usize),
+            conn => {
+                self.drain(f, if to_receiver { RECEIVER } else { SENDER });
+                if let Some((c, _)) = conn {
+                    self.mptcp_step(c as usize);
+                }
+            }
+        }
         if !to_receiver {
             self.check_transfer(f);
         }
@@ -208,6 +224,13 @@ impl Simulation {
             r.offset = self.flows[f].sender.offset_of(r.seq);
         }
         self.flows[f].sender.handle_notification(now, &notice.msg);
+        if let (Some((c, _)), crate::notices::Source::Handoff { index, .. }) =
+            (self.flows[f].conn, notice.source)
+        {
+            let plan = &self.handoffs[index].plan;
+            let (from, to) = (plan.from, plan.to);
+            self.mptcp_notice(c as usize, from, to);
+        }
         if self.flows[f].log {
             let seq = match notice.msg {
                 Notification::LinkReport(r) | Notification::LinkDrop(r) => r.offset,
@@ -255,7 +278,10 @@ impl Simulation {
         } else {
             self.flows[f].receiver.handle_timeout(now);
         }
-        self.drain(f, side);
+        match (self.flows[f].conn, side) {
+            (Some((c, _)), SENDER) => self.mptcp_step(c as usize),
+            _ => self.drain(f, side),
+        }
     }
 
     /// Sends everything endpoint `side` of flow `f` has to send, then schedules

@@ -34,7 +34,7 @@ use crate::routes::Network;
 use crate::simulation::Simulation;
 use std::collections::VecDeque;
 use wavelab_model::compile::{at, switch_entry, ChangeKind, LinkHandoverPlan, NodeHandoffPlan};
-use wavelab_model::scenario::{LinkHandoverTime, NodeHandoffKind, Scenario};
+use wavelab_model::scenario::{Failover, LinkHandoverTime, NodeHandoffKind, Scenario};
 use wavelab_model::tables::NodeHandoffRecord;
 use wavelab_model::topology::DirId;
 use wavelab_tcp::cc::{HandoffNotice, HandoffStyle, Notification, PathInfo};
@@ -113,6 +113,7 @@ impl Simulation {
         let Some(notify) = self.handoffs[h].plan.spec.notify.clone() else {
             return;
         };
+        self.notify_mptcp(h, notify.delay);
         // N: the flows using the new link now (this handoff's among them)
         let active =
             |f: &Flow| f.started && f.udp.is_none() && f.sender.state() != SenderState::Closed;
@@ -167,6 +168,47 @@ impl Simulation {
     /// Starts handoff `h`'s transfer measurement on the flows it moves that
     /// are sending: each is done once its cumulative ACK point is `packets`
     /// segments past where it is now ([`Simulation::check_transfer`]).
+    /// Handoff `h` notifies the MPTCP connections with an end on its node:
+    /// a notice to the subflow on the link it leaves (the connection's
+    /// first subflow if none is), which removes and restores subflows when
+    /// it arrives (`failover = "notice"`,
+    /// [`Simulation::mptcp_notice`]).
+    fn notify_mptcp(&mut self, h: usize, delay: Duration) {
+        let now = self.now;
+        let plan = &self.handoffs[h].plan;
+        let (from, to, node) = (plan.from, plan.to, plan.spec.node.clone());
+        let style = match plan.spec.kind {
+            NodeHandoffKind::MakeBeforeBreak => HandoffStyle::MakeBeforeBreak,
+            NodeHandoffKind::BreakBeforeMake => HandoffStyle::BreakBeforeMake {
+                disconnection: plan.spec.disconnection(),
+            },
+        };
+        for m in &self.mptcp {
+            if m.node != node || m.failover != Failover::Notice {
+                continue;
+            }
+            let k = m.links.iter().position(|&l| l == from).unwrap_or(0);
+            let f = m.flows[k];
+            if !self.flows[f].started {
+                continue;
+            }
+            let notice = Notice {
+                sent: now,
+                msg: Notification::Handoff(HandoffNotice {
+                    style,
+                    old: PathInfo::default(),
+                    new: PathInfo::default(),
+                    flows: 0,
+                }),
+                source: Source::Handoff {
+                    index: h,
+                    link: (2 * to) as DirId,
+                },
+            };
+            self.notices.schedule(&mut self.q, f, now + delay, notice);
+        }
+    }
+
     fn start_transfers(&mut self, h: usize, moved: &[usize]) {
         let Some(t) = self.handoffs[h].plan.spec.transfer.clone() else {
             return;

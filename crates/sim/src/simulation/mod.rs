@@ -20,6 +20,7 @@ mod compile;
 pub(crate) mod endpoints;
 mod fork;
 pub(crate) mod handovers;
+pub(crate) mod mptcp;
 mod results;
 
 use self::endpoints::{Flow, SENDER};
@@ -82,6 +83,8 @@ pub struct Simulation {
     /// (WSC-TCP's best-start) left when its flow completed, offered to the
     /// next flow on the same path when it starts.
     pub(crate) histories: BTreeMap<(String, String), Vec<SessionRecord>>,
+    /// The Multipath TCP connections (their subflows are flows).
+    pub(crate) mptcp: Vec<mptcp::MptcpConn>,
 }
 
 /// Events between two syncs of the network that nothing asked for, at
@@ -311,6 +314,9 @@ impl Simulation {
                 if self.flows[f].udp.is_some() {
                     // its source sends nothing at or after its stop time
                     return;
+                }
+                if let Some((c, _)) = self.flows[f].conn {
+                    return self.mptcp_stop(c as usize);
                 }
                 self.flows[f].sender.finish_now();
                 self.drain(f, SENDER);

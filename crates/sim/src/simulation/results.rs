@@ -77,6 +77,7 @@ impl Simulation {
             handovers: self.handover_table(),
             handoffs: self.handoff_table(),
             notifications: self.notification_table(),
+            subflows: self.subflow_table(),
             rtt_distribution: rtt_distribution(self.flows.iter().map(|f| &f.rtts)),
             run: RunStats {
                 simulated: self.now - Instant::ZERO,

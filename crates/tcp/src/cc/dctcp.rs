@@ -244,8 +244,10 @@ impl CongestionControl for Dctcp {
         }
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
+            let ca_window = self.cwnd;
             grow(
                 &mut self.cwnd,
+                ca_window,
                 &mut self.ca_acked,
                 slow_start,
                 self.mss,

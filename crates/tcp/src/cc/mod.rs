@@ -41,7 +41,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams, DctcpVariant};
 pub use etcp::{Etcp, EtcpParams};
 pub use notification::{HandoffNotice, HandoffStyle, LinkReport, Notification, PathInfo};
-pub use reno::{Reno, RenoParams, RenoVariant};
+pub use reno::{Coupled, Reno, RenoParams, RenoVariant};
 pub use wave::{Wave, WaveParams};
 pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
 pub use wsc::{SessionRecord, WscParams, WscTcp};

@@ -56,6 +56,25 @@ pub struct Reno {
     /// Bytes acknowledged since the last additive increase (RFC 3465).
     ca_acked: u64,
     options: WindowOptions,
+    /// A Multipath TCP connection's coupled window rule
+    /// ([`crate::mptcp::coupled`]); `None` for an uncoupled connection.
+    coupled: Option<Coupled>,
+}
+
+/// A coupled subflow's window rule, set by its Multipath TCP connection
+/// after every event ([`crate::mptcp::coupled`]): how many bytes must be
+/// acknowledged in congestion avoidance for the window to change by one
+/// MSS, whether it shrinks rather than grows (OLIA's negative term), and
+/// BALIA's decrease.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Coupled {
+    /// Bytes acknowledged per MSS of change.
+    pub per_mss: u64,
+    /// The window shrinks by the MSS (not below two) instead of growing.
+    pub shrink: bool,
+    /// After a loss found by duplicate ACKs or ECN, ssthresh is this
+    /// fraction of FlightSize (BALIA); `None`: Reno's half.
+    pub beta: Option<f64>,
 }
 
 impl Reno {
@@ -71,6 +90,7 @@ impl Reno {
             ssthresh: start.initial_ssthresh.unwrap_or(u64::MAX),
             ca_acked: 0,
             options: WindowOptions::default(),
+            coupled: None,
         }
     }
 
@@ -93,6 +113,15 @@ impl Reno {
         self.ca_acked = 0;
     }
 
+    /// Couples this window to the other subflows of a Multipath TCP
+    /// connection (`None` uncouples it): congestion avoidance then changes
+    /// the window by one MSS per `per_mss` acknowledged bytes, and BALIA's
+    /// `beta` sets the decrease. Slow start, recovery and timeouts stay
+    /// Reno's.
+    pub(crate) fn set_coupled(&mut self, rule: Option<Coupled>) {
+        self.coupled = rule;
+    }
+
     /// Sets ssthresh (bytes).
     pub(crate) fn set_ssthresh(&mut self, ssthresh: u64) {
         self.ssthresh = ssthresh;
@@ -107,9 +136,14 @@ impl Reno {
 /// acknowledged (`ca_acked` counts them), or with `options.ca_per_ack`
 /// MSS * MSS / cwnd per ACK (RFC 5681 equation 3, ns-3's
 /// `TcpNewReno::CongestionAvoidance`, at least one byte). Westwood+ grows its
-/// window the same way.
+/// window the same way. `ca_window` is the window whose worth of
+/// acknowledged bytes adds one MSS in congestion avoidance: `cwnd` for a
+/// single-path connection, a coupled Multipath TCP subflow's `per_mss`
+/// ([`Reno::set_coupled`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grow(
     cwnd: &mut u64,
+    ca_window: u64,
     ca_acked: &mut u64,
     slow_start: bool,
     mss: u64,
@@ -125,11 +159,12 @@ pub(crate) fn grow(
         };
         *cwnd += ack.bytes_acked.min(limit * mss);
     } else if options.ca_per_ack {
-        *cwnd += (mss * mss / (*cwnd).max(1)).max(1);
+        *cwnd += (mss * mss / ca_window.max(1)).max(1);
     } else {
+        let per_mss = ca_window.max(1);
         *ca_acked += ack.bytes_acked;
-        if *ca_acked >= *cwnd {
-            *ca_acked -= *cwnd;
+        if *ca_acked >= per_mss {
+            *ca_acked -= per_mss;
             *cwnd += mss;
         }
     }
@@ -185,8 +220,25 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, _now: Instant, ack: &AckEvent) {
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
+            let rule = self.coupled.filter(|_| !slow_start);
+            if let Some(Coupled {
+                per_mss,
+                shrink: true,
+                ..
+            }) = rule
+            {
+                // OLIA's negative term: one MSS less per `per_mss` bytes
+                self.ca_acked += ack.bytes_acked;
+                if self.ca_acked >= per_mss {
+                    self.ca_acked -= per_mss;
+                    self.cwnd = self.cwnd.saturating_sub(self.mss).max(2 * self.mss);
+                }
+                return;
+            }
+            let ca_window = rule.map_or(self.cwnd, |r| r.per_mss);
             grow(
                 &mut self.cwnd,
+                ca_window,
                 &mut self.ca_acked,
                 slow_start,
                 self.mss,
@@ -201,7 +253,12 @@ impl CongestionControl for Reno {
         self.ca_acked = 0;
         match ev.kind {
             CongestionKind::FastRetransmit | CongestionKind::Ecn => {
-                self.ssthresh = loss_ssthresh(ev, self.cwnd);
+                self.ssthresh = match self.coupled.and_then(|c| c.beta) {
+                    // BALIA's decrease (Peng et al. 2016, section VI)
+                    Some(beta) => ((ev.ssthresh_basis.min(self.cwnd) as f64 * beta) as u64)
+                        .max(2 * ev.mss as u64),
+                    None => loss_ssthresh(ev, self.cwnd),
+                };
                 self.cwnd = match self.variant {
                     RenoVariant::Tahoe => self.mss,
                     _ => self.ssthresh,

@@ -291,8 +291,10 @@ impl CongestionControl for Westwood {
         // Reno's growth (reno.rs).
         if ack.may_grow_window() {
             let slow_start = self.in_slow_start();
+            let ca_window = self.cwnd;
             super::reno::grow(
                 &mut self.cwnd,
+                ca_window,
                 &mut self.ca_acked,
                 slow_start,
                 self.mss,

@@ -590,8 +590,9 @@ impl Sender {
     pub fn can_clone(&self) -> bool {
         self.cc.can_clone()
     }
-    /// The congestion-control algorithm, to set up a state in unit tests.
-    #[cfg(test)]
+    /// The congestion-control algorithm, to set up a state in unit tests
+    /// and for a Multipath TCP connection to couple its subflows' windows
+    /// ([`crate::mptcp::coupled`]).
     pub(crate) fn cc_mut(&mut self) -> &mut Cc {
         &mut self.cc
     }
@@ -622,6 +623,11 @@ impl Sender {
     /// Payload bytes handed to the network at least once.
     pub fn data_sent(&self) -> u64 {
         self.snd_nxt - self.fin_sent as u64
+    }
+    /// Payload bytes written and not yet sent once (what waits in the send
+    /// buffer; `u64::MAX`-ish for an unlimited stream).
+    pub fn queued(&self) -> u64 {
+        self.buf.end().saturating_sub(self.data_sent())
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {

@@ -82,6 +82,9 @@ pub(super) fn check(sc: &Scenario, topo: &Topology) -> Result<(), ScenarioError>
                 }
             }
         }
+        if let Some(m) = &f.mptcp {
+            crate::scenario::subflow_plan(sc, topo, i, f, m)?;
+        }
     }
     Ok(())
 }
