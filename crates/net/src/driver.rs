@@ -63,6 +63,11 @@ pub struct Routing {
     pub nodes: HashMap<[u8; 4], usize>,
     /// Flow and side (true: data to the receiver) of each TCP four-tuple.
     pub flows: HashMap<FourTuple, (u32, bool)>,
+    /// Flow and side of the packets between two addresses whatever their
+    /// ports: the MPTCP subflows the kernel opens to or from a multi-homed
+    /// node's address on another access link (their ports are the kernel's
+    /// choice).
+    pub pairs: HashMap<([u8; 4], [u8; 4]), (u32, bool)>,
     /// Route of each flow's data and ACKs (indices into the network's routes).
     pub flow_routes: Vec<[u32; 2]>,
     /// Route between each ordered pair of nodes, for packets of no flow.
@@ -589,6 +594,7 @@ impl Wire {
         let ports = ip.ports(packet);
         let (flow, to_receiver) = ports
             .and_then(|(sp, dp)| self.routing.flows.get(&(ip.src, ip.dst, sp, dp)))
+            .or_else(|| self.routing.pairs.get(&(ip.src, ip.dst)))
             .copied()
             .unwrap_or((NO_FLOW, true));
         // what a queue discipline reads: the ECN field and the flow

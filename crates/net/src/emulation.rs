@@ -8,6 +8,7 @@
 use crate::clock::Clock;
 use crate::driver::{Routing, Wire, WireConfig, WireOutput};
 use crate::flows::{FlowState, Flows};
+use crate::mptcp::{by_subflow, ConnInfo, MptcpPlan};
 use crate::netns::{ip, sysctl, Namespace, SetupError};
 use crate::network::Network;
 use crate::plan::{NodePlan, Plan};
@@ -83,6 +84,9 @@ pub struct FlowEnd {
     pub notes: Vec<String>,
     /// A ping flow's answers: every round-trip time, and the smallest.
     pub echoes: (Histogram, Option<Duration>),
+    /// An MPTCP connection's `MPTCP_INFO` at its sender and its receiver
+    /// (on the row of its first subflow).
+    pub conn: Option<(Option<ConnInfo>, Option<ConnInfo>)>,
 }
 
 /// What the sampler thread hands back.
@@ -308,6 +312,29 @@ fn configure(
     let cidr = format!("{}.{}.{}.{}/16", a[0], a[1], a[2], a[3]);
     ip(&["addr", "add", &cidr, "dev", DEVICE])?;
     ip(&["link", "set", DEVICE, "up", "txqueuelen", "1000"])?;
+    // Multipath TCP: the node's addresses on its other access links, each
+    // an endpoint of the kernel's path manager (crate::mptcp)
+    if node.mptcp_limits {
+        let n = crate::mptcp::MAX_SUBFLOWS.to_string();
+        ip(&[
+            "mptcp",
+            "limits",
+            "set",
+            "subflows",
+            &n,
+            "add_addr_accepted",
+            &n,
+        ])?;
+    }
+    for (e, flag, backup) in &node.mptcp_endpoints {
+        let addr = format!("{}.{}.{}.{}", e[0], e[1], e[2], e[3]);
+        ip(&["addr", "add", &format!("{addr}/16"), "dev", DEVICE])?;
+        let mut args = vec!["mptcp", "endpoint", "add", &addr, "dev", DEVICE, flag];
+        if *backup {
+            args.push("backup");
+        }
+        ip(&args)?;
+    }
     if let Some(mask) = rps {
         steer(mask)?;
     }
@@ -404,6 +431,9 @@ fn routing(plan: &Plan) -> (Vec<Vec<DirId>>, Routing) {
     let mut r = Routing::default();
     for (n, node) in plan.nodes.iter().enumerate() {
         r.nodes.insert(node.address, n);
+        for (a, ..) in &node.mptcp_endpoints {
+            r.nodes.insert(*a, n);
+        }
     }
     // each flow's routes per side, as indices into `routes`
     let mut index: Vec<[Vec<u32>; 2]> = Vec::with_capacity(plan.flows.len());
@@ -418,9 +448,21 @@ fn routing(plan: &Plan) -> (Vec<Vec<DirId>>, Routing) {
         }
         r.flow_routes.push([mine[0][0], mine[1][0]]);
         index.push(mine);
-        if f.cmd.is_none() {
+        if f.cmd.is_none() && f.subflow_of.is_none() {
             r.flows.insert((a, b, f.sport, f.dport), (i as u32, true));
             r.flows.insert((b, a, f.dport, f.sport), (i as u32, false));
+        }
+        if let Some(m) = &f.mptcp {
+            // the subflows on the other access links, by their addresses
+            for s in m.subflows.iter().skip(1) {
+                let (x, y) = if m.node_sends {
+                    (s.address, b)
+                } else {
+                    (a, s.address)
+                };
+                r.pairs.insert((x, y), (s.row as u32, true));
+                r.pairs.insert((y, x), (s.row as u32, false));
+            }
         }
     }
     r.switches = plan
@@ -501,8 +543,13 @@ fn sample(
             break;
         }
         for (i, state) in flows.state.iter().enumerate() {
-            let wave = wave_states.as_ref().map(|w| (w, &clock, &mut bursts));
-            record(&mut series, t, i, state, probes[i], wave);
+            let f = &plan.flows[i];
+            if let Some(m) = &f.mptcp {
+                record_subflows(&mut series, t, m, state);
+            } else if f.subflow_of.is_none() {
+                let wave = wave_states.as_ref().map(|w| (w, &clock, &mut bursts));
+                record(&mut series, t, i, state, probes[i], wave);
+            }
         }
         t += interval;
     }
@@ -521,7 +568,7 @@ fn sample(
         format!("the emulation's wire thread panicked: {what}")
     })?;
     let wall = started.elapsed();
-    let ends = flows
+    let mut ends: Vec<FlowEnd> = flows
         .state
         .iter()
         .map(|s| FlowEnd {
@@ -538,8 +585,28 @@ fn sample(
                 .lock()
                 .map(|e| (e.rtts.clone(), e.min))
                 .unwrap_or_default(),
+            conn: None,
         })
         .collect();
+    // an MPTCP connection's rows: each subflow's TCP_INFO on both ends, and
+    // the connection's figures on the row of its first subflow
+    for (f, state) in plan.flows.iter().zip(&flows.state) {
+        let Some(m) = &f.mptcp else { continue };
+        let sender = state
+            .sender
+            .get()
+            .map(|s| by_subflow(s.as_fd(), m, m.node_sends));
+        let receiver = state
+            .receiver
+            .get()
+            .map(|s| by_subflow(s.as_fd(), m, !m.node_sends));
+        for (j, e) in m.subflows.iter().enumerate() {
+            ends[e.row].sender = sender.as_ref().and_then(|v| v[j]);
+            ends[e.row].receiver = receiver.as_ref().and_then(|v| v[j]);
+        }
+        let info = |s: Option<&std::net::TcpStream>| s.and_then(|s| ConnInfo::read(s.as_fd()).ok());
+        ends[m.subflows[0].row].conn = Some((info(state.sender.get()), info(state.receiver.get())));
+    }
     Ok(Gathered {
         wire,
         series,
@@ -547,6 +614,28 @@ fn sample(
         flows: ends,
         wall,
     })
+}
+
+/// The series rows of an MPTCP connection's subflows at `t`: each one's
+/// `TCP_INFO` from its connection's sockets (`MPTCP_TCPINFO`), with the
+/// bytes its receiving end got.
+fn record_subflows(series: &mut Series, t: Instant, m: &MptcpPlan, state: &FlowState) {
+    let Some(s) = state.sender.get() else {
+        return;
+    };
+    let sent = by_subflow(s.as_fd(), m, m.node_sends);
+    let got = state
+        .receiver
+        .get()
+        .map(|r| by_subflow(r.as_fd(), m, !m.node_sends));
+    for (j, e) in m.subflows.iter().enumerate() {
+        let Some(info) = &sent[j] else { continue };
+        let delivered = got
+            .as_ref()
+            .and_then(|g| g[j].as_ref())
+            .map_or(0, |r| r.bytes_received);
+        series.push(t, e.row as u32, &info.sample(delivered), &[], &[]);
+    }
 }
 
 /// The algorithm variables a flow's series records beside TCP_INFO.

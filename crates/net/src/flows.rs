@@ -115,8 +115,8 @@ impl Flows {
         };
         // one listener per (node, port) that built-in flows go to
         let mut listeners: Vec<((usize, u16), Vec<usize>)> = Vec::new();
-        for (i, f) in
-            (flows.iter().enumerate()).filter(|(_, f)| f.cmd.is_none() && f.datagrams.is_none())
+        for (i, f) in (flows.iter().enumerate())
+            .filter(|(_, f)| f.cmd.is_none() && f.datagrams.is_none() && f.subflow_of.is_none())
         {
             match listeners.iter_mut().find(|(k, _)| *k == (f.to, f.dport)) {
                 Some((_, v)) => v.push(i),
@@ -125,9 +125,15 @@ impl Flows {
         }
         for ((node, port), members) in listeners {
             let addr = sockaddr(addresses[node], port);
+            let multipath = members.iter().any(|&i| flows[i].mptcp.is_some());
             let listener = namespaces[node].run(move || {
-                TcpListener::bind(addr)
-                    .map_err(|e| SetupError::io(format!("listening on {addr}"), e))
+                if multipath {
+                    // on every address: the other end joins the announced ones
+                    crate::mptcp::listener(SocketAddrV4::new([0, 0, 0, 0].into(), port))
+                } else {
+                    TcpListener::bind(addr)
+                }
+                .map_err(|e| SetupError::io(format!("listening on {addr}"), e))
             })?;
             listener
                 .set_nonblocking(true)
@@ -152,6 +158,9 @@ impl Flows {
             flows, namespaces, addresses, &stop,
         )?);
         for (i, f) in flows.iter().enumerate() {
+            if f.subflow_of.is_some() {
+                continue; // an MPTCP subflow: the kernel opens it
+            }
             if let Some(d) = &f.datagrams {
                 out.threads.extend(datagrams::start_sender(
                     f,
@@ -377,13 +386,17 @@ fn send(
 
 /// The sender's socket, with the flow's options, bound to its port.
 fn open(f: &FlowPlan, from: [u8; 4], state: &FlowState) -> Result<OwnedFd, String> {
-    let sock = socket(
-        AddressFamily::Inet,
-        SockType::Stream,
-        SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
-        None,
-    )
-    .map_err(|e| format!("socket: {e}"))?;
+    let sock = if f.mptcp.is_some() {
+        crate::mptcp::socket(libc::SOCK_NONBLOCK).map_err(|e| format!("an MPTCP socket: {e}"))?
+    } else {
+        socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
+            None,
+        )
+        .map_err(|e| format!("socket: {e}"))?
+    };
     let cc = f.cc.clone().unwrap_or_default();
     setsockopt(
         &sock,
@@ -392,8 +405,14 @@ fn open(f: &FlowPlan, from: [u8; 4], state: &FlowState) -> Result<OwnedFd, Strin
     )
     .map_err(|e| format!("the kernel refused congestion control \"{cc}\": {e}"))?;
     setsockopt(&sock, sockopt::ReuseAddr, &true).map_err(|e| format!("SO_REUSEADDR: {e}"))?;
-    setsockopt(&sock, sockopt::TcpMaxSeg, &f.tcp.mss)
-        .map_err(|e| format!("TCP_MAXSEG {}: {e}", f.tcp.mss))?;
+    match setsockopt(&sock, sockopt::TcpMaxSeg, &f.tcp.mss) {
+        Ok(()) => {}
+        // an MPTCP socket does not take it (Linux 6.x): the MTU sets the MSS
+        Err(e) if f.mptcp.is_some() => state.notes.lock().expect("not poisoned").push(format!(
+            "tcp.mss: an MPTCP socket refuses TCP_MAXSEG ({e}); the subflows' MSS follows the devices' MTU"
+        )),
+        Err(e) => return Err(format!("TCP_MAXSEG {}: {e}", f.tcp.mss)),
+    }
     let max_rto = f.tcp.max_rto.as_millis().min(i32::MAX as u64) as i32;
     if let Err(e) =
         crate::sys::setsockopt_int(sock.as_fd(), libc::IPPROTO_TCP, TCP_RTO_MAX_MS, max_rto)

@@ -19,7 +19,8 @@
 //! * [`driver`]: the wire thread (devices, timing, lateness, packet log,
 //!   captures); [`clock`]: the run's clock;
 //! * [`flows`]: the built-in sender and receiver, and commands;
-//!   [`datagrams`]: the UDP and ping flows' endpoints;
+//!   [`datagrams`]: the UDP and ping flows' endpoints; [`mptcp`]: Multipath
+//!   TCP's addresses, path manager and figures;
 //!   [`tcpinfo`]: the kernel's per-connection figures;
 //! * [`emulation`]: a run; [`tables`]: its results.
 //!
@@ -31,6 +32,7 @@ pub mod datagrams;
 pub mod driver;
 pub mod emulation;
 pub mod flows;
+pub mod mptcp;
 pub mod netns;
 pub mod network;
 pub mod packet;

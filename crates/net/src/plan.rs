@@ -17,6 +17,7 @@
 //! sysctl); what it cannot apply, if the scenario sets it, becomes a note in
 //! the results. Every error names the field and the value.
 
+use crate::mptcp::{MptcpPlan, SubflowEnd};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,8 +25,8 @@ use wavelab_bpf_maps::Params as WaveBpfParams;
 use wavelab_model::capture::{flow_ports, node_address};
 use wavelab_model::rng::{Rng, Stream};
 use wavelab_model::scenario::{
-    LinkHandoverTime, PingSpec, Transport, UdpPattern, UdpSpec, UDP_OVERHEAD, VIDEO_PACKET,
-    VOICE_PACKET,
+    link_name, subflow_plan, LinkHandoverTime, PingSpec, SubflowPlan, Transport, UdpPattern,
+    UdpSpec, UDP_OVERHEAD, VIDEO_PACKET, VOICE_PACKET,
 };
 use wavelab_model::topology::{DirId, Topology};
 use wavelab_model::udp::{load_udp_trace, TracePacket, UdpSource};
@@ -40,6 +41,8 @@ pub struct Kernel {
     pub congestion_controls: Vec<String>,
     /// What a registered `wave` is.
     pub wave: BpfWave,
+    /// Multipath TCP is on (`net.mptcp.enabled`).
+    pub mptcp: bool,
 }
 
 /// What the congestion control `wave` is, when the kernel lists it.
@@ -66,6 +69,7 @@ impl Kernel {
         Ok(Kernel {
             congestion_controls: s.split_whitespace().map(String::from).collect(),
             wave,
+            mptcp: crate::mptcp::enabled(),
         })
     }
 
@@ -94,6 +98,12 @@ pub struct NodePlan {
     /// Routes to other nodes with attributes (`initcwnd`, `rto_min`,
     /// `quickack`), as `ip route` arguments after the destination.
     pub routes: Vec<([u8; 4], Vec<String>)>,
+    /// Its MPTCP endpoints: an address of its own on another access link
+    /// (added to its device), the path manager's flag for it (`signal` or
+    /// `subflow`) and whether it is `backup` ([`crate::mptcp`]).
+    pub mptcp_endpoints: Vec<([u8; 4], &'static str, bool)>,
+    /// It ends an MPTCP flow: its path manager's limits are raised.
+    pub mptcp_limits: bool,
 }
 
 /// One flow (replicas expanded).
@@ -133,6 +143,12 @@ pub struct FlowPlan {
     pub log: bool,
     /// A UDP or ping flow's datagrams (None: a TCP flow).
     pub datagrams: Option<Datagrams>,
+    /// A Multipath TCP flow's subflows.
+    pub mptcp: Option<MptcpPlan>,
+    /// This row is subflow `.1` of the MPTCP flow at row `.0`, not a flow
+    /// of its own: the kernel opens it, the wire thread routes and counts
+    /// its packets, and the results read it from its connection.
+    pub subflow_of: Option<(usize, usize)>,
 }
 
 /// What the built-in sender of a UDP or ping flow sends: the simulator's
@@ -210,6 +226,10 @@ impl Datagrams {
         }
     }
 }
+
+/// An MPTCP subflow after the first, queued for a row of its own:
+/// (connection row, subflow number, access link, routes, backup).
+type Join = (usize, usize, usize, [Vec<Vec<DirId>>; 2], bool);
 
 /// Everything an emulation sets up.
 #[derive(Clone, Debug)]
@@ -454,17 +474,28 @@ impl Plan {
             ));
         }
         let mut flows = Vec::new();
+        // MPTCP subflows after the first: (connection row, subflow number,
+        // access link, routes, backup), rows after every flow's
+        let mut joins: Vec<Join> = Vec::new();
+        let mut multipath: Vec<(usize, SubflowPlan)> = Vec::new();
         for (i, f) in scenario.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
-            if f.mptcp.is_some() {
-                return Err(err(
-                    format!("{p}.mptcp"),
-                    "Multipath TCP runs only in the simulator for now (`wavelab run`); the \
-                     emulator does not open MPTCP sockets yet: remove `mptcp` to emulate the \
-                     flow as single-path TCP",
-                ));
-            }
             let datagrams = Self::datagrams(&scenario, i)?;
+            let subflows = match &f.mptcp {
+                Some(m) => {
+                    if !kernel.mptcp {
+                        return Err(err(
+                            format!("{p}.mptcp"),
+                            "this kernel has Multipath TCP off or missing (net.mptcp.enabled is \
+                             not 1; it needs CONFIG_MPTCP): `sysctl -w net.mptcp.enabled=1`, or \
+                             remove `mptcp` to emulate the flow as single-path TCP",
+                        ));
+                    }
+                    crate::mptcp::check(&p, m, &mut notes)?;
+                    Some(subflow_plan(&scenario, &topology, i, f, m)?)
+                }
+                None => None,
+            };
             let raw_flow = raw.pointer(&format!("/flows/{i}"));
             let cc = if f.cmd.is_some() || datagrams.is_some() {
                 None
@@ -530,7 +561,14 @@ impl Plan {
                     stop: f.stop,
                     size: f.size.map(|s| s.0),
                     tcp: t.clone(),
-                    routes: route_plan.routes[index].clone(),
+                    routes: match &subflows {
+                        // the connection's row is its first subflow's
+                        Some(sp) => {
+                            let (_, data, acks, _) = &sp.subflows[0];
+                            [vec![data.clone()], vec![acks.clone()]]
+                        }
+                        None => route_plan.routes[index].clone(),
+                    },
                     cmd: f.cmd.clone(),
                     receiver_cmd: f.receiver_cmd.clone(),
                     log: f.log_packets && datagrams.is_none(),
@@ -545,8 +583,104 @@ impl Plan {
                         },
                         ping => ping,
                     }),
+                    mptcp: None,
+                    subflow_of: None,
+                });
+                if let Some(sp) = &subflows {
+                    for (j, (link, data, acks, backup)) in sp.subflows.iter().enumerate().skip(1) {
+                        joins.push((
+                            index,
+                            j,
+                            *link,
+                            [vec![data.clone()], vec![acks.clone()]],
+                            *backup,
+                        ));
+                    }
+                    multipath.push((index, sp.clone()));
+                }
+            }
+        }
+        let mut mptcp_endpoints: Vec<Vec<([u8; 4], &'static str, bool)>> =
+            vec![Vec::new(); ends.len()];
+        let mut mptcp_limits = vec![false; ends.len()];
+        let mut paired: Vec<(usize, usize)> = Vec::new();
+        for (row, sp) in &multipath {
+            let conn = flows[*row].clone();
+            let p = format!("flows[{}]", conn.spec);
+            let node = node_of(&sp.node);
+            let node_sends = node == conn.from;
+            let pair = (conn.from.min(conn.to), conn.from.max(conn.to));
+            if paired.contains(&pair) {
+                return Err(err(
+                    format!("{p}.mptcp"),
+                    format!(
+                        "a second MPTCP connection between \"{}\" and \"{}\": the emulator tells \
+                         subflows apart by their addresses, so it runs one MPTCP connection per \
+                         pair of nodes (count = 1, one such flow)",
+                        all_nodes[ends[conn.from]], all_nodes[ends[conn.to]]
+                    ),
+                ));
+            }
+            paired.push(pair);
+            mptcp_limits[conn.from] = true;
+            mptcp_limits[conn.to] = true;
+            let base = node_address(ends[node]);
+            let mut ends_of = Vec::new();
+            for (j, (link, _, _, backup)) in sp.subflows.iter().enumerate() {
+                let address = crate::mptcp::subflow_address(base, j).ok_or_else(|| {
+                    err(
+                        format!("{p}.mptcp"),
+                        "too many nodes or access links for the emulator's subflow addresses \
+                         (at most 2,046 nodes and 16 access links)",
+                    )
+                })?;
+                let row = if j == 0 {
+                    *row
+                } else {
+                    flows.len()
+                        + joins
+                            .iter()
+                            .position(|(r, k, ..)| r == row && *k == j)
+                            .expect("queued")
+                };
+                if j > 0 {
+                    let flag = if node_sends { "subflow" } else { "signal" };
+                    if !mptcp_endpoints[node].iter().any(|(a, ..)| *a == address) {
+                        mptcp_endpoints[node].push((address, flag, *backup));
+                    }
+                }
+                ends_of.push(SubflowEnd {
+                    link: link_name(&scenario.links[*link], *link),
+                    row,
+                    address,
+                    backup: *backup,
                 });
             }
+            flows[*row].mptcp = Some(MptcpPlan {
+                node,
+                node_sends,
+                subflows: ends_of,
+            });
+        }
+        let first_join = flows.len();
+        for (k, (row, j, _, routes, _)) in joins.into_iter().enumerate() {
+            let conn = &flows[row];
+            let link = &conn.mptcp.as_ref().expect("planned").subflows[j].link;
+            let (sport, dport) = flow_ports(first_join + k);
+            flows.push(FlowPlan {
+                name: format!("{}/{link}", conn.name),
+                spec: conn.spec,
+                routes,
+                sport,
+                dport,
+                cmd: None,
+                receiver_cmd: None,
+                log: false,
+                datagrams: None,
+                mptcp: None,
+                subflow_of: Some((row, j)),
+                ..conn.clone()
+            });
         }
         let nodes = ends
             .iter()
@@ -570,6 +704,8 @@ impl Plan {
                         (*dst, args)
                     })
                     .collect(),
+                mptcp_endpoints: mptcp_endpoints[n].clone(),
+                mptcp_limits: mptcp_limits[n],
             })
             .collect();
         Ok(Plan {
@@ -836,6 +972,7 @@ pub(crate) mod tests {
         Kernel {
             congestion_controls: vec!["reno".into(), "bbr".into(), "cubic".into(), "vegas".into()],
             wave: BpfWave::Foreign,
+            mptcp: true,
         }
     }
 
@@ -892,6 +1029,30 @@ pub(crate) mod tests {
         assert!(e.starts_with("flows[0].udp.file: "), "{e}");
     }
 
+    /// Two links between `s` and `d`: `d` is multi-homed.
+    fn two_links(flows: &str) -> Result<Plan, String> {
+        let t = format!(
+            r#"
+            duration = "5s"
+            [[links]]
+            name = "a"
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            [[links]]
+            name = "b"
+            between = ["s", "d"]
+            rate = "10Mbit/s"
+            delay = "10ms"
+            {flows}
+            "#
+        );
+        let v: toml::Value = toml::from_str(&t).unwrap();
+        Plan::new(&serde_json::to_string(&v).unwrap(), &kernel()).map_err(|e| e.to_string())
+    }
+
+    const MPTCP_FLOW: &str = "[[flows]]\nname = \"mp\"\nfrom = \"s\"\nto = \"d\"\ncc = \"cubic\"\n";
+
     #[test]
     fn the_delay_series_is_refused_with_the_field() {
         let e = Plan::new(
@@ -920,7 +1081,52 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn mptcp_flows_are_refused_with_the_field() {
+    fn an_mptcp_flow_gets_a_row_and_an_address_per_access_link() {
+        let p = two_links(&format!("{MPTCP_FLOW}mptcp = {{ paths = \"backup\" }}")).unwrap();
+        assert_eq!(
+            p.flows.len(),
+            2,
+            "the connection's row and its second subflow's"
+        );
+        let m = p.flows[0].mptcp.as_ref().unwrap();
+        assert!(!m.node_sends, "d listens and announces");
+        let d = p.nodes[m.node].address;
+        assert_eq!(m.subflows[0].address, d);
+        assert_eq!(m.subflows[1].address, [10, 0, 8, d[3]]);
+        assert_eq!((m.subflows[0].backup, m.subflows[1].backup), (false, true));
+        assert_eq!(p.flows[1].subflow_of, Some((0, 1)));
+        assert_eq!(p.flows[1].name, "mp/b");
+        // the subflows cross different links
+        assert_ne!(p.flows[0].routes[0], p.flows[1].routes[0]);
+        let node = &p.nodes[m.node];
+        assert_eq!(node.mptcp_endpoints, [([10, 0, 8, d[3]], "signal", true)]);
+        assert!(p.nodes.iter().all(|n| n.mptcp_limits));
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_do_is_refused_by_field() {
+        let e = two_links(&format!(
+            "{MPTCP_FLOW}mptcp = {{ scheduler = \"round-robin\" }}"
+        ))
+        .unwrap_err();
+        assert!(e.starts_with("flows[0].mptcp.scheduler: "), "{e}");
+        let e = two_links(
+            &format!("{MPTCP_FLOW}cc = \"reno\"\nmptcp = {{ coupled = \"lia\" }}")
+                .replace("cc = \"cubic\"\n", ""),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("flows[0].mptcp.coupled: "), "{e}");
+        let twice = format!(
+            "{MPTCP_FLOW}mptcp = {{}}\n{}mptcp = {{}}",
+            MPTCP_FLOW.replace("\"mp\"", "\"mp2\"")
+        );
+        let e = two_links(&twice).unwrap_err();
+        assert!(
+            e.starts_with("flows[1].mptcp: a second MPTCP connection"),
+            "{e}"
+        );
+        let mut k = kernel();
+        k.mptcp = false;
         let t = r#"
             duration = "5s"
             [[links]]
@@ -934,14 +1140,15 @@ pub(crate) mod tests {
             [[flows]]
             from = "s"
             to = "d"
-            mptcp = { paths = "backup" }
+            cc = "cubic"
+            mptcp = {}
             "#;
         let v: toml::Value = toml::from_str(t).unwrap();
-        let e = Plan::new(&serde_json::to_string(&v).unwrap(), &kernel())
+        let e = Plan::new(&serde_json::to_string(&v).unwrap(), &k)
             .map_err(|e| e.to_string())
             .unwrap_err();
         assert!(
-            e.starts_with("flows[0].mptcp: Multipath TCP runs only in the simulator"),
+            e.starts_with("flows[0].mptcp: this kernel has Multipath TCP off"),
             "{e}"
         );
     }

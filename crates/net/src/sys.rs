@@ -26,6 +26,25 @@ pub fn set_fifo_priority(priority: Option<i32>) -> io::Result<()> {
     }
 }
 
+/// A new IPv4 stream socket of `protocol` (`IPPROTO_MPTCP`, which `nix`
+/// does not name), close-on-exec, with `flags` such as `SOCK_NONBLOCK`.
+pub fn stream_socket(protocol: i32, flags: i32) -> io::Result<std::os::fd::OwnedFd> {
+    // SAFETY: socket(2) takes no pointers; a descriptor it returns is owned
+    // by the OwnedFd alone.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | flags,
+            protocol,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh, open descriptor that nothing else owns.
+    Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// Reads option `name` at level `level` of socket `fd` into `buf`; returns
 /// the length the kernel wrote.
 pub fn getsockopt_bytes(

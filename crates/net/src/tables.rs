@@ -19,7 +19,8 @@ use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::scenario::{LinkHandoverTime, UDP_OVERHEAD};
 use wavelab_model::tables::series::Series;
 use wavelab_model::tables::{
-    handoff_table, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord,
+    handoff_table, subflow_table, FlowCounters, FlowRecord, LinkDirectionRecord,
+    LinkHandoverRecord, SubflowRecord,
 };
 use wavelab_model::{ColumnData, Results, RunStats, Table};
 use wavelab_tcp::{Duration, Instant};
@@ -145,6 +146,16 @@ pub fn build(
             bursts.missed()
         ));
     }
+    for (f, e) in plan.flows.iter().zip(&flows) {
+        if let (Some(_), Some((Some(c), _))) = (&f.mptcp, e.conn) {
+            notes.push(format!(
+                "{}: the connection retransmitted {} data bytes at its level (MPTCP_INFO's \
+                 bytes_retrans: reinjections among them; the kernel does not count them per \
+                 subflow)",
+                f.name, c.bytes_retrans
+            ));
+        }
+    }
     let mut errors = Vec::new();
     for (f, e) in plan.flows.iter().zip(&flows) {
         notes.extend(e.notes.iter().map(|n| format!("{}: {n}", f.name)));
@@ -167,7 +178,7 @@ pub fn build(
         handoffs: handoff_table(&node_handoffs_until(&plan.scenario, end)),
         // the kernel's TCP takes no cross-layer notifications
         notifications: Table::default(),
-        subflows: Table::default(),
+        subflows: subflow_rows(plan, &flows, end),
         // the kernel's RTT samples are not seen one by one: no distribution
         rtt_distribution: wavelab_model::tables::rtt_distribution(std::iter::empty()),
         // workloads are refused by the plan
@@ -261,7 +272,11 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], net: &[FlowStats], now: Instant) ->
                 .as_secs_f64();
             let (tx, rx) = (e.sender.as_ref(), e.receiver.as_ref());
             FlowRecord {
-                name: f.name.clone(),
+                // an MPTCP connection's row is its first subflow's: `flow/link`
+                name: match &f.mptcp {
+                    Some(m) => format!("{}/{}", f.name, m.subflows[0].link),
+                    None => f.name.clone(),
+                },
                 algorithm: f.cc.clone().unwrap_or_else(|| "cmd".into()),
                 from: plan.nodes[f.from].name.clone(),
                 to: plan.nodes[f.to].name.clone(),
@@ -312,6 +327,42 @@ fn flow_table(plan: &Plan, ends: &[FlowEnd], net: &[FlowStats], now: Instant) ->
         })
         .collect();
     wavelab_model::tables::flow_table(&rows)
+}
+
+/// The subflows table: a row per subflow of every MPTCP connection, with
+/// what the kernel reports. It counts neither reinjections nor failures per
+/// subflow (0 here; the connection's reinjected bytes are in the run's
+/// notes), nor duplicate data; `mapped` is the data the subflow sent, its
+/// retransmissions left out.
+fn subflow_rows(plan: &Plan, ends: &[FlowEnd], now: Instant) -> Table {
+    let mut rows = Vec::new();
+    for (f, e) in plan.flows.iter().zip(ends) {
+        let Some(m) = &f.mptcp else { continue };
+        let (_, got) = e.conn.unwrap_or_default();
+        let delivered = got.map_or(0, |c| c.bytes_received);
+        let start = Instant::ZERO + f.start;
+        let done = e.completed_at.map(|c| c - start);
+        let active = e.completed_at.unwrap_or(now).saturating_since(start);
+        for (j, s) in m.subflows.iter().enumerate() {
+            let tx = ends[s.row].sender.as_ref();
+            rows.push(SubflowRecord {
+                flow: s.row as u32,
+                connection: f.name.clone(),
+                subflow: j as u32,
+                link: s.link.clone(),
+                backup: s.backup,
+                mapped: tx.map_or(0, |i| i.bytes_sent.saturating_sub(i.bytes_retrans)),
+                reinjected: 0,
+                failures: 0,
+                conn_delivered: delivered,
+                conn_duplicate: 0,
+                conn_completion_time: done,
+                conn_goodput: (got.is_some() && !active.is_zero())
+                    .then(|| delivered as f64 * 8.0 / active.as_secs_f64()),
+            });
+        }
+    }
+    subflow_table(&rows)
 }
 
 /// The flows table's row of a UDP or ping flow, as a simulation writes it:
@@ -421,6 +472,7 @@ mod tests {
             errors: vec![],
             notes: vec![],
             echoes: Default::default(),
+            conn: None,
         };
         let mut net = FlowStats::default();
         net.on_send(1500);

@@ -25,6 +25,7 @@ fn kernel(check: bool) -> PyResult<Kernel> {
         Ok(Kernel {
             congestion_controls: Vec::new(),
             wave: BpfWave::Unchecked,
+            mptcp: true,
         })
     }
 }

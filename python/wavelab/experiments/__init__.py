@@ -44,6 +44,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "Queue disciplines and ECN: drop-tail, CoDel, FQ-CoDel, PIE, DualPI2 under CUBIC, BBR, "
         "BBRv3, Wave, DCTCP and Prague across the DCNET handover and over GEO + WLAN",
     ),
+    "handover-bakeoff": (
+        "wavelab.experiments.handover_bakeoff",
+        "Every approach to a vertical handover: TCP Wave, ETCPv1, CUBIC, BBR and MPTCP "
+        "(full-mesh and backup, uncoupled CUBIC and LIA) across DCNET's and MobiWac's handoffs",
+    ),
     "mobiwac2009": (
         "wavelab.experiments.mobiwac2009",
         "MobiWac 2009 vertical handoffs, 1-4 flows: regular TCP, ETCPv0, ETCPv1 "

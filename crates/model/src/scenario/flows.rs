@@ -32,7 +32,7 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping: Option<PingSpec>,
     /// Multipath TCP: one subflow per access link of the multi-homed end
-    /// (simulator only; see `docs/scenarios.md`).
+    /// (see `docs/scenarios.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<MptcpSpec>,
     /// Congestion control (default NewReno).

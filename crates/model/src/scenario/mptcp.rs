@@ -1,7 +1,8 @@
 //! A flow's Multipath TCP settings (`mptcp = { ... }`, RFC 8684): the
 //! scheduler, the coupled congestion control, the path manager and how a
 //! subflow whose access link goes away is given up. The simulator runs it
-//! ([`wavelab_tcp::mptcp`]); the emulator refuses it for now.
+//! ([`wavelab_tcp::mptcp`]); the emulator runs Linux's own MPTCP over the same
+//! access links (`wavelab_net::mptcp`).
 
 use serde::{Deserialize, Serialize};
 pub use wavelab_tcp::mptcp::{Coupling, Scheduler};
