@@ -11,9 +11,11 @@ Two records of one flow's bursts exist after an emulation:
   read each segment from the sender's TUN device.
 
 What no load on the machine can change (a burst never opens before its
-TxTime is up, it sends its whole quota, the link reads the bursts in the
-order the kernel opened them) is asserted by ``tests/test_wave_bpf_emulated.py``;
-how late the timers and reads run is the machine's, and is reported by
+TxTime is up, the bursts gate what the flow sends, the link reads the
+bursts in the order the kernel opened them) is asserted by
+``tests/test_wave_bpf_emulated.py``; how late the timers and reads run, and
+whether exactly one quota leaves between two bursts, is the machine's, and
+is reported by
 ``benches/wave_bpf_spacing.py`` (:func:`spacing_figures`).
 """
 
@@ -126,6 +128,8 @@ def spacing_figures(emu: Results, sim: Results) -> dict[str, float]:
     * ``whole_at_link``: the share of the data the emulator read in groups
       of exactly ``BURST`` segments (reads delayed by the machine can split
       a group);
+    * ``kernel_whole``: the share of bursts after which exactly their quota
+      of new data left before the next one opened (the kernel's record);
     * ``kernel_off_p50_us``, ``kernel_off_p99_us``: how long after the
       previous burst's TxTime each burst opened, in the kernel;
     * ``kernel_late``: the share of bursts that opened later than the
@@ -153,6 +157,7 @@ def spacing_figures(emu: Results, sim: Results) -> dict[str, float]:
     return {
         "bursts": float(len(b)),
         "whole_at_link": float(late_groups[late_groups == BURST].sum() / late_groups.sum()),
+        "kernel_whole": float((b["sent"].dropna().to_numpy() == BURST).mean()),
         "kernel_off_p50_us": float(np.median(off)) * 1e6,
         "kernel_off_p99_us": float(np.quantile(off, 0.99)) * 1e6,
         "kernel_late": float((off > TIMER_WAKEUP).mean()),
