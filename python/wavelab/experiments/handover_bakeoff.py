@@ -22,8 +22,10 @@ One bulk flow from the server to the mobile node per run (:data:`ROWS`):
 TCP Wave (no SACK, as its papers run it), ETCPv1 (NewReno with SACK that
 acts on the handoff's notice), CUBIC and BBR with SACK, and MPTCP with a
 subflow per access link, full-mesh or backup (RFC 8684 section 3.3.8),
-uncoupled CUBIC or LIA (RFC 6356) over NewReno; every MPTCP subflow's
-failure is found by its own timeouts (``failover = "timeouts"``). Beside it
+uncoupled CUBIC or LIA (RFC 6356) over NewReno; an MPTCP subflow's
+failure is found by its own timeouts (``failover = "timeouts"``), or, in
+one backup row, also by the handoff's cross-layer notice (``"notice"``, the
+notice ETCPv1 acts on). Beside it
 a ping (one 56-byte request every 100 ms, single path: it follows the
 node's attachment).
 
@@ -81,6 +83,11 @@ ROWS: dict[str, dict[str, Any]] = {
     "bbr": {"cc": "bbr", "sack": True},
     "mptcp-full-mesh": {"cc": "cubic", "sack": True, "mptcp": {"paths": "full-mesh"}},
     "mptcp-backup": {"cc": "cubic", "sack": True, "mptcp": {"paths": "backup"}},
+    "mptcp-backup-notice": {
+        "cc": "cubic",
+        "sack": True,
+        "mptcp": {"paths": "backup", "failover": "notice"},
+    },
     "mptcp-full-mesh-lia": {
         "cc": "newreno",
         "sack": True,
@@ -271,12 +278,12 @@ def figure(rows: pd.DataFrame, out: Path) -> Path:
     fig, axes = plt.subplots(2, 1, figsize=(13, 7), sharex=True)
     cases = list(dict.fromkeys(rows["case"]))
     x = np.arange(len(cases))
-    markers = "osD^vP*X"
+    markers = "osD^vPh*X"
     for k, r in enumerate(ROWS):
         part = rows[rows["row"] == r].set_index("case").reindex(cases)
         for ax, col in zip(axes, ("interruption_s", "to_90pct_s"), strict=True):
             ax.scatter(
-                x + (k - 3.5) * 0.08,
+                x + (k - (len(ROWS) - 1) / 2) * 0.08,
                 part[col].fillna(AFTER).to_numpy(),
                 marker=markers[k],
                 s=28,
