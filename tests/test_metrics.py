@@ -249,3 +249,25 @@ def test_counters_the_kernel_does_not_keep_are_missing_not_an_error(run: wavelab
     name = str(flows["name"].iloc[0])
     assert math.isnan(m[f"fast_retransmits:{name}"])
     assert m[f"retransmissions:{name}"] == int(flows["retransmissions"].iloc[0])
+
+
+def test_an_mptcp_connection_is_one_flow_for_jain() -> None:
+    from wavelab.analysis.metrics import connection_goodputs
+
+    normalized = {
+        "flows": [
+            {"name": "mp", "from": "s", "to": "m", "count": 1, "mptcp": {"paths": "full-mesh"}},
+            {"name": "tcp", "from": "s", "to": "m", "count": 1},
+        ],
+        "links": [
+            {"between": ["s", "r"]},
+            {"between": ["r", "m"]},
+            {"between": ["r", "m"]},
+        ],
+    }
+    # rows: mp's first subflow, tcp, mp's second subflow
+    got = connection_goodputs([3.0, 5.0, 2.0], [True, True, True], normalized)
+    assert sorted(got) == [5.0, 5.0]
+    # a row whose goodput is unknown stays unknown; a UDP row is left out
+    got = connection_goodputs([3.0, float("nan"), 2.0], [True, True, False], normalized)
+    assert got[0] == 3.0 and math.isnan(got[1]) and len(got) == 2

@@ -77,6 +77,7 @@ import pandas as pd
 
 from wavelab.analysis.capacity import Table, bottleneck_direction, direction_capacity
 from wavelab.analysis.handover_recovery import Recovery, recovery_time, steady_rate
+from wavelab.scenario.flow_rows import flow_row_specs
 from wavelab.scenario.loading import Scenario
 
 PER_FLOW_LIMIT = 16
@@ -172,9 +173,10 @@ def flow_metrics(
         float(_total(flows["retransmissions"])), float(_total(flows["segments_sent"]))
     )
     # fairness among the congestion-controlled flows: a UDP flow's rate is
-    # its pattern's, not a share it competes for
+    # its pattern's, not a share it competes for; an MPTCP connection's
+    # subflows together are one flow
     tcp = [not is_datagram_flow(str(a)) for a in flows["algorithm"]]
-    out["jain"] = jain([g for g, t in zip(goodputs, tcp, strict=True) if t])
+    out["jain"] = jain(connection_goodputs(goodputs, tcp, normalized))
     for field, column in RTT:
         out[column] = _num((run or {}).get(field)) * 1e3
     if links is not None and normalized is not None and run is not None:
@@ -205,15 +207,40 @@ def flow_metrics(
 
 def own_flows(flows: Table, normalized: Mapping[str, Any] | None) -> Table:
     """The rows of ``flows`` that are the scenario's own flows (replicas
-    expanded), without its workloads' transfers, which follow them
+    expanded, then its MPTCP connections' further subflows), without its
+    workloads' transfers, which come between them
     (:mod:`wavelab.analysis.transfers` has their figures); ``flows`` itself
     when the scenario has no workloads or is not given."""
     if normalized is None or not normalized.get("workloads"):
         return flows
     own = sum(int(f.get("count", 1)) for f in normalized.get("flows", []))
+    joins = len(flow_row_specs(normalized)) - own
+    n = len(flows["name"])
+    keep = list(range(own)) + list(range(n - joins, n))
     if isinstance(flows, pd.DataFrame):
-        return flows.iloc[:own]
-    return {c: v[:own] for c, v in flows.items()}
+        return flows.iloc[keep]
+    return {c: [v[k] for k in keep] for c, v in flows.items()}
+
+
+def connection_goodputs(
+    goodputs: list[float], tcp: list[bool], normalized: Mapping[str, Any] | None
+) -> list[float]:
+    """The goodputs of the TCP rows (``tcp``) of the scenario's own flows
+    (:func:`own_flows`), an MPTCP connection's subflows summed into one
+    (rows are matched to their flows by :func:`flow_row_specs`, which needs
+    the normalised scenario; without it, each row is a flow)."""
+    specs = flow_row_specs(normalized) if normalized is not None else []
+    if len(specs) != len(goodputs):
+        specs = [{} for _ in goodputs]
+    sums: dict[int, float] = {}
+    for k, (g, t, spec) in enumerate(zip(goodputs, tcp, specs, strict=True)):
+        if not t:
+            continue
+        if spec.get("mptcp") is None:
+            sums[-1 - k] = g  # a flow of its own (NaN stays NaN: jain skips it)
+        else:
+            sums[id(spec)] = sums.get(id(spec), 0.0) + (0.0 if math.isnan(g) else g)
+    return list(sums.values())
 
 
 def retransmission_and_rtt(flows: Table) -> dict[str, list[float]]:
