@@ -12,6 +12,7 @@
 //! dropped, not the retransmissions the sender made.
 
 use crate::histogram::Histogram;
+use crate::scenario::UDP_OVERHEAD;
 use wavelab_tcp::{Duration, Instant};
 
 /// One flow's network statistics (see the module description).
@@ -86,6 +87,13 @@ impl FlowStats {
     pub fn on_drop(&mut self, bytes: u32) {
         self.lost[0] += 1;
         self.lost[1] += u64::from(bytes);
+    }
+
+    /// A UDP flow's payload bytes sent and received: the wire bytes less
+    /// each packet's IP and UDP headers ([`UDP_OVERHEAD`]).
+    pub fn udp_payload(&self) -> (u64, u64) {
+        let payload = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
+        (payload(self.sent), payload(self.received))
     }
 
     /// The interarrival jitter estimate in seconds (None: fewer than two

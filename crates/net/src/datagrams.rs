@@ -15,7 +15,7 @@
 //! least 8 bytes, checked when the plan is made).
 
 use crate::clock::Clock;
-use crate::flows::FlowState;
+use crate::flows::{spawn, FlowState, TICK};
 use crate::netns::{Namespace, SetupError};
 use crate::plan::{Datagrams, FlowPlan};
 use std::collections::HashSet;
@@ -30,9 +30,6 @@ use wavelab_tcp::{Duration, Instant};
 
 /// Bytes of a datagram's sequence number.
 pub const SEQ_BYTES: usize = 8;
-
-/// How often a blocked socket call looks at the stop flag.
-const TICK: StdDuration = StdDuration::from_millis(20);
 
 /// A ping flow's answers: their round-trip times.
 #[derive(Debug, Default)]
@@ -140,13 +137,6 @@ pub fn start_sender(
         send(&sender, source, clock, &sent, echo, &state, &stop)
     })?);
     Ok(threads)
-}
-
-fn spawn(what: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, SetupError> {
-    std::thread::Builder::new()
-        .name(format!("flow-{what}"))
-        .spawn(f)
-        .map_err(|e| SetupError::io(format!("spawning a {what} thread"), e))
 }
 
 /// Sends the source's datagrams, each at its instant (or as soon after as

@@ -37,7 +37,7 @@ const TCP_RTO_MAX_MS: i32 = 44;
 /// `TCP_WINDOW_CLAMP`.
 const TCP_WINDOW_CLAMP: i32 = 10;
 /// How often blocked socket calls look at the stop flag.
-const TICK: StdDuration = StdDuration::from_millis(20);
+pub(crate) const TICK: StdDuration = StdDuration::from_millis(20);
 
 /// What the sampler and the results see of a flow.
 #[derive(Debug, Default)]
@@ -227,7 +227,10 @@ impl Flows {
     }
 }
 
-fn spawn(what: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, SetupError> {
+pub(crate) fn spawn(
+    what: &str,
+    f: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, SetupError> {
     std::thread::Builder::new()
         .name(format!("flow-{what}"))
         .spawn(f)

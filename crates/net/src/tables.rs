@@ -16,7 +16,7 @@ use crate::wave::BurstLog;
 use wavelab_model::capture::Capture;
 use wavelab_model::compile::node_handoffs_until;
 use wavelab_model::flow_stats::FlowStats;
-use wavelab_model::scenario::{LinkHandoverTime, UDP_OVERHEAD};
+use wavelab_model::scenario::LinkHandoverTime;
 use wavelab_model::tables::series::Series;
 use wavelab_model::tables::{
     handoff_table, subflow_table, FlowCounters, FlowRecord, LinkDirectionRecord,
@@ -377,8 +377,7 @@ fn datagram_record(
     net: FlowStats,
     now: Instant,
 ) -> FlowRecord {
-    let payload = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
-    let (sent, delivered) = (payload(net.sent), payload(net.received));
+    let (sent, delivered) = net.udp_payload();
     let start = Instant::ZERO + f.start;
     let end = f.stop.map_or(now, |s| (Instant::ZERO + s).min(now));
     let active = end.saturating_since(start).as_secs_f64();

@@ -7,7 +7,6 @@ use crate::notices::{Delivered, Source};
 use crate::simulation::Simulation;
 use wavelab_model::flow_stats::FlowStats;
 use wavelab_model::histogram::Histogram;
-use wavelab_model::scenario::UDP_OVERHEAD;
 use wavelab_model::tables::{
     distribution_table, flow_table, handoff_table, handover_table, link_table, rtt_distribution,
     ColumnData, FlowCounters, FlowRecord, LinkDirectionRecord, LinkHandoverRecord, Results,
@@ -21,9 +20,7 @@ use wavelab_tcp::{Duration, Instant};
 /// time from start to now (or its stop), no TCP counters (its packets are
 /// the network statistics' `packets_*`) and no RTT.
 fn udp_record(f: &Flow, net: FlowStats, now: Instant) -> FlowRecord {
-    let headers = |[packets, bytes]: [u64; 2]| bytes - packets * u64::from(UDP_OVERHEAD);
-    let sent = headers(net.sent);
-    let delivered = headers(net.received);
+    let (sent, delivered) = net.udp_payload();
     let end = f.stop.map_or(now, |s| s.min(now));
     let active = end.saturating_since(f.start).as_secs_f64();
     FlowRecord {
